@@ -1,0 +1,152 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { Agent, type Dispatcher } from 'undici';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { systemClock, type Clock } from './clock.js';
+import type { Config } from './config/index.js';
+import { registerHealthRoutes } from './http/health-routes.js';
+import { createLifecycle, type Component } from './lifecycle.js';
+import { createMetricsRegistry } from './metrics.js';
+import { createReadiness, type Readiness } from './readiness.js';
+import { createSandbox, type Sandbox } from './sandbox/index.js';
+import { createServer, type Server } from './server.js';
+import { createStore, type Store } from './store/index.js';
+import { createUpstreamClient, type UpstreamClient } from './upstream/index.js';
+
+/**
+ * Wires the whole daemon (STYLE 1): every dependency is built here and passed down; nothing here
+ * listens or installs signal handlers (the CLI's `start` does). `mode: 'oneshot'` builds the same
+ * parts for a CLI command: no HTTP listener, no schedules, no start-up reconcile.
+ */
+export interface AppOptions {
+  config: Config;
+  log: Logger;
+  mode: 'daemon' | 'oneshot';
+  clock?: Clock;
+  dispatcher?: Dispatcher;
+  random?: () => number;
+  /** Keep the store in memory (dry runs, tests). */
+  memoryStore?: boolean;
+}
+
+export interface App extends Component {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly clock: Clock;
+  readonly dispatcher: Dispatcher;
+  readonly random: () => number;
+  readonly metrics: Registry;
+  readonly readiness: Readiness;
+  readonly store: Store;
+  readonly http: FastifyInstance;
+  readonly server: Server | undefined;
+  readonly sandbox: Sandbox | undefined;
+  readonly upstream: UpstreamClient;
+  /** The signing secrets accepted on webhook deliveries: the current one first. */
+  readonly webhookSecrets: readonly string[];
+  /** The URL upstream calls (publicUrl + /webhooks/v2); known once the server listens. */
+  callbackUrl(): string;
+}
+
+export async function createApp(options: AppOptions): Promise<App> {
+  const { config, log, mode } = options;
+  const clock = options.clock ?? systemClock;
+  const random = options.random ?? Math.random;
+  const ownsDispatcher = !options.dispatcher;
+  const dispatcher =
+    options.dispatcher ??
+    new Agent({ connect: { timeout: config.upstream.connectTimeoutMs }, keepAliveTimeout: 10_000, connections: 16 });
+  const metrics = createMetricsRegistry({ defaultMetrics: mode === 'daemon' });
+  const readiness = createReadiness();
+  const components: Component[] = [];
+
+  // --- store (CONTRACT §7) -----------------------------------------------------------------------
+  const store = createStore({ dir: options.memoryStore ? undefined : config.store.dir, log: log.child({ component: 'store' }) });
+  components.push(store);
+  readiness.register('store', () => store.health());
+
+  // --- upstream: the embedded sandbox when baseUrl is "sandbox", and the API v2 client -----------
+  const isSandbox = config.upstream.baseUrl === 'sandbox';
+  const clientId = config.upstream.clientId ?? (isSandbox ? 'sandbox-client' : undefined);
+  const clientSecret = config.upstream.clientSecret ?? (isSandbox ? 'sandbox-secret' : undefined);
+  let sandbox: Sandbox | undefined;
+  if (isSandbox) {
+    const embedded = createSandbox({
+      port: config.sandbox.port,
+      students: config.sandbox.students,
+      seed: config.sandbox.seed,
+      clientId,
+      clientSecret,
+      retryTimeScale: config.sandbox.retryTimeScale,
+      activity: config.sandbox.activity ? { intervalMs: config.sandbox.activityIntervalMs } : false,
+      clock,
+      log: log.child({ component: 'sandbox' }),
+    });
+    // The sandbox is a dependency like a database: it has to answer before the client can be built.
+    await embedded.start();
+    components.push(embedded);
+    sandbox = embedded;
+  }
+  const upstream = createUpstreamClient({
+    baseUrl: sandbox ? sandbox.url : config.upstream.baseUrl,
+    auth: config.upstream.token ? { token: config.upstream.token } : { clientId: clientId!, clientSecret: clientSecret! },
+    dispatcher,
+    clock,
+    log: log.child({ component: 'upstream' }),
+    timeoutMs: config.upstream.timeoutMs,
+    connectTimeoutMs: config.upstream.connectTimeoutMs,
+  });
+  readiness.register('upstream', () => {
+    const last = upstream.lastContact();
+    if (!last) return { ok: false, reason: 'no contact with the upstream yet' };
+    return last.ok ? { ok: true } : { ok: false, reason: `last upstream call failed: ${last.error ?? 'unknown error'}` };
+  });
+  const webhookSecrets = [clientSecret, ...config.webhooks.previousSecrets].filter((s): s is string => Boolean(s));
+
+  // --- HTTP ------------------------------------------------------------------------------------------
+  const http: FastifyInstance = Fastify({
+    loggerInstance: log.child({ component: 'http' }) as FastifyBaseLogger,
+    disableRequestLogging: true,
+    bodyLimit: config.webhooks.bodyLimitBytes,
+    return503OnClosing: true,
+  });
+  registerHealthRoutes(http, { readiness, metrics });
+  const server = mode === 'daemon' ? createServer(http, { host: config.server.host, port: config.server.port }) : undefined;
+  const callbackUrl = () => {
+    const base = config.server.publicUrl ?? server?.url ?? `http://${config.server.host}:${config.server.port}`;
+    return `${base.replace(/\/+$/, '')}/webhooks/v2`;
+  };
+
+  // --- outbox and connectors (issue 5) ----------------------------------------------------------------
+
+  // --- webhook intake and registration reconcile (issue 6) ---------------------------------------
+
+  // --- poll, diff and roster export (issue 7) --------------------------------------------------
+
+  // --- server last: requests arrive only when everything they need has started --------------------
+  if (server) components.push(server);
+
+  const lifecycle = createLifecycle(components, log);
+  return {
+    name: 'app',
+    config,
+    log,
+    clock,
+    dispatcher,
+    random,
+    metrics,
+    readiness,
+    store,
+    http,
+    server,
+    sandbox,
+    upstream,
+    webhookSecrets,
+    callbackUrl,
+    start: () => lifecycle.start(),
+    async stop() {
+      await lifecycle.stop();
+      if (ownsDispatcher) await dispatcher.close().catch(() => {});
+    },
+  };
+}

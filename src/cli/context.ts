@@ -1,0 +1,75 @@
+import type { Command } from 'commander';
+import { createApp, type App } from '../app.js';
+import { loadConfig, type LoadedConfig } from '../config/index.js';
+import { createLogger, type Logger } from '../log.js';
+import { liveHolder, type LockInfo } from '../store/index.js';
+import { CliExit } from './errors.js';
+
+export interface GlobalOptions {
+  config?: string;
+  verbose?: boolean;
+}
+
+export function globalOptions(command: Command): GlobalOptions {
+  return command.optsWithGlobals<GlobalOptions>();
+}
+
+export function loadCliConfig(options: GlobalOptions): LoadedConfig {
+  return loadConfig(options.config);
+}
+
+/** Logs go to stderr: JSON, or readable lines on a terminal. One-shot commands log warnings only. */
+export function cliLogger(loaded: LoadedConfig, options: GlobalOptions & { quiet?: boolean }): Logger {
+  const configured = loaded.config.log.level;
+  const level = options.verbose ? 'debug' : options.quiet && configured === 'info' ? 'warn' : configured;
+  return createLogger({ level, pretty: loaded.config.log.pretty ?? process.stderr.isTTY === true });
+}
+
+/** How a one-shot command asks a running daemon to do its work (CONTRACT §1). */
+export async function callAdmin(holder: LockInfo, token: string, path: string, body: unknown = {}): Promise<unknown> {
+  if (!holder.adminUrl) throw new CliExit(1, `the daemon (pid ${holder.pid}) holds the store but has no admin API address`);
+  const response = await fetch(`${holder.adminUrl}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new CliExit(1, `the daemon answered ${response.status} to ${path}: ${text.slice(0, 300)}`);
+  return text ? JSON.parse(text) : {};
+}
+
+/**
+ * Runs a state-changing one-shot command in-process, or, when a daemon already holds the store, asks
+ * it through its admin API (`viaAdmin`) — two processes never write one store.
+ */
+export async function runOneShot<T>(
+  command: Command,
+  work: (app: App) => Promise<T>,
+  viaAdmin?: (call: (path: string, body?: unknown) => Promise<unknown>) => Promise<T>,
+  options: { memoryStore?: boolean } = {},
+): Promise<T> {
+  const globals = globalOptions(command);
+  const loaded = loadCliConfig(globals);
+  const { config } = loaded;
+  const holder = options.memoryStore ? undefined : await liveHolder(config.store.dir);
+  if (holder) {
+    const token = config.server.adminToken;
+    if (!viaAdmin || !token) {
+      throw new CliExit(
+        1,
+        `a daemon (pid ${holder.pid}, since ${holder.startedAt}) holds the store ${config.store.dir}; ` +
+          (viaAdmin ? 'set server.adminToken so this command can ask it, or stop the daemon first' : 'stop it first'),
+      );
+    }
+    return viaAdmin((path, body) => callAdmin(holder, token, path, body));
+  }
+  const log = cliLogger(loaded, { ...globals, quiet: true });
+  const app = await createApp({ config, log, mode: 'oneshot', memoryStore: options.memoryStore });
+  try {
+    await app.start();
+    return await work(app);
+  } finally {
+    await app.stop();
+    log.flush?.();
+  }
+}

@@ -1,0 +1,56 @@
+import type { z } from 'zod';
+
+/** Formats a key path the way a user reads it in YAML: `connectors[1].spreadsheetId`. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += out === '' ? String(part) : `.${String(part)}`;
+  }
+  return out === '' ? '(top level)' : out;
+}
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const current = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
+      previous = current;
+    }
+  }
+  return row[b.length]!;
+}
+
+/** The closest known key to a misspelled one, if it is close enough to be a typo. */
+export function suggestKey(unknown: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const d = distance(unknown.toLowerCase(), candidate.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [candidate, d];
+  }
+  return best !== undefined && bestDistance <= Math.max(2, Math.floor(unknown.length / 3)) ? best : undefined;
+}
+
+/** One line per problem, each naming the key path. `knownKeys` gives the valid keys at a path, for suggestions. */
+export function formatIssues(issues: readonly z.core.$ZodIssue[], knownKeys: (path: readonly PropertyKey[]) => string[]): string[] {
+  const lines: string[] = [];
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        const hint = suggestKey(key, knownKeys(issue.path));
+        lines.push(`${formatPath([...issue.path, key])}: unknown key${hint ? ` (did you mean "${hint}"?)` : ''}`);
+      }
+    } else if (issue.code === 'invalid_type' && issue.input === undefined) {
+      lines.push(`${formatPath(issue.path)}: required`);
+    } else if (issue.code === 'invalid_union' && 'discriminator' in issue) {
+      lines.push(`${formatPath([...issue.path, String(issue.discriminator)])}: ${issue.message}`);
+    } else {
+      lines.push(`${formatPath(issue.path)}: ${issue.message}`);
+    }
+  }
+  return lines;
+}

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+
+/**
+ * Field builders shared by every config schema. Values that came through `${NAME}` expansion are
+ * strings, so numbers and booleans also accept their string spelling; an empty string means "not set"
+ * for optional secrets (CONTRACT §2 uses `${VAR:-}`).
+ */
+const NUMERIC = /^\s*-?\d+(\.\d+)?\s*$/;
+
+export interface Bounds {
+  min?: number;
+  max?: number;
+  /** Exclusive lower bound. */
+  gt?: number;
+}
+
+function bounded(schema: z.ZodNumber, bounds: Bounds): z.ZodNumber {
+  let out = schema;
+  if (bounds.min !== undefined) out = out.min(bounds.min);
+  if (bounds.max !== undefined) out = out.max(bounds.max);
+  if (bounds.gt !== undefined) out = out.gt(bounds.gt);
+  return out;
+}
+
+const fromString = (v: unknown) => (typeof v === 'string' && NUMERIC.test(v) ? Number(v) : v);
+
+export const num = (bounds: Bounds = {}) => z.preprocess(fromString, bounded(z.number(), bounds));
+
+export const int = (bounds: Bounds = {}) => z.preprocess(fromString, bounded(z.number().int(), bounds));
+
+export const bool = () =>
+  z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean());
+
+/** An optional string where "" (an unset `${VAR:-}`) counts as absent. */
+export const optionalString = () =>
+  z.preprocess((v) => (v === '' || v === null ? undefined : v), z.string().optional());
+
+export const httpUrl = () =>
+  z.string().refine((v) => {
+    try {
+      const url = new URL(v);
+      return url.protocol === 'http:' || url.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  }, 'must be an http(s) URL');

@@ -1,0 +1,111 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseDocument } from 'yaml';
+import { z } from 'zod';
+import { BridgeError } from '../errors.js';
+import { formatIssues, formatPath } from './errors.js';
+import { expandValue, type ExpandProblem } from './expand.js';
+import { configSchema, type Config } from './schema.js';
+
+/** The package's own folder, so the embedded default is found whatever the working directory. */
+const PACKAGE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const EMBEDDED_DEFAULT = path.join(PACKAGE_DIR, 'config', 'default.yaml');
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Which file to read (CONTRACT §1): `--config`, else $SCHOOLBRIDGE_CONFIG, else
+ * ./config/schoolbridge.yaml if it exists, else the embedded config/default.yaml.
+ */
+export function resolveConfigPath(explicit: string | undefined, env: Env, cwd: string): string {
+  if (explicit) return path.resolve(cwd, explicit);
+  if (env.SCHOOLBRIDGE_CONFIG) return path.resolve(cwd, env.SCHOOLBRIDGE_CONFIG);
+  const local = path.resolve(cwd, 'config', 'schoolbridge.yaml');
+  if (existsSync(local)) return local;
+  const localDefault = path.resolve(cwd, 'config', 'default.yaml');
+  return existsSync(localDefault) ? localDefault : EMBEDDED_DEFAULT;
+}
+
+export interface LoadedConfig {
+  file: string;
+  config: Config;
+}
+
+/** Parses YAML text into a validated Config; every problem is listed, each naming its key path. */
+export function parseConfig(text: string, file: string, env: Env): Config {
+  const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (document.errors.length > 0) {
+    const lines = document.errors.map((e) => e.message.split('\n')[0] ?? e.message);
+    throw configError(file, lines);
+  }
+  const raw: unknown = document.toJS() ?? {};
+  const problems: ExpandProblem[] = [];
+  const expanded = applyEnvFallbacks(expandValue(raw, env, problems), env);
+  const result = configSchema.safeParse(expanded);
+  const lines = problems.map(
+    (p) => `${formatPath(p.path)}: environment variable ${p.variable} is not set (set it, or write \${${p.variable}:-default})`,
+  );
+  if (!result.success) lines.push(...formatIssues(result.error.issues, (at) => knownKeys(at)));
+  if (lines.length > 0) throw configError(file, lines);
+  return result.data!;
+}
+
+export function loadConfig(explicit: string | undefined, env: Env = process.env, cwd = process.cwd()): LoadedConfig {
+  const file = resolveConfigPath(explicit, env, cwd);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (cause) {
+    throw new BridgeError('config.unreadable', `${file}: cannot read the config file (${(cause as Error).message})`, { cause });
+  }
+  return { file, config: parseConfig(text, file, env) };
+}
+
+function configError(file: string, lines: string[]): BridgeError {
+  const message = `${file}: invalid configuration:\n${lines.map((l) => `  ${l}`).join('\n')}`;
+  return new BridgeError('config.invalid', message, { context: { file, problems: lines } });
+}
+
+/** GOOGLE_APPLICATION_CREDENTIALS stands in for a google-sheets connector's missing credentials. */
+function applyEnvFallbacks(value: unknown, env: Env): unknown {
+  const credentials = env.GOOGLE_APPLICATION_CREDENTIALS;
+  if (!credentials || typeof value !== 'object' || value === null) return value;
+  const connectors = (value as { connectors?: unknown }).connectors;
+  if (!Array.isArray(connectors)) return value;
+  for (const connector of connectors) {
+    if (connector && typeof connector === 'object' && connector.type === 'google-sheets' && !connector.credentialsFile && !connector.accessToken) {
+      connector.credentialsFile = credentials;
+    }
+  }
+  return value;
+}
+
+/** The keys the schema knows at a path, for "did you mean" hints. */
+function knownKeys(at: readonly PropertyKey[]): string[] {
+  let schema: z.core.$ZodType = configSchema;
+  for (const part of at) {
+    schema = unwrap(schema);
+    const def = schema._zod.def as { type: string; shape?: Record<string, z.core.$ZodType>; element?: z.core.$ZodType };
+    if (def.type === 'object' && def.shape && typeof part === 'string' && def.shape[part]) schema = def.shape[part];
+    else if (def.type === 'array' && def.element && typeof part === 'number') schema = def.element;
+    else return [];
+  }
+  const def = unwrap(schema)._zod.def as { type: string; shape?: Record<string, unknown>; options?: z.core.$ZodType[] };
+  if (def.type === 'object' && def.shape) return Object.keys(def.shape);
+  if (def.type === 'union' && def.options) {
+    return def.options.flatMap((option) => Object.keys((unwrap(option)._zod.def as { shape?: object }).shape ?? {}));
+  }
+  return [];
+}
+
+function unwrap(schema: z.core.$ZodType): z.core.$ZodType {
+  let current = schema;
+  for (let i = 0; i < 10; i++) {
+    const def = current._zod.def as { type: string; innerType?: z.core.$ZodType; in?: z.core.$ZodType; out?: z.core.$ZodType; schema?: z.core.$ZodType };
+    if (def.innerType) current = def.innerType;
+    else if (def.type === 'pipe' && def.in) current = def.type === 'pipe' && def.out && (def.in._zod.def as { type: string }).type === 'transform' ? def.out : def.in;
+    else break;
+  }
+  return current;
+}

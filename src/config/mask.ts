@@ -1,0 +1,15 @@
+import { isRedactedKey } from '../log.js';
+
+/** A copy of the config with every secret replaced by "***" (set) — what `config check` prints. */
+export function maskSecrets(value: unknown, key = ''): unknown {
+  if (key !== '' && (isRedactedKey(key) || key === 'headers') && value !== undefined && value !== null && value !== '') {
+    if (Array.isArray(value)) return value.map(() => '***');
+    if (typeof value === 'object') return Object.fromEntries(Object.keys(value).map((k) => [k, '***']));
+    return '***';
+  }
+  if (Array.isArray(value)) return value.map((item) => maskSecrets(item));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskSecrets(v, k)]));
+  }
+  return value;
+}

@@ -1,0 +1,152 @@
+import { z } from 'zod';
+import { validate as isValidCron } from 'node-cron';
+import { fileConfigSchema } from '../../connectors/file/schema.js';
+import { webhookConfigSchema } from '../../connectors/webhook/schema.js';
+import { googleSheetsConfigSchema } from '../../connectors/google-sheets/schema.js';
+import { accountingConfigSchema } from '../../connectors/accounting/schema.js';
+import { bool, httpUrl, int, num, optionalString } from './fields.js';
+
+/**
+ * The one schema of schoolbridge's configuration (CONTRACT §2): it gives the type, the defaults and
+ * the error messages with key paths. Every object is strict, so a misspelled key is an error.
+ */
+const cron = () => z.string().refine((v) => isValidCron(v), 'not a valid cron expression (5 fields, or 6 with seconds)');
+
+const timezone = () =>
+  z.string().refine((v) => {
+    try {
+      new Intl.DateTimeFormat('en', { timeZone: v });
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'not a known IANA timezone (e.g. Europe/Warsaw)');
+
+const upstreamSchema = z.strictObject({
+  /** An http(s) URL, or "sandbox" to start the embedded simulated upstream in-process. */
+  baseUrl: z.union([z.literal('sandbox'), httpUrl()]).default('sandbox'),
+  token: optionalString(),
+  clientId: optionalString(),
+  clientSecret: optionalString(),
+  timeoutMs: int({ min: 1 }).default(30000),
+  connectTimeoutMs: int({ min: 1 }).default(10000),
+});
+
+const sandboxSchema = z.strictObject({
+  /** Port of the embedded sandbox; 0 picks a free one. */
+  port: int({ min: 0, max: 65535 }).default(0),
+  students: int({ min: 0 }).default(40),
+  seed: int().default(1),
+  /** A living school: new students, edits, archivals and invoices every `activityIntervalMs`. */
+  activity: bool().default(false),
+  activityIntervalMs: int({ min: 1 }).default(5000),
+  /** Multiplies the webhook retry schedule (1 = the real 3 days). */
+  retryTimeScale: num({ gt: 0 }).default(1),
+});
+
+const serverSchema = z.strictObject({
+  host: z.string().default('127.0.0.1'),
+  port: int({ min: 0, max: 65535 }).default(8080),
+  /** What the upstream calls: callbackUrl = publicUrl + "/webhooks/v2". Defaults to http://host:port. */
+  publicUrl: httpUrl().optional(),
+  adminToken: optionalString(),
+});
+
+const webhooksSchema = z.strictObject({
+  events: z.array(z.string().regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]+$/, 'event names look like "invoice.created"')).default(['invoice.created', 'invoice.updated']),
+  toleranceSeconds: int({ min: 1 }).default(300),
+  previousSecrets: z.array(z.string().min(1)).default([]),
+  bodyLimitBytes: int({ min: 1 }).default(1_048_576),
+  prune: bool().default(true),
+  /** How long a delivery's dedupe key is remembered; longer than the upstream's 3-day retry window. */
+  dedupeRetentionHours: int({ min: 96 }).default(120),
+  /** Register and converge our webhooks at start-up. */
+  reconcileOnStart: bool().default(true),
+});
+
+const pollSchema = z.strictObject({
+  schedule: cron().default('*/5 * * * *'),
+  timezone: timezone().default('Europe/Warsaw'),
+  initial: z.enum(['emit', 'baseline']).default('emit'),
+  maxDeleteRatio: num({ min: 0, max: 1 }).default(0.2),
+  /** Run one cycle right after start-up. */
+  onStart: bool().default(true),
+});
+
+const exportSchema = z.strictObject({
+  schedule: cron().default('0 2 * * *'),
+  /** Defaults to poll.timezone. */
+  timezone: timezone().optional(),
+  /** Run one export right after start-up. */
+  onStart: bool().default(false),
+});
+
+const storeSchema = z.strictObject({
+  dir: z.string().min(1).default('./data'),
+});
+
+const deliverySchema = z.strictObject({
+  maxAgeHours: num({ gt: 0 }).default(72),
+  backoff: z
+    .strictObject({ baseMs: int({ min: 1 }).default(1000), maxMs: int({ min: 1 }).default(3_600_000) })
+    .default({ baseMs: 1000, maxMs: 3_600_000 }),
+  /** Deliveries in flight at once per connector. */
+  concurrency: int({ min: 1, max: 64 }).default(4),
+});
+
+const logSchema = z.strictObject({
+  level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Human-readable logs; default: when stderr is a terminal. */
+  pretty: bool().optional(),
+});
+
+export const connectorConfigSchema = z.discriminatedUnion('type', [
+  fileConfigSchema,
+  webhookConfigSchema,
+  googleSheetsConfigSchema,
+  accountingConfigSchema,
+]);
+
+export const configSchema = z
+  .strictObject({
+    upstream: upstreamSchema.default(upstreamSchema.parse({})),
+    sandbox: sandboxSchema.default(sandboxSchema.parse({})),
+    server: serverSchema.default(serverSchema.parse({})),
+    webhooks: webhooksSchema.default(webhooksSchema.parse({})),
+    poll: pollSchema.default(pollSchema.parse({})),
+    export: exportSchema.default(exportSchema.parse({})),
+    store: storeSchema.default(storeSchema.parse({})),
+    delivery: deliverySchema.default(deliverySchema.parse({})),
+    log: logSchema.default(logSchema.parse({})),
+    connectors: z.array(connectorConfigSchema).default([]),
+  })
+  .superRefine((config, ctx) => {
+    const { upstream } = config;
+    if (upstream.baseUrl !== 'sandbox') {
+      if (!upstream.token && !(upstream.clientId && upstream.clientSecret)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['upstream', 'token'],
+          message: 'required: set upstream.token, or upstream.clientId and upstream.clientSecret',
+        });
+      }
+      if (!upstream.clientSecret && config.webhooks.events.length > 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['upstream', 'clientSecret'],
+          message: 'required: webhook deliveries are verified with the client secret (or set webhooks.events: [])',
+        });
+      }
+    }
+    const seen = new Map<string, number>();
+    config.connectors.forEach((connector, index) => {
+      const first = seen.get(connector.name);
+      if (first !== undefined) {
+        ctx.addIssue({ code: 'custom', path: ['connectors', index, 'name'], message: `duplicate name (also connectors[${first}])` });
+      }
+      seen.set(connector.name, index);
+    });
+  });
+
+export type Config = z.infer<typeof configSchema>;
+export type ConnectorConfig = z.infer<typeof connectorConfigSchema>;

@@ -1,0 +1,76 @@
+import type { Logger } from 'pino';
+
+/** The shape every long-running part of the daemon has (STYLE 2). Stopping twice is harmless. */
+export interface Component {
+  readonly name: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts components in order and stops them in reverse. A failed start stops whatever already
+ * started, then rethrows. Stop is bounded: a component that does not finish within `stopTimeoutMs`
+ * is logged and left behind so the process can still exit.
+ */
+export function createLifecycle(components: readonly Component[], log: Logger, stopTimeoutMs = 8000): Component {
+  const started: Component[] = [];
+  let stopping: Promise<void> | undefined;
+  return {
+    name: 'lifecycle',
+    async start() {
+      for (const component of components) {
+        if (started.includes(component)) continue;
+        try {
+          await component.start();
+        } catch (error) {
+          log.error({ err: error, component: component.name }, 'start failed; stopping what started');
+          await stopAll(started.splice(0), log, stopTimeoutMs);
+          throw error;
+        }
+        started.push(component);
+        log.debug({ component: component.name }, 'started');
+      }
+    },
+    stop() {
+      stopping ??= stopAll(started.splice(0), log, stopTimeoutMs).finally(() => {
+        stopping = undefined;
+      });
+      return stopping;
+    },
+  };
+}
+
+async function stopAll(components: Component[], log: Logger, timeoutMs: number): Promise<void> {
+  for (const component of components.reverse()) {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), timeoutMs);
+    });
+    try {
+      const outcome = await Promise.race([component.stop().then(() => 'stopped' as const), timeout]);
+      if (outcome === 'timeout') log.warn({ component: component.name, timeoutMs }, 'stop timed out');
+    } catch (error) {
+      log.error({ err: error, component: component.name }, 'stop failed');
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** Makes start/stop idempotent for a component written as two plain functions. */
+export function component(name: string, start: () => Promise<void>, stop: () => Promise<void>): Component {
+  let running = false;
+  return {
+    name,
+    async start() {
+      if (running) return;
+      await start();
+      running = true;
+    },
+    async stop() {
+      if (!running) return;
+      running = false;
+      await stop();
+    },
+  };
+}

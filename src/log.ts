@@ -1,0 +1,67 @@
+import { pino, type Logger, type LoggerOptions, type DestinationStream } from 'pino';
+
+export type { Logger } from 'pino';
+
+/**
+ * Keys whose values never reach a log line, at any depth: credentials, one-time passwords and
+ * personal ids (CONTRACT §3, issue 2). Matching is by key name, case-insensitive, so a new place that
+ * logs a whole object cannot leak them by accident.
+ */
+const REDACTED_KEYS = new Set(
+  [
+    'token', 'accessToken', 'access_token', 'refreshToken', 'clientSecret', 'client_secret', 'secret',
+    'previousSecrets', 'adminToken', 'authorization', 'proxy-authorization', 'cookie', 'set-cookie',
+    'password', 'oneTimePassword', 'private_key', 'privateKey', 'webhook-signature',
+    'pesel', 'nipNumber', 'billingPesel', 'billingNipNumber',
+  ].map((key) => key.toLowerCase()),
+);
+
+export const REDACTED = '[redacted]';
+
+export function isRedactedKey(key: string): boolean {
+  return REDACTED_KEYS.has(key.toLowerCase());
+}
+
+/** Returns a copy of `value` with redacted keys replaced; depth- and size-bounded so logging stays cheap. */
+export function redactDeep(value: unknown, depth = 0): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (depth > 8) return '[depth]';
+  if (value instanceof Error) return value;
+  if (Buffer.isBuffer(value)) return `[${value.length} bytes]`;
+  if (Array.isArray(value)) {
+    const shown = value.slice(0, 50).map((item) => redactDeep(item, depth + 1));
+    return value.length > 50 ? [...shown, `[+${value.length - 50} more]`] : shown;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+    out[key] = isRedactedKey(key) && item !== null && item !== undefined && item !== '' ? REDACTED : redactDeep(item, depth + 1);
+  }
+  return out;
+}
+
+export interface LogOptions {
+  level?: string;
+  /** Human-readable lines (pino-pretty); the CLI turns this on when stderr is a TTY. */
+  pretty?: boolean;
+  destination?: DestinationStream;
+}
+
+export function createLogger(options: LogOptions = {}): Logger {
+  const base: LoggerOptions = {
+    level: options.level ?? 'info',
+    base: { pid: process.pid },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { log: (object) => redactDeep(object) as Record<string, unknown> },
+    serializers: { err: pino.stdSerializers.err, error: pino.stdSerializers.err },
+  };
+  if (options.destination) return pino(base, options.destination);
+  if (options.pretty) {
+    return pino({ ...base, transport: { target: 'pino-pretty', options: { destination: 2, translateTime: 'SYS:HH:MM:ss.l' } } });
+  }
+  return pino(base, pino.destination({ dest: 2, sync: false }));
+}
+
+/** A logger that drops everything, for tests and one-shot helpers. */
+export function silentLogger(): Logger {
+  return pino({ level: 'silent' });
+}

@@ -1,0 +1,89 @@
+/**
+ * The records schoolbridge produces (CONTRACT §3). Every record has a deterministic `id`: the same
+ * change or event seen twice has the same id, and connectors use it as their idempotency key.
+ */
+export const STREAMS = ['students', 'users', 'invoices', 'events', 'roster'] as const;
+export type Stream = (typeof STREAMS)[number];
+
+export type ChangeOp = 'created' | 'updated' | 'deleted';
+
+export interface FieldChange {
+  /** Dotted leaf path, e.g. `user.additionalData.city`. */
+  path: string;
+  from: unknown;
+  to: unknown;
+}
+
+/** A change detected by diffing a polled list against the snapshot. */
+export interface ChangeRecord {
+  id: string;
+  stream: 'students' | 'users';
+  op: ChangeOp;
+  key: number;
+  /** ISO 8601, UTC. */
+  detectedAt: string;
+  changes: FieldChange[];
+  record: Record<string, unknown> | null;
+  previous: Record<string, unknown> | null;
+}
+
+/** A verified webhook event: on `events` always, on `invoices` too when its name starts with `invoice.`. */
+export interface EventRecord {
+  id: string;
+  stream: 'invoices' | 'events';
+  event: string;
+  /** `object.id` when present, else null. */
+  key: number | string | null;
+  /** ISO 8601, UTC. */
+  receivedAt: string;
+  /** The object exactly as received, unknown fields included. */
+  record: unknown;
+}
+
+/** One row of the roster: a student with its user and parent contact fields, flat. */
+export interface RosterRow {
+  studentId: number;
+  userId: number | null;
+  login: string | null;
+  firstName: string | null;
+  lastName: string | null;
+  fullname: string | null;
+  email: string | null;
+  phone: string | null;
+  mobile: string | null;
+  street: string | null;
+  zipCode: string | null;
+  city: string | null;
+  language: string | null;
+  isActive: number | null;
+  isAdult: number | null;
+  isArchived: number | null;
+  parentUserId: number | null;
+  parentFirstName: string | null;
+  parentLastName: string | null;
+  parentEmail: string | null;
+  parentPhone: string | null;
+  parentMobile: string | null;
+}
+
+/** Column order of roster exports (CSV header, Sheets header). */
+export const ROSTER_COLUMNS: readonly (keyof RosterRow)[] = [
+  'studentId', 'userId', 'login', 'firstName', 'lastName', 'fullname', 'email', 'phone', 'mobile',
+  'street', 'zipCode', 'city', 'language', 'isActive', 'isAdult', 'isArchived',
+  'parentUserId', 'parentFirstName', 'parentLastName', 'parentEmail', 'parentPhone', 'parentMobile',
+];
+
+/** A full roster export: one record per export run. */
+export interface RosterRecord {
+  /** `roster:<date>:<hash of rows>`: a re-run of the same export has the same id. */
+  id: string;
+  stream: 'roster';
+  /** The export's date in the configured timezone, `YYYY-MM-DD`. */
+  key: string;
+  date: string;
+  /** ISO 8601, UTC. */
+  generatedAt: string;
+  rows: RosterRow[];
+}
+
+export type AnyRecord = ChangeRecord | EventRecord | RosterRecord;

@@ -1,0 +1,4 @@
+export { createSandbox } from './sandbox.js';
+export { parseMultipart } from './form.js';
+export { deliverySchedule } from './backoff.js';
+export type * from './types.js';

@@ -1,0 +1,36 @@
+import type { FastifyInstance } from 'fastify';
+import type { Component } from './lifecycle.js';
+
+/**
+ * The listening part of the daemon, apart from the app that builds the routes (STYLE 1). Stop closes
+ * the listener first (no new requests), then lets in-flight requests finish.
+ */
+export interface Server extends Component {
+  /** The address it listens on, e.g. http://127.0.0.1:8080 (after start). */
+  readonly url: string;
+}
+
+export function createServer(http: FastifyInstance, options: { host: string; port: number }): Server {
+  let url = '';
+  let listening = false;
+  return {
+    name: 'server',
+    get url() {
+      return url;
+    },
+    async start() {
+      if (listening) return;
+      await http.listen({ host: options.host, port: options.port });
+      listening = true;
+      const address = http.server.address();
+      const port = typeof address === 'object' && address ? address.port : options.port;
+      const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+      url = `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${port}`;
+    },
+    async stop() {
+      if (!listening) return;
+      listening = false;
+      await http.close();
+    },
+  };
+}

@@ -1,0 +1,73 @@
+import { timingSafeEqual } from 'node:crypto';
+import { computeSignature } from './sign.js';
+
+export type VerifyFailure = 'missing' | 'malformed' | 'mismatch' | 'stale' | 'future';
+
+export type VerifyResult =
+  | { ok: true; timestamp: number; secretIndex: number }
+  /** `signed` is true when the signature itself was valid (only the timestamp failed). */
+  | { ok: false; reason: VerifyFailure; signed: boolean; timestamp?: number; secretIndex?: number };
+
+const HEX64 = /^[0-9a-fA-F]{64}$/;
+/** Above this a timestamp cannot be seconds (year 5138); we read it as milliseconds. */
+const MILLISECONDS_THRESHOLD = 1e11;
+
+/**
+ * Verifies a `Webhook-Signature` header against the raw body. Pure: the time is passed in (ms), and it
+ * never throws, whatever the input. Accepts any of `secrets` (the current one first, then the ones
+ * still valid during a rotation). The signature is checked before the timestamp window, so a caller
+ * can tell a correctly signed but stale delivery (quarantine) from a forgery.
+ *
+ * Decisions: `timestamp` must be a positive safe integer, in seconds (a value beyond 1e11 is taken to
+ * be milliseconds); `signature` is exactly 64 hex characters, either case; the window applies both to
+ * the past and to the future.
+ */
+export function verifySignature(
+  secrets: readonly string[],
+  headerValue: unknown,
+  rawBody: Uint8Array,
+  nowMs: number,
+  toleranceSeconds: number,
+): VerifyResult {
+  if (headerValue === undefined || headerValue === null || headerValue === '') {
+    return { ok: false, reason: 'missing', signed: false };
+  }
+  if (typeof headerValue !== 'string' || headerValue.length > 1024) {
+    return { ok: false, reason: 'malformed', signed: false };
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(headerValue);
+  } catch {
+    return { ok: false, reason: 'malformed', signed: false };
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    return { ok: false, reason: 'malformed', signed: false };
+  }
+  const { timestamp, signature } = parsed as { timestamp?: unknown; signature?: unknown };
+  if (typeof timestamp !== 'number' || !Number.isSafeInteger(timestamp) || timestamp <= 0) {
+    return { ok: false, reason: 'malformed', signed: false };
+  }
+  if (typeof signature !== 'string' || !HEX64.test(signature)) {
+    return { ok: false, reason: 'malformed', signed: false };
+  }
+  const given = Buffer.from(signature.toLowerCase(), 'hex');
+  let secretIndex = -1;
+  for (let i = 0; i < secrets.length; i++) {
+    const secret = secrets[i];
+    if (!secret) continue;
+    const expected = Buffer.from(computeSignature(secret, timestamp, rawBody), 'hex');
+    // Both are 32 bytes here (checked by HEX64), so timingSafeEqual cannot throw on length.
+    if (expected.length === given.length && timingSafeEqual(expected, given)) {
+      secretIndex = i;
+      break;
+    }
+  }
+  if (secretIndex < 0) return { ok: false, reason: 'mismatch', signed: false };
+
+  const timestampMs = timestamp > MILLISECONDS_THRESHOLD ? timestamp : timestamp * 1000;
+  const toleranceMs = Math.max(0, toleranceSeconds) * 1000;
+  if (timestampMs < nowMs - toleranceMs) return { ok: false, reason: 'stale', signed: true, timestamp, secretIndex };
+  if (timestampMs > nowMs + toleranceMs) return { ok: false, reason: 'future', signed: true, timestamp, secretIndex };
+  return { ok: true, timestamp, secretIndex };
+}

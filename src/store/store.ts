@@ -1,0 +1,220 @@
+import { mkdir, readdir, truncate } from 'node:fs/promises';
+import path from 'node:path';
+import { Low } from 'lowdb';
+import type { Logger } from 'pino';
+import { BridgeError, describeError } from '../errors.js';
+import type { Component } from '../lifecycle.js';
+import { CollectionFile, type CollectionDocument } from './durable-file.js';
+import { acquireLock, type LockInfo } from './lock.js';
+import { Wal, readWal, type Op } from './wal.js';
+
+export type { Op } from './wal.js';
+
+export interface StoreOptions {
+  /** Directory of the store; undefined keeps everything in memory (tests, dry runs). */
+  dir?: string;
+  log: Logger;
+  /** Checkpoint once the WAL has grown past this many bytes. */
+  checkpointBytes?: number;
+  /** Also checkpoint this often when anything changed. */
+  checkpointIntervalMs?: number;
+}
+
+/**
+ * The store (CONTRACT §7): named collections of JSON values, kept in memory, made durable by a
+ * write-ahead log with group commit, and checkpointed into one lowdb document per collection.
+ *
+ * Values are immutable once committed: put a new object rather than changing a stored one, because
+ * checkpoints serialize a shallow copy of a collection while commits go on.
+ */
+export interface Store extends Component {
+  get<T>(collection: string, key: string): T | undefined;
+  has(collection: string, key: string): boolean;
+  entries<T>(collection: string): IterableIterator<[string, T]>;
+  size(collection: string): number;
+  /**
+   * Applies the ops in memory at once (readers see them immediately) and resolves when they are
+   * durable. Rejects with `store.unavailable` (retryable) when the store cannot write; then the store
+   * stays unhealthy until restarted, so nothing is ever acknowledged without being on disk.
+   */
+  commit(ops: Op[]): Promise<void>;
+  /** Resolves when everything committed so far is durable. */
+  durable(): Promise<void>;
+  checkpoint(): Promise<void>;
+  health(): { ok: true } | { ok: false; reason: string };
+  stats(): { walBytes: number; seq: number; collections: Record<string, number> };
+  /** Records where the holding daemon can be reached (the lock file), for one-shot CLI commands. */
+  advertise(patch: Partial<LockInfo>): Promise<void>;
+  readonly dir: string | undefined;
+}
+
+const DOC_SUFFIX = '.db.json';
+const NAME = /^[a-z0-9][a-z0-9._-]*$/i;
+
+export function createStore(options: StoreOptions): Store {
+  const { dir, log } = options;
+  const checkpointBytes = options.checkpointBytes ?? 64 * 1024 * 1024;
+  const collections = new Map<string, Map<string, unknown>>();
+  const docSeq = new Map<string, number>();
+  const dirty = new Set<string>();
+  let seq = 0;
+  let wal: Wal | undefined;
+  let lock: Awaited<ReturnType<typeof acquireLock>> | undefined;
+  let open = false;
+  let opening: Promise<void> | undefined;
+  let checkpointing: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+
+  const collection = (name: string) => {
+    let map = collections.get(name);
+    if (!map) {
+      if (!NAME.test(name)) throw new Error(`bad collection name ${name}`);
+      map = new Map();
+      collections.set(name, map);
+    }
+    return map;
+  };
+
+  const apply = (ops: Op[], atSeq: number, replay: boolean) => {
+    for (const op of ops) {
+      if (replay && atSeq <= (docSeq.get(op.c) ?? 0)) continue;
+      const map = collection(op.c);
+      if (op.op === 'put') map.set(op.k, op.v);
+      else map.delete(op.k);
+      dirty.add(op.c);
+    }
+  };
+
+  async function recover(storeDir: string): Promise<void> {
+    await mkdir(storeDir, { recursive: true });
+    lock = await acquireLock(storeDir);
+    try {
+      for (const file of (await readdir(storeDir)).filter((f) => f.endsWith(DOC_SUFFIX))) {
+        const name = file.slice(0, -DOC_SUFFIX.length);
+        const db = new Low<CollectionDocument>(new CollectionFile(path.join(storeDir, file)), { seq: 0, entries: new Map() });
+        await db.read();
+        collections.set(name, db.data.entries);
+        docSeq.set(name, db.data.seq);
+        seq = Math.max(seq, db.data.seq);
+      }
+      const { entries, bytes, torn } = await readWal(storeDir);
+      for (const { file, validBytes } of torn) {
+        log.warn({ file }, 'dropping a torn last line of the WAL (never acknowledged)');
+        await truncate(file, validBytes);
+      }
+      for (const entry of entries) {
+        apply(entry.ops, entry.seq, true);
+        seq = Math.max(seq, entry.seq);
+      }
+      wal = new Wal(storeDir);
+      await wal.open(seq + 1);
+      wal.bytes = bytes;
+      log.info({ dir: storeDir, seq, walBytes: bytes, collections: Object.fromEntries([...collections].map(([k, v]) => [k, v.size])) }, 'store opened');
+    } catch (error) {
+      await lock.release();
+      throw error instanceof BridgeError
+        ? error
+        : new BridgeError('store.corrupt', `cannot open the store in ${storeDir}: ${describeError(error)}`, { cause: error });
+    }
+  }
+
+  async function runCheckpoint(): Promise<void> {
+    if (!wal || !dir || dirty.size === 0) return;
+    const atSeq = seq;
+    const older = await wal.rotate(atSeq + 1);
+    const names = [...dirty];
+    dirty.clear();
+    try {
+      for (const name of names) {
+        // A shallow copy: values are immutable, so this is the collection exactly as of `atSeq`.
+        const data: CollectionDocument = { seq: atSeq, entries: new Map(collection(name)) };
+        const db = new Low<CollectionDocument>(new CollectionFile(path.join(dir, `${name}${DOC_SUFFIX}`)), data);
+        await db.write();
+        docSeq.set(name, atSeq);
+      }
+      await wal.removeSegments(older);
+      wal.bytes = 0;
+      log.debug({ seq: atSeq, collections: names }, 'checkpoint written');
+    } catch (error) {
+      for (const name of names) dirty.add(name);
+      log.error({ err: error }, 'checkpoint failed; the WAL is kept');
+    }
+  }
+
+  const store: Store = {
+    name: 'store',
+    dir,
+    async start() {
+      if (open) return;
+      opening ??= (async () => {
+        if (dir) await recover(dir);
+        open = true;
+        if (dir) {
+          timer = setInterval(() => void store.checkpoint(), options.checkpointIntervalMs ?? 5 * 60_000);
+          timer.unref();
+          if ((wal?.bytes ?? 0) > checkpointBytes) void store.checkpoint();
+        }
+      })().finally(() => {
+        opening = undefined;
+      });
+      await opening;
+    },
+    async stop() {
+      if (!open) return;
+      open = false;
+      clearInterval(timer);
+      await checkpointing;
+      await wal?.close();
+      await lock?.release();
+      wal = undefined;
+      lock = undefined;
+    },
+    get: <T>(c: string, k: string) => collections.get(c)?.get(k) as T | undefined,
+    has: (c, k) => collections.get(c)?.has(k) ?? false,
+    entries: <T>(c: string) => (collections.get(c) ?? new Map()).entries() as IterableIterator<[string, T]>,
+    size: (c) => collections.get(c)?.size ?? 0,
+    commit(ops) {
+      if (!open) return Promise.reject(new BridgeError('store.closed', 'the store is not open', { retryable: true }));
+      if (wal?.failed) return Promise.reject(unavailable(wal.failed));
+      if (ops.length === 0) return Promise.resolve();
+      seq += 1;
+      apply(ops, seq, false);
+      if (!wal) return Promise.resolve();
+      return wal.append({ seq, ops }).then(
+        () => {
+          if (wal && wal.bytes > checkpointBytes) void store.checkpoint();
+        },
+        (error: Error) => {
+          log.fatal({ err: error }, 'the store cannot write; refusing further commits until restarted');
+          throw unavailable(error);
+        },
+      );
+    },
+    async durable() {
+      await wal?.drain();
+      if (wal?.failed) throw unavailable(wal.failed);
+    },
+    checkpoint() {
+      checkpointing ??= runCheckpoint().finally(() => {
+        checkpointing = undefined;
+      });
+      return checkpointing;
+    },
+    health() {
+      if (!open) return { ok: false, reason: 'store not open' };
+      if (wal?.failed) return { ok: false, reason: `store cannot write: ${wal.failed.message}` };
+      return { ok: true };
+    },
+    stats() {
+      return { walBytes: wal?.bytes ?? 0, seq, collections: Object.fromEntries([...collections].map(([k, v]) => [k, v.size])) };
+    },
+    async advertise(patch) {
+      await lock?.update(patch);
+    },
+  };
+  return store;
+}
+
+function unavailable(cause: Error): BridgeError {
+  return new BridgeError('store.unavailable', `the store cannot write: ${cause.message}`, { retryable: true, cause });
+}

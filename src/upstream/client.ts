@@ -1,0 +1,136 @@
+import { systemClock } from '../clock.js';
+import { BridgeError, describeError } from '../errors.js';
+import { call, type CallContext, type CallSpec } from './call.js';
+import { pick, readJson } from './envelope.js';
+import { createHttp, type BodyStream } from './http.js';
+import { extractOneTimePasswords, normalizeValue } from './normalize.js';
+import { readList } from './read-list.js';
+import { resolveRetryPolicy } from './retry.js';
+import { deletedWebhookSchema, studentSchema, userSchema, validate, webhookSchema } from './schemas.js';
+import { createAuthorizer } from './authorize.js';
+import { createStaticTokenSource } from './token.js';
+import type {
+  CallOptions, CreateStudentInput, LastContact, StudentWriteResult, UpdateStudentInput, UpstreamClient,
+  UpstreamClientOptions,
+} from './types.js';
+
+/** Builds the API v2 client (issue 4). Throws upstream.config when no credentials are given. */
+export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
+  const clock = options.clock ?? systemClock;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const http = createHttp({
+    baseUrl: options.baseUrl,
+    dispatcher: options.dispatcher,
+    timeoutMs,
+    formEncoding: options.formEncoding ?? 'multipart',
+    now: () => clock.now(),
+  });
+  const base: CallContext = {
+    http,
+    tokens: undefined,
+    clock,
+    policy: resolveRetryPolicy(options.retry),
+    random: options.retry?.random ?? Math.random,
+    log: options.log,
+  };
+  const ctx: CallContext = { ...base, tokens: tokenSource(options, base) };
+  let last: LastContact | undefined;
+
+  /** Runs a call and records whether the upstream answered sensibly (for /readyz). */
+  async function tracked<T>(spec: CallSpec<T>): Promise<T> {
+    try {
+      const value = await call(ctx, spec);
+      last = { ok: true, at: clock.now() };
+      return value;
+    } catch (error) {
+      if (!(error instanceof BridgeError) || error.code !== 'upstream.aborted') {
+        last = { ok: !isContactFailure(error), at: clock.now(), error: describeError(error) };
+      }
+      throw error;
+    }
+  }
+
+  const list = <T>(path: string, key: 'students' | 'users', map: (value: unknown, index: number) => T, opts?: CallOptions) =>
+    tracked({
+      method: 'GET', path, safe: true, signal: opts?.signal,
+      read: (body: BodyStream) => readList(body, { path: ['data', key], map, ...(opts?.signal ? { signal: opts.signal } : {}) }),
+    });
+
+  const writeResult = async (body: BodyStream): Promise<StudentWriteResult> => {
+    const raw = pick(await readJson(body), ['data', 'student'], 'object');
+    const oneTimePasswords = extractOneTimePasswords(raw);
+    return { student: validate(studentSchema, normalizeValue(raw), 'data.student'), oneTimePasswords };
+  };
+
+  return {
+    listStudents: (opts) =>
+      list('/api/v2/students', 'students', (v, i) => validate(studentSchema, normalizeValue(v), `data.students[${i}]`), opts),
+    listUsers: (opts) =>
+      list('/api/v2/users', 'users', (v, i) => validate(userSchema, normalizeValue(v), `data.users[${i}]`), opts),
+    getStudent: (id, opts) =>
+      tracked({
+        method: 'GET', path: '/api/v2/student', query: { id: String(id) }, safe: true, signal: opts?.signal,
+        read: async (body) => validate(studentSchema, normalizeValue(pick(await readJson(body), ['data', 'student'], 'object')), 'data.student'),
+      }),
+    createStudent: (input: CreateStudentInput, opts?: CallOptions) =>
+      tracked({
+        method: 'POST', path: '/api/v2/student', safe: false, signal: opts?.signal, read: writeResult,
+        form: { firstname: input.firstname, lastname: input.lastname, email: input.email, schoolId: String(input.schoolId) },
+      }),
+    updateStudent: (id: number, input: UpdateStudentInput, opts?: CallOptions) =>
+      tracked({
+        method: 'PATCH', path: '/api/v2/student', query: { id: String(id) }, safe: false, signal: opts?.signal, read: writeResult,
+        form: definedFields(input),
+      }),
+    listWebhooks: (opts) =>
+      tracked({
+        method: 'GET', path: '/api/v2/webhooks', safe: true, signal: opts?.signal,
+        read: async (body) => {
+          const items = pick(await readJson(body), ['data', 'webhooks'], 'array') as unknown[];
+          return items.map((item, i) => validate(webhookSchema, item, `data.webhooks[${i}]`));
+        },
+      }),
+    registerWebhook: (event, callbackUrl, opts) =>
+      tracked({
+        method: 'POST', path: '/api/v2/webhook', form: { event, callbackUrl }, safe: false, signal: opts?.signal,
+        read: async (body) => validate(webhookSchema, pick(await readJson(body), ['data', 'webhook'], 'object'), 'data.webhook'),
+      }),
+    // Deleting the same registration twice leaves the same state, so a lost answer may be retried.
+    deleteWebhook: (id, opts) =>
+      tracked({
+        method: 'DELETE', path: '/api/v2/webhook', query: { id: String(id) }, safe: true, signal: opts?.signal,
+        read: async (body) =>
+          validate(deletedWebhookSchema, pick(await readJson(body), ['data', 'webhook'], 'object'), 'data.webhook'),
+      }),
+    lastContact: () => (last === undefined ? undefined : { ...last }),
+  };
+}
+
+function tokenSource(options: UpstreamClientOptions, ctx: CallContext) {
+  const auth = options.auth as Partial<{ token: string; clientId: string; clientSecret: string }>;
+  if (auth.token) return createStaticTokenSource(auth.token);
+  if (auth.clientId && auth.clientSecret) return createAuthorizer(ctx, auth.clientId, auth.clientSecret);
+  throw new BridgeError(
+    'upstream.config',
+    'no upstream credentials: set upstream.token, or both upstream.clientId and upstream.clientSecret',
+    { context: { path: 'upstream.token' } },
+  );
+}
+
+/** Only the fields the caller gave: an absent field must not blank the student's value. */
+function definedFields(input: UpdateStudentInput): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of ['firstname', 'lastname', 'email'] as const) {
+    const value = input[key];
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
+/** A 404 or a refused write still means the upstream is there and answering; these do not. */
+function isContactFailure(error: unknown): boolean {
+  if (!(error instanceof BridgeError)) return true;
+  if (error.code === 'upstream.not_found') return false;
+  if (error.code === 'upstream.http') return error.retryable;
+  return true;
+}

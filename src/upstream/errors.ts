@@ -1,0 +1,93 @@
+import { BridgeError } from '../errors.js';
+import { isNetworkError, isRetryableStatus, parseRetryAfter } from '../http/retry-policy.js';
+
+/** The stable codes of upstream failures; documented in README.md. */
+export const UPSTREAM_ERROR_CODES = [
+  'upstream.http',
+  'upstream.auth',
+  'upstream.not_found',
+  'upstream.network',
+  'upstream.timeout',
+  'upstream.aborted',
+  'upstream.invalid_json',
+  'upstream.invalid_response',
+  'upstream.config',
+] as const;
+export type UpstreamErrorCode = (typeof UPSTREAM_ERROR_CODES)[number];
+
+/** What an error body says, from either shape the service uses (CONTRACT §6). */
+export interface UpstreamErrorBody {
+  code?: string;
+  message?: string;
+}
+
+/**
+ * Reads `{"error":"invalid_client","error_description":"..."}` (OAuth, flat) and
+ * `{"error":{"code":"notFound","message":"..."}}` (nested). Anything else gives `{}`: an error body is
+ * informational, never a reason to fail differently.
+ */
+export function parseErrorBody(text: string): UpstreamErrorBody {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return {};
+  }
+  if (typeof body !== 'object' || body === null) return {};
+  const { error, error_description: description, message } = body as Record<string, unknown>;
+  if (typeof error === 'string') {
+    return { code: error, ...(typeof description === 'string' ? { message: description } : {}) };
+  }
+  if (typeof error === 'object' && error !== null) {
+    const nested = error as Record<string, unknown>;
+    return {
+      ...(typeof nested.code === 'string' ? { code: nested.code } : {}),
+      ...(typeof nested.message === 'string' ? { message: nested.message } : {}),
+    };
+  }
+  return typeof message === 'string' ? { message } : {};
+}
+
+/** Classifies a non-2xx answer (STYLE 7: decided in one place). */
+export function errorFromStatus(status: number, bodyText: string, retryAfter: string | string[] | undefined, now: number): BridgeError {
+  const body = parseErrorBody(bodyText);
+  const said = body.message ?? body.code;
+  const message = `upstream answered HTTP ${status}${said === undefined ? '' : `: ${said}`}`;
+  const context = { upstreamCode: body.code, upstreamMessage: body.message };
+  if (status === 401 || status === 403) {
+    return new BridgeError('upstream.auth', message, { status, context });
+  }
+  if (status === 404) return new BridgeError('upstream.not_found', message, { status, context });
+  const retryable = isRetryableStatus(status);
+  const retryAfterMs = retryable ? parseRetryAfter(retryAfter, now) : undefined;
+  return new BridgeError('upstream.http', message, {
+    status,
+    retryable,
+    context,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  });
+}
+
+/** Wraps a thrown transport error; an abort by the caller is not a network failure. */
+export function errorFromThrown(error: unknown, reason: 'aborted' | 'timeout' | undefined, timeoutMs: number): BridgeError {
+  if (error instanceof BridgeError) return error;
+  if (reason === 'aborted') return new BridgeError('upstream.aborted', 'upstream call aborted', { cause: error });
+  const code = (error as { code?: unknown } | null)?.code;
+  if (reason === 'timeout' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+    return new BridgeError('upstream.timeout', `upstream did not answer within ${timeoutMs} ms`, { retryable: true, cause: error });
+  }
+  // Any coded error from undici or the socket layer (premature close, length mismatch, reset) means
+  // "the exchange did not complete"; uncoded errors are bugs and are rethrown.
+  if (isNetworkError(error) || typeof code === 'string') {
+    const detail = error instanceof Error ? error.message : String(error);
+    return new BridgeError('upstream.network', `upstream unreachable: ${detail}`, { retryable: true, cause: error });
+  }
+  throw error; // a bug, not an expected failure
+}
+
+export function invalidJson(detail: string, cause?: unknown): BridgeError {
+  return new BridgeError('upstream.invalid_json', `upstream answer is not valid JSON: ${detail}`, {
+    retryable: false,
+    ...(cause === undefined ? {} : { cause }),
+  });
+}

@@ -1,0 +1,102 @@
+import { FormData, request, type Dispatcher } from 'undici';
+import { errorFromStatus, errorFromThrown } from './errors.js';
+
+/**
+ * One HTTP exchange with the upstream: request, status check, body read, all under one overall
+ * timeout and the caller's signal. Knows nothing of tokens or retries (client.ts does).
+ * The body is always consumed or destroyed, so the keep-alive connection goes back to the pool.
+ */
+export interface Exchange {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  path: string;
+  query?: Record<string, string>;
+  form?: Record<string, string>;
+  /** Forces urlencoded (the OAuth token request). */
+  urlencoded?: boolean;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+export type BodyStream = Dispatcher.ResponseData['body'];
+
+export interface HttpOptions {
+  baseUrl: string;
+  dispatcher: Dispatcher;
+  timeoutMs: number;
+  formEncoding: 'multipart' | 'urlencoded';
+  now: () => number;
+}
+
+/** Error bodies are informational; a proxy's 5 MB HTML page is not read whole. */
+const ERROR_BODY_LIMIT = 64 * 1024;
+
+export type Http = <T>(exchange: Exchange, read: (body: BodyStream) => Promise<T>) => Promise<T>;
+
+export function createHttp(options: HttpOptions): Http {
+  const base = options.baseUrl.replace(/\/+$/, '');
+  return async (exchange, read) => {
+    const timer = new AbortController();
+    const timeout = setTimeout(() => timer.abort(new Error('upstream timeout')), options.timeoutMs);
+    const signal = exchange.signal ? AbortSignal.any([exchange.signal, timer.signal]) : timer.signal;
+    let body: BodyStream | undefined;
+    try {
+      const response = await request(urlOf(base, exchange), {
+        dispatcher: options.dispatcher,
+        method: exchange.method,
+        headers: { accept: 'application/json', ...exchange.headers, ...bodyHeaders(exchange, options.formEncoding) },
+        body: bodyOf(exchange, options.formEncoding),
+        signal,
+        headersTimeout: options.timeoutMs,
+        bodyTimeout: options.timeoutMs,
+      });
+      body = response.body;
+      if (response.statusCode < 200 || response.statusCode >= 300) {
+        const text = await readLimited(body, ERROR_BODY_LIMIT);
+        throw errorFromStatus(response.statusCode, text, response.headers['retry-after'], options.now());
+      }
+      return await read(body);
+    } catch (error) {
+      const reason = exchange.signal?.aborted ? 'aborted' : timer.signal.aborted ? 'timeout' : undefined;
+      throw errorFromThrown(error, reason, options.timeoutMs);
+    } finally {
+      clearTimeout(timeout);
+      if (body && !body.destroyed) body.destroy();
+    }
+  };
+}
+
+function urlOf(base: string, exchange: Exchange): string {
+  const query = exchange.query ? `?${new URLSearchParams(exchange.query).toString()}` : '';
+  return `${base}${exchange.path}${query}`;
+}
+
+function isUrlencoded(exchange: Exchange, encoding: 'multipart' | 'urlencoded'): boolean {
+  return exchange.urlencoded === true || encoding === 'urlencoded';
+}
+
+function bodyHeaders(exchange: Exchange, encoding: 'multipart' | 'urlencoded'): Record<string, string> {
+  // Multipart sets its own content-type with the boundary.
+  if (exchange.form && isUrlencoded(exchange, encoding)) return { 'content-type': 'application/x-www-form-urlencoded' };
+  return {};
+}
+
+function bodyOf(exchange: Exchange, encoding: 'multipart' | 'urlencoded'): string | FormData | undefined {
+  if (!exchange.form) return undefined;
+  if (isUrlencoded(exchange, encoding)) return new URLSearchParams(exchange.form).toString();
+  const form = new FormData();
+  for (const [name, value] of Object.entries(exchange.form)) form.append(name, value);
+  return form;
+}
+
+/** Reads at most `limit` bytes as UTF-8 text (lenient: it is only shown in an error). */
+export async function readLimited(body: BodyStream, limit: number): Promise<string> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const buffer = chunk as Buffer;
+    parts.push(buffer);
+    size += buffer.length;
+    if (size >= limit) break;
+  }
+  return Buffer.concat(parts).subarray(0, limit).toString('utf8');
+}

@@ -1,0 +1,113 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { BridgeError } from '../errors.js';
+import { ListScanner } from './list-scanner.js';
+
+const encoder = new TextEncoder();
+
+/** Feeds `text` to a scanner in pieces cut at `cuts` (byte offsets), returns all elements. */
+function scan(text: string, cuts: number[] = [], path = ['data', 'students']): unknown[] {
+  const bytes = encoder.encode(text);
+  const scanner = new ListScanner(path);
+  const points = [...new Set(cuts.filter((c) => c > 0 && c < bytes.length))].sort((a, b) => a - b);
+  const out: unknown[] = [];
+  let from = 0;
+  for (const to of [...points, bytes.length]) {
+    out.push(...scanner.push(bytes.subarray(from, to)));
+    from = to;
+  }
+  scanner.end();
+  return out;
+}
+
+function failure(run: () => unknown): BridgeError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof BridgeError) return error;
+    throw error;
+  }
+  throw new Error('expected a BridgeError');
+}
+
+describe('ListScanner', () => {
+  it.each([
+    ['plain', '{"data":{"students":[{"id":1},{"id":2}]}}', [{ id: 1 }, { id: 2 }]],
+    ['whitespace everywhere', ' {\n "data" : { "students" : [ {"id":1} , {"id":2} ] } }\n', [{ id: 1 }, { id: 2 }]],
+    ['empty list', '{"data":{"students":[]}}', []],
+    ['keys beside the path', '{"meta":{"a":[1,{"b":"]}"}]},"data":{"x":"[","students":[{"id":1}],"y":null},"z":3}', [{ id: 1 }]],
+    ['escaped quotes and brackets in strings', '{"data":{"students":[{"s":"a\\"]},{\\\\"}]}}', [{ s: 'a"]},{\\' }]],
+    ['multi-byte text', '{"data":{"students":[{"n":"Zażółć gęślą jaźń ✓"}]}}', [{ n: 'Zażółć gęślą jaźń ✓' }]],
+    ['primitive elements', '{"data":{"students":[1,"two",null,true]}}', [1, 'two', null, true]],
+    ['escaped key', '{"d\\u0061ta":{"students":[{"id":1}]}}', [{ id: 1 }]],
+  ])('%s', (_name, text, expected) => {
+    expect(scan(text)).toEqual(expected);
+    // Byte-by-byte feeding must give the same answer as one chunk.
+    expect(scan(text, Array.from({ length: text.length * 4 }, (_, i) => i))).toEqual(expected);
+  });
+
+  it.each([
+    ['not JSON', 'not json at all', 'upstream.invalid_json'],
+    ['html error page', '<html><body>Bad gateway</body></html>', 'upstream.invalid_json'],
+    ['truncated in an element', '{"data":{"students":[{"id":1},{"id"', 'upstream.invalid_json'],
+    ['truncated after the array', '{"data":{"students":[{"id":1}]', 'upstream.invalid_json'],
+    ['empty body', '', 'upstream.invalid_json'],
+    ['bad element', '{"data":{"students":[{"id":1},{id:2}]}}', 'upstream.invalid_json'],
+    ['bad value beside the path', '{"data":{"other":[1,,2],"students":[]}}', 'upstream.invalid_json'],
+    ['missing comma', '{"data":{"students":[{"id":1} {"id":2}]}}', 'upstream.invalid_json'],
+    ['trailing garbage', '{"data":{"students":[]}} x', 'upstream.invalid_json'],
+    ['two bodies', '{"data":{"students":[]}}{"data":{"students":[]}}', 'upstream.invalid_json'],
+    ['trailing comma', '{"data":{"students":[{"id":1},]}}', 'upstream.invalid_json'],
+  ])('%s is invalid JSON', (_name, text, code) => {
+    expect(failure(() => scan(text)).code).toBe(code);
+  });
+
+  it.each([
+    ['no data key', '{"students":[]}', 'data', 'object', 'missing'],
+    ['data is null', '{"data":null}', 'data', 'object', 'null'],
+    ['no students key', '{"data":{"users":[]}}', 'data.students', 'array', 'missing'],
+    ['students is an object', '{"data":{"students":{"1":{}}}}', 'data.students', 'array', 'object'],
+    ['students is a string', '{"data":{"students":"[]"}}', 'data.students', 'array', 'string'],
+    ['body is an array', '[{"id":1}]', '(body)', 'object', 'array'],
+    ['body is a number', '42', '(body)', 'object', 'number'],
+  ])('%s names the path', (_name, text, path, expected, actual) => {
+    const error = failure(() => scan(text));
+    expect(error.code).toBe('upstream.invalid_response');
+    expect(error.context).toEqual({ path, expected, actual });
+  });
+
+  it('rejects invalid UTF-8', () => {
+    const scanner = new ListScanner(['data', 'students']);
+    const bytes = Uint8Array.from([...encoder.encode('{"data":{"students":[{"n":"'), 0xff, ...encoder.encode('"}]}}')]);
+    expect(failure(() => scanner.push(bytes)).code).toBe('upstream.invalid_json');
+  });
+
+  it('gives the same elements as JSON.parse however the body is cut', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.jsonValue(), { maxLength: 8 }),
+        fc.jsonValue(),
+        fc.array(fc.nat({ max: 2000 }), { maxLength: 12 }),
+        (items, beside, cuts) => {
+          const text = JSON.stringify({ before: beside, data: { students: items, after: beside } }, null, 1);
+          expect(scan(text, cuts)).toEqual(JSON.parse(text).data.students);
+        },
+      ),
+    );
+  });
+
+  it('never returns a partial list from a cut-off body', () => {
+    fc.assert(
+      fc.property(fc.array(fc.jsonValue(), { minLength: 1, maxLength: 6 }), fc.nat(), (items, at) => {
+        const text = JSON.stringify({ data: { students: items } });
+        const bytes = encoder.encode(text);
+        const cut = at % bytes.length; // strictly shorter than the whole body
+        const scanner = new ListScanner(['data', 'students']);
+        expect(() => {
+          scanner.push(bytes.subarray(0, cut));
+          scanner.end();
+        }).toThrow(BridgeError);
+      }),
+    );
+  });
+});

@@ -1,0 +1,303 @@
+import { invalidJson } from './errors.js';
+import { invalidResponse, joinPath } from './schemas.js';
+
+/**
+ * An incremental splitter for `{"data":{"students":[ {...}, {...} ]}}` (issue 4, large lists).
+ *
+ * A big school's list is hundreds of MB; one JSON.parse of it blocks the event loop for seconds and
+ * needs the whole text in memory at once. This scanner walks the body's bytes as they arrive, opens
+ * only the objects on the path to the target array, and hands each element of that array to
+ * JSON.parse on its own, so the caller can yield to the event loop between elements.
+ *
+ * Strictness: every byte is accounted for. Values beside the path are parsed (and dropped) so a
+ * syntax error anywhere is an upstream.invalid_json; a body that ends early is one too; a missing or
+ * wrongly typed envelope key is an upstream.invalid_response naming its path. Never a partial list.
+ *
+ * Scanning bytes is safe for UTF-8: every byte of a multi-byte character is ≥ 0x80, so it can never
+ * be mistaken for a quote, backslash or bracket.
+ */
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const COLON = 0x3a;
+const COMMA = 0x2c;
+
+function isWhitespace(b: number): boolean {
+  return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+}
+
+type ObjectState = 'keyOrEnd' | 'key' | 'colon' | 'value' | 'commaOrEnd';
+type ArrayState = 'valueOrEnd' | 'value' | 'commaOrEnd';
+type Frame =
+  | { kind: 'object'; depth: number; state: ObjectState; key: string | undefined }
+  | { kind: 'array'; state: ArrayState };
+
+/** What a captured value is for, once complete. */
+type Purpose =
+  | { kind: 'key' }
+  | { kind: 'element' }
+  | { kind: 'skip' }
+  | { kind: 'wrongType'; path: string; expected: string };
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+export class ListScanner {
+  private readonly target: readonly string[];
+  private readonly stack: Frame[] = [];
+  private phase: 'start' | 'body' | 'done' = 'start';
+  private found = false;
+  /** Deepest object of the path opened so far (0 = the body itself). */
+  private reached = 0;
+  private out: unknown[] = [];
+  private offset = 0;
+  private elements = 0;
+  // The value being captured (a key, an element, or a value beside the path).
+  private purpose: Purpose | undefined;
+  private capKind: 'container' | 'string' | 'primitive' = 'container';
+  private capDepth = 0;
+  private capInString = false;
+  private capEscape = false;
+  private capSegments: Uint8Array[] = [];
+
+  /** `target` is the path of the array, e.g. ['data', 'students']. */
+  constructor(target: readonly string[]) {
+    if (target.length === 0) throw new Error('ListScanner needs a non-empty target path');
+    this.target = target;
+  }
+
+  /** The array's path as errors name it. */
+  get targetPath(): string {
+    return joinPath('', this.target);
+  }
+
+  /** Consumes one chunk; returns the elements completed in it, parsed, in order. */
+  push(chunk: Uint8Array): unknown[] {
+    this.out = [];
+    let i = 0;
+    while (i < chunk.length) {
+      i = this.purpose === undefined ? this.structural(chunk, i) : this.capture(chunk, i);
+    }
+    this.offset += chunk.length;
+    return this.out;
+  }
+
+  /** Call once the body has ended; throws if it ended early or never had the array. */
+  end(): void {
+    // A bare number or literal as the whole body ends with the stream, not with a delimiter.
+    if (this.purpose !== undefined && this.capKind === 'primitive' && this.stack.length === 0) this.finishCapture(0);
+    if (this.phase !== 'done' || this.purpose !== undefined) {
+      throw invalidJson(`body ends early at byte ${this.offset} (truncated)`);
+    }
+    if (!this.found) {
+      // Name the first key of the path that was absent: "data" when there was no data at all.
+      const depth = this.reached + 1;
+      const last = depth === this.target.length;
+      throw invalidResponse(joinPath('', this.target.slice(0, depth)), last ? 'array' : 'object', undefined);
+    }
+  }
+
+  get elementCount(): number {
+    return this.elements;
+  }
+
+  private fail(detail: string, at: number): never {
+    throw invalidJson(`${detail} at byte ${this.offset + at}`);
+  }
+
+  /** Handles one byte outside any capture; returns the next index. */
+  private structural(chunk: Uint8Array, i: number): number {
+    const b = chunk[i] as number;
+    if (isWhitespace(b)) return i + 1;
+    if (this.phase === 'done') this.fail('unexpected data after the end of the body', i);
+    if (this.phase === 'start') {
+      this.phase = 'body';
+      if (b === OPEN_OBJECT) {
+        this.stack.push({ kind: 'object', depth: 0, state: 'keyOrEnd', key: undefined });
+        return i + 1;
+      }
+      return this.beginCapture(chunk, i, { kind: 'wrongType', path: '(body)', expected: 'object' });
+    }
+    const frame = this.stack[this.stack.length - 1];
+    if (frame === undefined) return this.fail('unexpected byte', i);
+    return frame.kind === 'object' ? this.inObject(frame, chunk, i) : this.inArray(frame, chunk, i);
+  }
+
+  private inObject(frame: Extract<Frame, { kind: 'object' }>, chunk: Uint8Array, i: number): number {
+    const b = chunk[i] as number;
+    switch (frame.state) {
+      case 'keyOrEnd':
+      case 'key':
+        if (b === QUOTE) return this.beginCapture(chunk, i, { kind: 'key' });
+        if (b === CLOSE_OBJECT && frame.state === 'keyOrEnd') return this.close(i);
+        return this.fail('expected a key', i);
+      case 'colon':
+        if (b !== COLON) this.fail('expected ":"', i);
+        frame.state = 'value';
+        return i + 1;
+      case 'value':
+        return this.objectValue(frame, chunk, i);
+      case 'commaOrEnd':
+        if (b === COMMA) {
+          frame.state = 'key';
+          return i + 1;
+        }
+        if (b === CLOSE_OBJECT) return this.close(i);
+        return this.fail('expected "," or "}"', i);
+    }
+  }
+
+  /** A value inside an object on the path: open it if it continues the path, else capture it. */
+  private objectValue(frame: Extract<Frame, { kind: 'object' }>, chunk: Uint8Array, i: number): number {
+    const b = chunk[i] as number;
+    frame.state = 'commaOrEnd';
+    if (frame.key !== this.target[frame.depth]) return this.beginCapture(chunk, i, { kind: 'skip' });
+    const path = joinPath('', this.target.slice(0, frame.depth + 1));
+    const last = frame.depth === this.target.length - 1;
+    if (last && b === OPEN_ARRAY) {
+      if (this.found) this.fail(`duplicate key ${path}`, i);
+      this.found = true;
+      this.stack.push({ kind: 'array', state: 'valueOrEnd' });
+      return i + 1;
+    }
+    if (!last && b === OPEN_OBJECT) {
+      this.reached = Math.max(this.reached, frame.depth + 1);
+      this.stack.push({ kind: 'object', depth: frame.depth + 1, state: 'keyOrEnd', key: undefined });
+      return i + 1;
+    }
+    return this.beginCapture(chunk, i, { kind: 'wrongType', path, expected: last ? 'array' : 'object' });
+  }
+
+  private inArray(frame: Extract<Frame, { kind: 'array' }>, chunk: Uint8Array, i: number): number {
+    const b = chunk[i] as number;
+    if (frame.state === 'commaOrEnd') {
+      if (b === COMMA) {
+        frame.state = 'value';
+        return i + 1;
+      }
+      if (b === CLOSE_ARRAY) return this.close(i);
+      return this.fail('expected "," or "]"', i);
+    }
+    if (b === CLOSE_ARRAY && frame.state === 'valueOrEnd') return this.close(i);
+    frame.state = 'commaOrEnd';
+    return this.beginCapture(chunk, i, { kind: 'element' });
+  }
+
+  private close(i: number): number {
+    this.stack.pop();
+    if (this.stack.length === 0) this.phase = 'done';
+    return i + 1;
+  }
+
+  private beginCapture(chunk: Uint8Array, i: number, purpose: Purpose): number {
+    const b = chunk[i] as number;
+    this.purpose = purpose;
+    this.capSegments = [];
+    this.capInString = false;
+    this.capEscape = false;
+    if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
+      this.capKind = 'container';
+      this.capDepth = 0;
+    } else if (b === QUOTE) {
+      this.capKind = 'string';
+    } else {
+      this.capKind = 'primitive';
+    }
+    return this.capture(chunk, i);
+  }
+
+  /** Scans a captured value from `start`; returns where structural parsing resumes. */
+  private capture(chunk: Uint8Array, start: number): number {
+    const end = this.capKind === 'primitive' ? this.scanPrimitive(chunk, start) : this.scanNested(chunk, start);
+    if (end < 0) {
+      this.capSegments.push(chunk.subarray(start));
+      return chunk.length;
+    }
+    const stop = this.capKind === 'primitive' ? end : end + 1;
+    this.capSegments.push(chunk.subarray(start, stop));
+    this.finishCapture(start);
+    return stop;
+  }
+
+  /** Index of the byte that closes the value (quote or bracket), or -1 if it continues. */
+  private scanNested(chunk: Uint8Array, start: number): number {
+    let depth = this.capDepth;
+    let inString = this.capInString;
+    let escape = this.capEscape;
+    const string = this.capKind === 'string';
+    for (let i = start; i < chunk.length; i++) {
+      const b = chunk[i] as number;
+      if (inString) {
+        if (escape) escape = false;
+        else if (b === BACKSLASH) escape = true;
+        else if (b === QUOTE) {
+          inString = false;
+          if (string) return i; // strings do not nest: the first closing quote ends the value
+        }
+        continue;
+      }
+      if (b === QUOTE) inString = true;
+      else if (b === OPEN_OBJECT || b === OPEN_ARRAY) depth++;
+      else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
+        depth--;
+        if (depth === 0) return i;
+      }
+    }
+    this.capDepth = depth;
+    this.capInString = inString;
+    this.capEscape = escape;
+    return -1;
+  }
+
+  /** Index of the first delimiter after a number / true / false / null, or -1. */
+  private scanPrimitive(chunk: Uint8Array, start: number): number {
+    for (let i = start; i < chunk.length; i++) {
+      const b = chunk[i] as number;
+      if (b === COMMA || b === CLOSE_ARRAY || b === CLOSE_OBJECT || isWhitespace(b)) return i;
+    }
+    return -1;
+  }
+
+  private finishCapture(at: number): void {
+    const purpose = this.purpose as Purpose;
+    const segments = this.capSegments;
+    this.purpose = undefined;
+    this.capSegments = [];
+    const value = this.parse(segments, purpose, at);
+    switch (purpose.kind) {
+      case 'key': {
+        const frame = this.stack[this.stack.length - 1];
+        if (frame?.kind !== 'object' || typeof value !== 'string') return this.fail('expected a key', at);
+        frame.key = value;
+        frame.state = 'colon';
+        return;
+      }
+      case 'element':
+        this.elements++;
+        this.out.push(value);
+        return;
+      case 'skip':
+        return;
+      case 'wrongType':
+        throw invalidResponse(purpose.path, purpose.expected, value);
+    }
+  }
+
+  private parse(segments: Uint8Array[], purpose: Purpose, at: number): unknown {
+    const bytes = segments.length === 1 ? (segments[0] as Uint8Array) : Buffer.concat(segments);
+    let text: string;
+    try {
+      text = decoder.decode(bytes);
+    } catch (error) {
+      throw invalidJson(`invalid UTF-8 near byte ${this.offset + at}`, error);
+    }
+    try {
+      return JSON.parse(text);
+    } catch (error) {
+      const where = purpose.kind === 'element' ? `${this.targetPath}[${this.elements}]` : `byte ${this.offset + at}`;
+      throw invalidJson(`${(error as Error).message} (in ${where})`, error);
+    }
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * Normalization of upstream records, in one place (issue 4, CONTRACT §3):
+ * - the flags isAdult / isActive / isArchived come as the strings "0"/"1" in create and update
+ *   answers and as integers elsewhere; we make them integers at any nesting depth, so a student
+ *   read back after a write does not look "changed";
+ * - `oneTimePassword` (on the student's user and its parentUser) is removed everywhere, so it can
+ *   never be stored, logged or delivered. `extractOneTimePasswords` reads them first, for the caller.
+ * Nothing else is touched: no trimming, unknown fields kept, other values passed through.
+ */
+const FLAG_FIELDS = new Set(['isAdult', 'isActive', 'isArchived']);
+const SECRET_FIELD = 'oneTimePassword';
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function normalizeFlag(value: unknown): unknown {
+  if (value === '0') return 0;
+  if (value === '1') return 1;
+  return normalizeValue(value); // an odd flag holding an object still loses its passwords
+}
+
+/** Returns a normalized deep copy of any JSON value; the input is not modified. */
+export function normalizeValue(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(normalizeValue);
+  if (!isPlainObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    if (key === SECRET_FIELD) continue;
+    const field = value[key];
+    out[key] = FLAG_FIELDS.has(key) ? normalizeFlag(field) : normalizeValue(field);
+  }
+  return out;
+}
+
+/** Normalizes one student (its user and parentUser included). Shape is checked by schemas.ts. */
+export function normalizeStudent(raw: unknown): unknown {
+  return normalizeValue(raw);
+}
+
+/** Normalizes one user (its parentUser included). */
+export function normalizeUser(raw: unknown): unknown {
+  return normalizeValue(raw);
+}
+
+/** The one-time passwords of a raw create/update answer's student, before normalization drops them. */
+export function extractOneTimePasswords(rawStudent: unknown): { student?: string; parent?: string } {
+  const result: { student?: string; parent?: string } = {};
+  const user = isPlainObject(rawStudent) ? rawStudent.user : undefined;
+  if (!isPlainObject(user)) return result;
+  if (typeof user[SECRET_FIELD] === 'string') result.student = user[SECRET_FIELD];
+  const parent = user.parentUser;
+  if (isPlainObject(parent) && typeof parent[SECRET_FIELD] === 'string') result.parent = parent[SECRET_FIELD];
+  return result;
+}
