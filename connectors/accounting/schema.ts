@@ -2,15 +2,34 @@ import { z } from 'zod';
 import { connectorBaseSchema } from '../../src/connectors/base-schema.js';
 import { httpUrl, int } from '../../src/config/fields.js';
 
+const ianaTimezone = () =>
+  z.string().refine((v) => {
+    try {
+      new Intl.DateTimeFormat('en', { timeZone: v });
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'not a known IANA timezone (e.g. Europe/Warsaw)');
+
 export const accountingConfigSchema = connectorBaseSchema.extend({
   type: z.literal('accounting'),
+  /** Only invoice records make sense here (CONTRACT §3: `invoices` carries the verified `invoice.*` events). */
+  streams: z
+    .array(z.literal('invoices', { error: 'the accounting connector takes only the "invoices" stream' }))
+    .min(1, 'list at least one stream')
+    .default(['invoices']),
   url: httpUrl(),
   /** Signs each POST like the upstream signs its own (`Webhook-Signature`). */
   secret: z.string().min(1, 'required: the accounting system verifies deliveries with it'),
   /** With it, one CSV row per invoice version is appended to `<ledgerDir>/ledger-YYYY-MM-DD.csv`. */
   ledgerDir: z.string().min(1).optional(),
-  /** The school's timezone for the ISO 8601 dates in the feed (defaults to poll.timezone). */
-  timezone: z.string().optional(),
+  /**
+   * The school's timezone: upstream date-times carry no zone and are read as wall-clock time here; the
+   * feed's ISO 8601 dates and the ledger's file dates use it.
+   */
+  timezone: ianaTimezone().default('Europe/Warsaw'),
+  /** Extra headers sent with every request (e.g. an API key of the accounting system); ours win on a clash. */
   headers: z.record(z.string(), z.string()).default({}),
   timeoutMs: int({ min: 1 }).default(15000),
 });

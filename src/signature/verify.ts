@@ -19,8 +19,10 @@ const MILLISECONDS_THRESHOLD = 1e11;
  * can tell a correctly signed but stale delivery (quarantine) from a forgery.
  *
  * Decisions: `timestamp` must be a positive safe integer, in seconds (a value beyond 1e11 is taken to
- * be milliseconds); `signature` is exactly 64 hex characters, either case; the window applies both to
- * the past and to the future.
+ * be milliseconds); `signature` is exactly 64 hex characters, either case (hex is case-free: the same
+ * 32 bytes either way); the window applies both to the past and to the future, inclusive at its edges.
+ * The signed text is `${timestamp};` as JavaScript prints the parsed integer, so `1.7e9` in the header
+ * is read as 1700000000 and must have been signed as such.
  */
 export function verifySignature(
   secrets: readonly string[],
@@ -51,11 +53,12 @@ export function verifySignature(
   if (typeof signature !== 'string' || !HEX64.test(signature)) {
     return { ok: false, reason: 'malformed', signed: false };
   }
-  const given = Buffer.from(signature.toLowerCase(), 'hex');
+  if (!(rawBody instanceof Uint8Array)) return { ok: false, reason: 'malformed', signed: false };
+  const given = Buffer.from(signature, 'hex');
   let secretIndex = -1;
-  for (let i = 0; i < secrets.length; i++) {
-    const secret = secrets[i];
-    if (!secret) continue;
+  for (let i = 0; i < (Array.isArray(secrets) ? secrets.length : 0); i++) {
+    const secret: unknown = secrets[i];
+    if (typeof secret !== 'string' || secret === '') continue;
     const expected = Buffer.from(computeSignature(secret, timestamp, rawBody), 'hex');
     // Both are 32 bytes here (checked by HEX64), so timingSafeEqual cannot throw on length.
     if (expected.length === given.length && timingSafeEqual(expected, given)) {
@@ -66,8 +69,10 @@ export function verifySignature(
   if (secretIndex < 0) return { ok: false, reason: 'mismatch', signed: false };
 
   const timestampMs = timestamp > MILLISECONDS_THRESHOLD ? timestamp : timestamp * 1000;
-  const toleranceMs = Math.max(0, toleranceSeconds) * 1000;
-  if (timestampMs < nowMs - toleranceMs) return { ok: false, reason: 'stale', signed: true, timestamp, secretIndex };
-  if (timestampMs > nowMs + toleranceMs) return { ok: false, reason: 'future', signed: true, timestamp, secretIndex };
+  // A NaN or negative tolerance or clock must fail closed: written as negations, every comparison
+  // with NaN lands on the rejecting side.
+  const toleranceMs = Number.isFinite(toleranceSeconds) && toleranceSeconds > 0 ? toleranceSeconds * 1000 : 0;
+  if (!(timestampMs >= nowMs - toleranceMs)) return { ok: false, reason: 'stale', signed: true, timestamp, secretIndex };
+  if (!(timestampMs <= nowMs + toleranceMs)) return { ok: false, reason: 'future', signed: true, timestamp, secretIndex };
   return { ok: true, timestamp, secretIndex };
 }

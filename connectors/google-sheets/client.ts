@@ -1,0 +1,76 @@
+/**
+ * Builds the Google client. Auth is a ready access token, or a service-account key signed locally
+ * as a self-signed JWT with the spreadsheets scope (`useJWTAccessWithScope`), so no token endpoint
+ * is ever called: the key file's `token_uri` would be ignored anyway (gtoken has Google's URL
+ * built in). HTTP goes through undici with the daemon's dispatcher instead of gaxios' node-fetch,
+ * and gaxios' own retry is off: it never retries POST and ignores Retry-After, the outbox does better.
+ */
+import { readFile } from 'node:fs/promises';
+import { sheets, type sheets_v4 } from '@googleapis/sheets';
+import { JWT, OAuth2Client } from 'google-auth-library';
+import { fetch as undiciFetch, type Dispatcher } from 'undici';
+import { BridgeError } from '../../src/errors.js';
+
+export const SHEETS_SCOPE = 'https://www.googleapis.com/auth/spreadsheets';
+
+export interface ClientOptions {
+  credentialsFile?: string | undefined;
+  accessToken?: string | undefined;
+  rootUrl?: string | undefined;
+  timeoutMs: number;
+  dispatcher: Dispatcher;
+}
+
+export interface SheetsClient {
+  api: sheets_v4.Sheets;
+  /** The service account's e-mail (what the spreadsheet must be shared with), when there is one. */
+  email: string | undefined;
+}
+
+async function serviceAccount(file: string): Promise<JWT> {
+  let key: { type?: unknown; client_email?: unknown; private_key?: unknown; private_key_id?: unknown };
+  try {
+    key = JSON.parse(await readFile(file, 'utf8')) as typeof key;
+  } catch (error) {
+    throw new BridgeError('sheets_credentials', `cannot read the service-account key ${file}: ${(error as Error).message}`, { cause: error });
+  }
+  if (key.type !== 'service_account' || typeof key.client_email !== 'string' || typeof key.private_key !== 'string') {
+    throw new BridgeError('sheets_credentials', `${file} is not a service-account JSON key (needs type "service_account", client_email, private_key)`);
+  }
+  const jwt = new JWT({
+    email: key.client_email,
+    key: key.private_key,
+    keyId: typeof key.private_key_id === 'string' ? key.private_key_id : undefined,
+    scopes: [SHEETS_SCOPE],
+  });
+  // Not a constructor option in google-auth-library 10: it must be set on the instance.
+  jwt.useJWTAccessWithScope = true;
+  return jwt;
+}
+
+export async function createSheetsClient(options: ClientOptions): Promise<SheetsClient> {
+  let auth: OAuth2Client;
+  let email: string | undefined;
+  if (options.credentialsFile) {
+    const jwt = await serviceAccount(options.credentialsFile);
+    auth = jwt;
+    email = jwt.email;
+  } else if (options.accessToken) {
+    auth = new OAuth2Client();
+    auth.setCredentials({ access_token: options.accessToken });
+  } else {
+    throw new BridgeError('sheets_credentials', 'set credentialsFile or accessToken');
+  }
+  const dispatcher = options.dispatcher;
+  const fetchImplementation = ((input: string | URL, init?: RequestInit) =>
+    undiciFetch(input, { method: init?.method, headers: init?.headers as never, body: init?.body as never, signal: init?.signal ?? null, dispatcher })) as unknown as typeof fetch;
+  const api = sheets({
+    version: 'v4',
+    auth,
+    ...(options.rootUrl ? { rootUrl: options.rootUrl } : {}),
+    retry: false,
+    timeout: options.timeoutMs,
+    fetchImplementation,
+  });
+  return { api, email };
+}

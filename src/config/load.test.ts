@@ -1,0 +1,114 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { BridgeError } from '../errors.js';
+import { parseConfig } from './load.js';
+import { maskSecrets } from './mask.js';
+
+function problems(text: string, env: Record<string, string> = {}): string[] {
+  try {
+    parseConfig(text, 'test.yaml', env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(BridgeError);
+    expect((error as BridgeError).code).toBe('config.invalid');
+    expect((error as BridgeError).message).toContain('test.yaml');
+    return (error as BridgeError).context!.problems as string[];
+  }
+  throw new Error('expected the config to be invalid');
+}
+
+describe('parseConfig', () => {
+  it('gives every default for an empty document', () => {
+    const config = parseConfig('', 'empty.yaml', {});
+    expect(config.upstream).toMatchObject({ baseUrl: 'sandbox', timeoutMs: 30000 });
+    expect(config.server).toMatchObject({ host: '127.0.0.1', port: 8080 });
+    expect(config.webhooks).toMatchObject({
+      events: ['invoice.created', 'invoice.updated'],
+      toleranceSeconds: 300,
+      previousSecrets: [],
+      bodyLimitBytes: 1048576,
+      prune: true,
+    });
+    expect(config.poll).toMatchObject({ schedule: '*/5 * * * *', timezone: 'Europe/Warsaw', initial: 'emit', maxDeleteRatio: 0.2 });
+    expect(config.export.schedule).toBe('0 2 * * *');
+    expect(config.store.dir).toBe('./data');
+    expect(config.delivery).toMatchObject({ maxAgeHours: 72, backoff: { baseMs: 1000, maxMs: 3600000 } });
+    expect(config.connectors).toEqual([]);
+  });
+
+  it('names a misspelled key by its path and suggests the right one', () => {
+    expect(problems('server:\n  prot: 8080\n')).toEqual(['server.prot: unknown key (did you mean "port"?)']);
+    expect(problems('pol:\n  schedule: "* * * * *"\n')).toEqual(['pol: unknown key (did you mean "poll"?)']);
+  });
+
+  it('names unknown keys inside a connector', () => {
+    const text = 'connectors:\n  - { name: a, type: file, streams: [students] }\n  - { name: b, type: file, streams: [users], dri: x }\n';
+    expect(problems(text)).toEqual(['connectors[1].dri: unknown key (did you mean "dir"?)']);
+  });
+
+  it('names a missing required connector option by its path', () => {
+    const text = 'connectors:\n  - { name: a, type: file, streams: [students] }\n  - { name: hook, type: webhook, streams: [invoices], secret: s }\n';
+    expect(problems(text)).toEqual(['connectors[1].url: required']);
+  });
+
+  it('names a missing environment variable', () => {
+    const [line] = problems('upstream:\n  baseUrl: https://school.example\n  token: ${SCHOOL_TOKEN}\n');
+    expect(line).toContain('upstream.token');
+    expect(line).toContain('SCHOOL_TOKEN');
+  });
+
+  it('expands variables, with defaults, and reads numbers from them', () => {
+    const config = parseConfig('server:\n  port: ${PORT:-9090}\n  adminToken: ${ADMIN:-}\n', 'x.yaml', { PORT: '8181' });
+    expect(config.server.port).toBe(8181);
+    expect(config.server.adminToken).toBeUndefined();
+  });
+
+  it('rejects a bad cron expression, timezone and url', () => {
+    const text = 'poll:\n  schedule: "every minute"\n  timezone: Mars/Olympus\nupstream:\n  baseUrl: ftp://x\n  token: t\n';
+    const lines = problems(text);
+    expect(lines).toContain('poll.schedule: not a valid cron expression (5 fields, or 6 with seconds)');
+    expect(lines).toContain('poll.timezone: not a known IANA timezone (e.g. Europe/Warsaw)');
+    expect(lines).toContain('upstream.baseUrl: must be an http(s) URL');
+  });
+
+  it('accepts 6-field cron expressions', () => {
+    expect(parseConfig('poll:\n  schedule: "*/30 * * * * *"\n', 'x.yaml', {}).poll.schedule).toBe('*/30 * * * * *');
+  });
+
+  it('needs credentials for a real upstream', () => {
+    expect(problems('upstream:\n  baseUrl: https://school.example\n')).toEqual([
+      'upstream.token: required: set upstream.token, or upstream.clientId and upstream.clientSecret',
+      'upstream.clientSecret: required: webhook deliveries are verified with the client secret (or set webhooks.events: [])',
+    ]);
+  });
+
+  it('rejects duplicate connector names', () => {
+    const text = 'connectors:\n  - { name: a, type: file, streams: [students] }\n  - { name: a, type: file, streams: [users] }\n';
+    expect(problems(text)).toEqual(['connectors[1].name: duplicate name (also connectors[0])']);
+  });
+
+  it('reports YAML syntax errors with the file name', () => {
+    expect(problems('server: [unclosed\n')[0]).toBeTruthy();
+  });
+
+  it('validates the shipped configs', () => {
+    for (const file of ['config/default.yaml', 'config/example.production.yaml']) {
+      const env = { SCHOOLBRIDGE_CLIENT_ID: 'id', SCHOOLBRIDGE_CLIENT_SECRET: 'secret', SCHOOLBRIDGE_ACCOUNTING_SECRET: 'a', SCHOOLBRIDGE_SPREADSHEET_ID: 'sheet' };
+      expect(() => parseConfig(readFileSync(file, 'utf8'), file, env)).not.toThrow();
+    }
+  });
+});
+
+describe('maskSecrets', () => {
+  it('masks every secret, keeps everything else', () => {
+    const config = parseConfig(
+      'upstream:\n  baseUrl: https://s.example\n  clientId: id\n  clientSecret: cs-123\n  token: tok-456\nserver:\n  adminToken: adm-789\nwebhooks:\n  previousSecrets: [old-1]\nconnectors:\n  - { name: h, type: webhook, streams: [invoices], url: "https://h.example", secret: hook-000, headers: { x-api-key: key-111 } }\n',
+      'x.yaml',
+      {},
+    );
+    const text = JSON.stringify(maskSecrets(config));
+    for (const secret of ['cs-123', 'tok-456', 'adm-789', 'old-1', 'hook-000', 'key-111']) expect(text).not.toContain(secret);
+    expect(text).toContain('https://s.example');
+    expect(text).toContain('"clientId":"id"');
+    expect(text).toContain('"x-api-key":"***"');
+  });
+});

@@ -1,0 +1,57 @@
+import Fastify from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { counter, createMetricsRegistry } from '../metrics.js';
+import { createReadiness } from '../readiness.js';
+import { registerHealthRoutes } from './health-routes.js';
+
+const apps: ReturnType<typeof Fastify>[] = [];
+afterEach(async () => {
+  for (const app of apps.splice(0)) await app.close();
+});
+
+function build() {
+  const http = Fastify();
+  apps.push(http);
+  const readiness = createReadiness();
+  const metrics = createMetricsRegistry({ defaultMetrics: true });
+  registerHealthRoutes(http, { readiness, metrics });
+  return { http, readiness, metrics };
+}
+
+describe('health routes', () => {
+  it('/healthz answers 200', async () => {
+    const { http } = build();
+    expect((await http.inject('/healthz')).statusCode).toBe(200);
+  });
+
+  it('/readyz is 503 with reasons until every check passes', async () => {
+    const { http, readiness } = build();
+    readiness.set('store', { ok: true });
+    readiness.set('upstream', { ok: false, reason: 'no contact with the upstream yet' });
+    const notReady = await http.inject('/readyz');
+    expect(notReady.statusCode).toBe(503);
+    expect(notReady.json().reasons).toEqual(['upstream: no contact with the upstream yet']);
+    readiness.set('upstream', { ok: true });
+    expect((await http.inject('/readyz')).statusCode).toBe(200);
+  });
+
+  it('/readyz reports a check that throws as not ready', async () => {
+    const { http, readiness } = build();
+    readiness.register('broken', () => {
+      throw new Error('boom');
+    });
+    const response = await http.inject('/readyz');
+    expect(response.statusCode).toBe(503);
+    expect(response.json().reasons[0]).toContain('boom');
+  });
+
+  it('/metrics is Prometheus text with process metrics and the project registry', async () => {
+    const { http, metrics } = build();
+    counter(metrics, 'schoolbridge_test_total', 'a test counter', ['reason']).inc({ reason: 'x' });
+    const response = await http.inject('/metrics');
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toContain('text/plain');
+    expect(response.body).toContain('schoolbridge_process_cpu_user_seconds_total');
+    expect(response.body).toContain('schoolbridge_test_total{reason="x"} 1');
+  });
+});

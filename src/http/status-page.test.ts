@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { renderStatusPage, type StatusSnapshot } from './status-page.js';
+
+function snapshot(overrides: Partial<StatusSnapshot> = {}): StatusSnapshot {
+  return {
+    generatedAt: '2026-11-22T10:00:00.000Z',
+    ready: true,
+    readiness: { store: { ok: true } },
+    poll: { lastRunAt: '2026-11-22T09:59:00.000Z', lastOutcome: 'ok', nextRunAt: '2026-11-22T10:00:00.000Z' },
+    export: {},
+    webhooks: { callbackUrl: 'http://127.0.0.1:8080/webhooks/v2', state: 'converged', registrations: [{ id: 7, event: 'invoice.created' }] },
+    events: { receivedToday: 12, rejectedToday: 2, quarantined: 1 },
+    connectors: [{ name: 'files', type: 'file', streams: ['students'], queueDepth: 3, dead: 1, check: 'ok' }],
+    dead: [{ id: 'files:invoices:x', connector: 'files', attempts: 4, lastError: 'http 400: <script>alert(1)</script>' }],
+    ...overrides,
+  };
+}
+
+describe('renderStatusPage', () => {
+  it('shows the key figures', () => {
+    const html = renderStatusPage(snapshot());
+    expect(html).toContain('<span id="readiness" class="badge ok">ready</span>');
+    expect(html).toContain('<b id="queue-depth">3</b>');
+    expect(html).toContain('<b id="dead-count">1</b>');
+    expect(html).toContain('<b id="events-received">12</b>');
+    expect(html).toContain('invoice.created');
+    expect(html).toContain('http-equiv="refresh"');
+  });
+
+  it('escapes what it shows', () => {
+    const html = renderStatusPage(snapshot());
+    expect(html).not.toContain('<script>');
+    expect(html).toContain('&lt;script&gt;');
+  });
+
+  it('lists readiness reasons when not ready', () => {
+    const html = renderStatusPage(snapshot({ ready: false, readiness: { poll: { ok: false, reason: 'mass delete guard: 40% of students' } } }));
+    expect(html).toContain('not ready');
+    expect(html).toContain('mass delete guard: 40% of students');
+  });
+});

@@ -1,0 +1,65 @@
+import type { ReadinessState } from '../readiness.js';
+
+/** Everything the status page shows. Nothing secret or personal: ids, counts, times and reasons. */
+export interface StatusSnapshot {
+  generatedAt: string;
+  ready: boolean;
+  readiness: Record<string, ReadinessState>;
+  poll: { lastRunAt?: string; lastOutcome?: string; nextRunAt?: string };
+  export: { lastRunAt?: string; lastOutcome?: string; nextRunAt?: string };
+  webhooks: { callbackUrl: string; state: string; registrations: { id: number; event: string }[] };
+  events: { receivedToday: number; rejectedToday: number; quarantined: number };
+  connectors: { name: string; type: string; streams: readonly string[]; queueDepth: number; dead: number; check: string }[];
+  dead: { id: string; connector: string; attempts: number; lastError: string; at?: string }[];
+}
+
+const escape = (value: unknown): string =>
+  String(value ?? '—').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+const row = (cells: unknown[], tag = 'td') => `<tr>${cells.map((c) => `<${tag}>${escape(c)}</${tag}>`).join('')}</tr>`;
+
+const table = (head: string[], rows: unknown[][], empty: string) =>
+  rows.length === 0 ? `<p class="muted">${escape(empty)}</p>` : `<table><thead>${row(head, 'th')}</thead><tbody>${rows.map((r) => row(r)).join('')}</tbody></table>`;
+
+/** A plain server-rendered page (pure: snapshot in, HTML out) that refreshes itself every 15 s. */
+export function renderStatusPage(s: StatusSnapshot): string {
+  const reasons = Object.entries(s.readiness).filter(([, state]) => !state.ok) as [string, { ok: false; reason: string }][];
+  const queue = s.connectors.reduce((sum, c) => sum + c.queueDepth, 0);
+  const dead = s.connectors.reduce((sum, c) => sum + c.dead, 0);
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="refresh" content="15">
+<title>schoolbridge — ${s.ready ? 'ready' : 'not ready'}</title>
+<style>
+body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:960px;padding:12px;color:#1d2330;background:#f7f8fa}
+h1{font-size:1.3rem;margin:.2rem 0}h2{font-size:1.05rem;margin:1.2rem 0 .4rem}
+.badge{display:inline-block;padding:.15rem .6rem;border-radius:1rem;font-weight:600;color:#fff}
+.ok{background:#1f8a4c}.bad{background:#c0392b}.muted{color:#6b7280}
+.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:8px}
+.card{background:#fff;border:1px solid #e3e6eb;border-radius:8px;padding:8px 10px}
+.card b{display:block;font-size:1.35rem}
+table{border-collapse:collapse;width:100%;background:#fff;font-size:.9rem;display:block;overflow-x:auto}
+th,td{border-bottom:1px solid #e3e6eb;padding:4px 8px;text-align:left;white-space:nowrap}
+</style></head><body>
+<h1>schoolbridge <span id="readiness" class="badge ${s.ready ? 'ok' : 'bad'}">${s.ready ? 'ready' : 'not ready'}</span></h1>
+<p class="muted">as of ${escape(s.generatedAt)} · refreshes every 15 s</p>
+${reasons.length ? `<ul id="reasons">${reasons.map(([name, state]) => `<li><b>${escape(name)}</b>: ${escape(state.reason)}</li>`).join('')}</ul>` : ''}
+<div class="cards">
+<div class="card">last poll<b id="last-poll">${escape(s.poll.lastRunAt)}</b>${escape(s.poll.lastOutcome ?? '')}</div>
+<div class="card">next poll<b id="next-poll">${escape(s.poll.nextRunAt)}</b></div>
+<div class="card">last roster export<b id="last-export">${escape(s.export.lastRunAt)}</b>next ${escape(s.export.nextRunAt)}</div>
+<div class="card">queue depth<b id="queue-depth">${queue}</b></div>
+<div class="card">dead deliveries<b id="dead-count">${dead}</b></div>
+<div class="card">events today<b id="events-received">${s.events.receivedToday}</b>rejected <span id="events-rejected">${s.events.rejectedToday}</span> · quarantined <span id="events-quarantined">${s.events.quarantined}</span></div>
+</div>
+<h2>Connectors</h2>
+${table(['name', 'type', 'streams', 'queue', 'dead', 'check'], s.connectors.map((c) => [c.name, c.type, c.streams.join(', '), c.queueDepth, c.dead, c.check]), 'no connectors configured')}
+<h2>Webhook registrations</h2>
+<p class="muted">callback ${escape(s.webhooks.callbackUrl)} · ${escape(s.webhooks.state)}</p>
+${table(['id', 'event'], s.webhooks.registrations.map((r) => [r.id, r.event]), 'none known')}
+<h2>Dead deliveries</h2>
+${table(['id', 'connector', 'attempts', 'last error', 'since'], s.dead.map((d) => [d.id, d.connector, d.attempts, d.lastError.slice(0, 200), d.at]), 'none')}
+</body></html>
+`;
+}

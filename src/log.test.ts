@@ -1,0 +1,57 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createLogger, redactDeep } from './log.js';
+
+function capture() {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  return { lines, log: createLogger({ level: 'debug', destination }) };
+}
+
+const SECRETS = {
+  token: 'tok-AAAA',
+  clientSecret: 'cs-BBBB',
+  adminToken: 'adm-CCCC',
+  oneTimePassword: 'otp-DDDD',
+  pesel: '90010112345',
+  nipNumber: 'nip-EEEE',
+  billingPesel: 'bp-FFFF',
+  billingNipNumber: 'bn-GGGG',
+};
+
+describe('logger redaction', () => {
+  it('never writes a secret or personal id, at any depth, in any logger', () => {
+    const { lines, log } = capture();
+    const child = log.child({ component: 'test' });
+    child.info({ config: { upstream: { token: SECRETS.token, clientSecret: SECRETS.clientSecret }, server: { adminToken: SECRETS.adminToken } } }, 'config');
+    child.info({ headers: { Authorization: `Bearer ${SECRETS.token}`, 'content-type': 'json' } }, 'request');
+    child.warn(
+      {
+        student: {
+          id: 1,
+          user: {
+            oneTimePassword: SECRETS.oneTimePassword,
+            additionalData: { pesel: SECRETS.pesel, nipNumber: SECRETS.nipNumber, billingPesel: SECRETS.billingPesel, billingNipNumber: SECRETS.billingNipNumber, city: 'Łódź' },
+            parentUser: { oneTimePassword: SECRETS.oneTimePassword },
+          },
+        },
+      },
+      'student',
+    );
+    child.debug({ list: [{ token: SECRETS.token }] }, 'list');
+    const output = lines.join('');
+    expect(lines).toHaveLength(4);
+    for (const secret of Object.values(SECRETS)) expect(output).not.toContain(secret);
+    expect(output).toContain('Łódź');
+    expect(output).toContain('[redacted]');
+  });
+
+  it('leaves empty values visible (so "not set" can be told from "set")', () => {
+    expect(redactDeep({ token: '', secret: null, adminToken: undefined })).toEqual({ token: '', secret: null, adminToken: undefined });
+  });
+});

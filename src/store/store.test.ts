@@ -1,0 +1,136 @@
+import { appendFile, readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../log.js';
+import { tempDir } from '../../test/support/temp.js';
+import { createStore, type Store } from './store.js';
+
+const log = silentLogger();
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function openStore(dir: string, options: { checkpointBytes?: number } = {}): Promise<Store> {
+  const store = createStore({ dir, log, ...options });
+  await store.start();
+  cleanups.push(() => store.stop());
+  return store;
+}
+
+async function newDir(): Promise<string> {
+  const temp = await tempDir();
+  cleanups.push(temp.cleanup);
+  return temp.dir;
+}
+
+describe('store', () => {
+  it('keeps what was committed across a reopen', async () => {
+    const dir = await newDir();
+    const first = await openStore(dir);
+    await first.commit([
+      { op: 'put', c: 'outbox', k: 'a', v: { n: 1 } },
+      { op: 'put', c: 'outbox', k: 'b', v: { n: 2 } },
+    ]);
+    await first.commit([{ op: 'del', c: 'outbox', k: 'a' }, { op: 'put', c: 'inbox', k: 'x', v: 'ż' }]);
+    await first.stop();
+    const second = await openStore(dir);
+    expect([...second.entries('outbox')]).toEqual([['b', { n: 2 }]]);
+    expect(second.get('inbox', 'x')).toBe('ż');
+  });
+
+  it('applies a commit in memory at once and resolves once durable', async () => {
+    const store = await openStore(await newDir());
+    const pending = store.commit([{ op: 'put', c: 'c', k: 'k', v: 1 }]);
+    expect(store.has('c', 'k')).toBe(true);
+    await pending;
+    await store.durable();
+  });
+
+  it('groups concurrent commits and keeps their order', async () => {
+    const dir = await newDir();
+    const store = await openStore(dir);
+    await Promise.all(Array.from({ length: 200 }, (_, i) => store.commit([{ op: 'put', c: 'c', k: 'k', v: i }])));
+    await store.stop();
+    const reopened = await openStore(dir);
+    expect(reopened.get('c', 'k')).toBe(199);
+    expect(reopened.stats().seq).toBe(200);
+  });
+
+  it('checkpoints into lowdb documents and replays only newer WAL entries', async () => {
+    const dir = await newDir();
+    const store = await openStore(dir);
+    await store.commit([{ op: 'put', c: 'snap', k: '1', v: 'old' }]);
+    await store.checkpoint();
+    await store.commit([{ op: 'put', c: 'snap', k: '1', v: 'new' }, { op: 'put', c: 'snap', k: '2', v: 'two' }]);
+    await store.stop();
+    const files = await readdir(dir);
+    expect(files).toContain('snap.db.json');
+    const reopened = await openStore(dir);
+    expect(Object.fromEntries(reopened.entries('snap'))).toEqual({ 1: 'new', 2: 'two' });
+  });
+
+  it('drops a torn last WAL line (a crash mid-append) and goes on', async () => {
+    const dir = await newDir();
+    const store = await openStore(dir);
+    await store.commit([{ op: 'put', c: 'c', k: 'kept', v: 1 }]);
+    await store.stop();
+    const [segment] = (await readdir(dir)).filter((f) => f.startsWith('wal-'));
+    await appendFile(path.join(dir, segment!), '{"s":2,"o":[{"op":"put","c":"c","k":"lost"');
+    const reopened = await openStore(dir);
+    expect(reopened.has('c', 'kept')).toBe(true);
+    expect(reopened.has('c', 'lost')).toBe(false);
+    await reopened.commit([{ op: 'put', c: 'c', k: 'after', v: 3 }]);
+    await reopened.stop();
+    const third = await openStore(dir);
+    expect([...third.entries('c')].map(([k]) => k).sort()).toEqual(['after', 'kept']);
+  });
+
+  it('refuses to open a WAL corrupted in the middle, with a clear error', async () => {
+    const dir = await newDir();
+    await writeFile(path.join(dir, 'wal-000000000001.log'), 'garbage\n{"s":2,"o":[]}\n');
+    const store = createStore({ dir, log });
+    await expect(store.start()).rejects.toMatchObject({ code: 'store.corrupt' });
+  });
+
+  it('lets one process hold a store; a second is told who holds it', async () => {
+    const dir = await newDir();
+    await openStore(dir);
+    await writeFile(path.join(dir, 'LOCK'), JSON.stringify({ pid: process.ppid, host: (await import('node:os')).hostname(), startedAt: 'then' }));
+    const second = createStore({ dir, log });
+    await expect(second.start()).rejects.toMatchObject({ code: 'store.locked' });
+    await expect(second.start()).rejects.toThrow(String(process.ppid));
+  });
+
+  it('takes over the lock of a process that no longer runs', async () => {
+    const dir = await newDir();
+    await writeFile(path.join(dir, 'LOCK'), JSON.stringify({ pid: 2 ** 22 + 12345, host: (await import('node:os')).hostname(), startedAt: 'x' }));
+    const store = await openStore(dir);
+    expect(store.health()).toEqual({ ok: true });
+  });
+
+  it('works in memory without a directory', async () => {
+    const store = createStore({ log });
+    await store.start();
+    await store.commit([{ op: 'put', c: 'c', k: 'k', v: 1 }]);
+    expect(store.get('c', 'k')).toBe(1);
+    await store.stop();
+    await store.stop();
+  });
+
+  it('rejects commits when closed', async () => {
+    const store = createStore({ log });
+    await expect(store.commit([{ op: 'put', c: 'c', k: 'k', v: 1 }])).rejects.toMatchObject({ code: 'store.closed' });
+  });
+
+  it('checkpoints by itself once the WAL passes its size limit, and stays readable', async () => {
+    const dir = await newDir();
+    const store = await openStore(dir, { checkpointBytes: 2_000 });
+    for (let i = 0; i < 50; i++) await store.commit([{ op: 'put', c: 'big', k: String(i), v: 'x'.repeat(100) }]);
+    await store.checkpoint();
+    await store.stop();
+    const reopened = await openStore(dir);
+    expect(reopened.size('big')).toBe(50);
+    expect(reopened.stats().walBytes).toBeLessThan(2_000);
+  });
+});
