@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Agent, type Dispatcher } from 'undici';
 import type { Logger } from 'pino';
@@ -7,11 +8,14 @@ import type { Config } from './config/index.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { createLifecycle, type Component } from './lifecycle.js';
 import { createMetricsRegistry } from './metrics.js';
+import { createConnectorInstances, createOutbox, type Outbox } from './outbox/index.js';
+import { createPollPart, type PollPart } from './poll/index.js';
 import { createReadiness, type Readiness } from './readiness.js';
 import { createSandbox, type Sandbox } from './sandbox/index.js';
 import { createServer, type Server } from './server.js';
 import { createStore, type Store } from './store/index.js';
 import { createUpstreamClient, type UpstreamClient } from './upstream/index.js';
+import { createWebhooks, type Webhooks } from './webhooks/index.js';
 
 /**
  * Wires the whole daemon (STYLE 1): every dependency is built here and passed down; nothing here
@@ -42,6 +46,12 @@ export interface App extends Component {
   readonly server: Server | undefined;
   readonly sandbox: Sandbox | undefined;
   readonly upstream: UpstreamClient;
+  /** Durable delivery to the configured connectors (issue 5). */
+  readonly outbox: Outbox;
+  /** Webhook intake, quarantine/reprocess and registration reconcile (issue 6). */
+  readonly webhooks: Webhooks;
+  /** Poll and diff, the scheduler, the roster export (issue 7). */
+  readonly poll: PollPart;
   /** The signing secrets accepted on webhook deliveries: the current one first. */
   readonly webhookSecrets: readonly string[];
   /** The URL upstream calls (publicUrl + /webhooks/v2); known once the server listens. */
@@ -84,7 +94,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     });
     // The sandbox is a dependency like a database: it has to answer before the client can be built.
     await embedded.start();
-    components.push(embedded);
+    components.push({ name: 'sandbox', start: () => embedded.start(), stop: () => embedded.stop() });
     sandbox = embedded;
   }
   const upstream = createUpstreamClient({
@@ -118,10 +128,39 @@ export async function createApp(options: AppOptions): Promise<App> {
   };
 
   // --- outbox and connectors (issue 5) ----------------------------------------------------------------
+  const outbox = createOutbox({
+    store,
+    connectors: createConnectorInstances(config.connectors),
+    delivery: config.delivery,
+    clock,
+    dispatcher,
+    log: log.child({ component: 'outbox' }),
+    metrics,
+    random,
+    // One-shot commands deliver but do not report readiness: no connector checks.
+    checkIntervalMs: mode === 'daemon' ? 60_000 : 0,
+  });
+  components.push(outbox);
+  for (const connector of config.connectors) {
+    readiness.register(`connector:${connector.name}`, () => outbox.connectorState(connector.name));
+  }
 
   // --- webhook intake and registration reconcile (issue 6) ---------------------------------------
+  const webhooks = createWebhooks({
+    config: config.webhooks, mode, http, store, sink: outbox, upstream, secrets: webhookSecrets, callbackUrl,
+    clock, log, metrics, random,
+    // The reconciler starts before the server (pushed last) and needs its URL: wait until it listens.
+    whenListening: async (signal) => {
+      while (server && !server.url) await sleep(10, undefined, { signal });
+    },
+  });
+  components.push(...webhooks.components);
+  readiness.register('webhooks', () => webhooks.reconciler.readiness());
 
   // --- poll, diff and roster export (issue 7) --------------------------------------------------
+  // The poller in every mode; the scheduler (cron + start-up runs) in daemon mode only.
+  const poll = createPollPart({ config, mode, store, upstream, outbox, clock, log, metrics, readiness });
+  components.push(...poll.components);
 
   // --- server last: requests arrive only when everything they need has started --------------------
   if (server) components.push(server);
@@ -141,6 +180,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     server,
     sandbox,
     upstream,
+    outbox,
+    webhooks,
+    poll,
     webhookSecrets,
     callbackUrl,
     start: () => lifecycle.start(),

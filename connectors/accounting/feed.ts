@@ -37,7 +37,7 @@ const PAID_STATUS = 2;
  * The upstream documents one state value: `statusOffice` 2 named "paid"; other values are not shown.
  * So: paid when either says so; not paid when a status is present and says something else; unknown
  * (null) when neither is present. `paidAt` is not used: api-v2.md lists it as an always-present
- * date-time, and the upstream fills it on unpaid invoices too, so its presence proves nothing.
+ * (non-nullable) date-time, so its presence proves nothing about payment.
  */
 export function isInvoicePaid(invoice: Record<string, unknown>): boolean | null {
   const code = invoice.statusOffice;

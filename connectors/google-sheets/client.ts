@@ -6,8 +6,7 @@
  * and gaxios' own retry is off: it never retries POST and ignores Retry-After, the outbox does better.
  */
 import { readFile } from 'node:fs/promises';
-import { sheets, type sheets_v4 } from '@googleapis/sheets';
-import { JWT, OAuth2Client } from 'google-auth-library';
+import { auth as googleAuth, sheets, type sheets_v4 } from '@googleapis/sheets';
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
 import { BridgeError } from '../../src/errors.js';
 
@@ -27,6 +26,10 @@ export interface SheetsClient {
   email: string | undefined;
 }
 
+// google-auth-library is not our direct dependency; its classes come through @googleapis/sheets.
+type JWT = InstanceType<typeof googleAuth.JWT>;
+type OAuth2Client = InstanceType<typeof googleAuth.OAuth2>;
+
 async function serviceAccount(file: string): Promise<JWT> {
   let key: { type?: unknown; client_email?: unknown; private_key?: unknown; private_key_id?: unknown };
   try {
@@ -37,7 +40,7 @@ async function serviceAccount(file: string): Promise<JWT> {
   if (key.type !== 'service_account' || typeof key.client_email !== 'string' || typeof key.private_key !== 'string') {
     throw new BridgeError('sheets_credentials', `${file} is not a service-account JSON key (needs type "service_account", client_email, private_key)`);
   }
-  const jwt = new JWT({
+  const jwt = new googleAuth.JWT({
     email: key.client_email,
     key: key.private_key,
     keyId: typeof key.private_key_id === 'string' ? key.private_key_id : undefined,
@@ -56,7 +59,7 @@ export async function createSheetsClient(options: ClientOptions): Promise<Sheets
     auth = jwt;
     email = jwt.email;
   } else if (options.accessToken) {
-    auth = new OAuth2Client();
+    auth = new googleAuth.OAuth2();
     auth.setCredentials({ access_token: options.accessToken });
   } else {
     throw new BridgeError('sheets_credentials', 'set credentialsFile or accessToken');

@@ -27,6 +27,7 @@ export function createLimiter(perMinute: number, clock: Clock): Limiter {
   let queue: Promise<void> = Promise.resolve();
   const take = async (signal?: AbortSignal) => {
     for (;;) {
+      signal?.throwIfAborted();
       const now = clock.now();
       const wait = waitTime(history, now, perMinute, pausedUntil);
       if (wait === 0) {

@@ -4,7 +4,8 @@ import { describeError, isBridgeError } from '../errors.js';
 
 /** What the admin API can ask the daemon to do; each handler returns a JSON-able summary. */
 export interface AdminHandlers {
-  sync?: () => Promise<unknown>;
+  /** `body.dryRun`: diff and report only (schoolbridge sync --dry-run against a running daemon). */
+  sync?: (body: { dryRun?: boolean }) => Promise<unknown>;
   export?: () => Promise<unknown>;
   retryDeliveries?: (body: { id?: string; allDead?: boolean }) => Promise<unknown>;
   releaseQuarantine?: (id: string) => Promise<unknown>;
@@ -43,7 +44,7 @@ export function registerAdminRoutes(http: FastifyInstance, token: string | undef
     const missing = (what: string) => async () => {
       throw new Error(`${what} is not available in this daemon`);
     };
-    route('/admin/sync', handlers.sync ?? missing('sync'));
+    route('/admin/sync', (request) => (handlers.sync ?? missing('sync'))((request.body ?? {}) as { dryRun?: boolean }));
     route('/admin/export', handlers.export ?? missing('export'));
     route('/admin/deliveries/retry', (request) => (handlers.retryDeliveries ?? missing('retry'))((request.body ?? {}) as { id?: string; allDead?: boolean }));
     route('/admin/quarantine/:id/release', (request) => (handlers.releaseQuarantine ?? missing('quarantine'))((request.params as { id: string }).id));

@@ -12,7 +12,7 @@ import { EVENT_PATTERN, isCallbackUrl } from './webhook-registry.js';
 /** The API v2 resource routes (api-v2.md "Endpoints"), all behind the bearer check. */
 export function registerApiRoutes(app: FastifyInstance, core: SandboxCore): void {
   const { school } = core;
-  const emptyList = (key: string): Buffer[] => [Buffer.from(`{"data":{"${key}":[]}}`)];
+  const emptyList = (key: string): Buffer => Buffer.from(`{"data":{"${key}":[]}}`);
   const query = (request: FastifyRequest): Fields => fieldsOf(request.query);
 
   app.get('/api/v2/students', async (request, reply) =>
@@ -63,7 +63,7 @@ export function registerApiRoutes(app: FastifyInstance, core: SandboxCore): void
 }
 
 /** Create and update answers carry fresh one-time passwords for the student and the parent. */
-function sendWrite(request: FastifyRequest, reply: FastifyReply, student: Student): FastifyReply {
+function sendWrite(request: FastifyRequest, reply: FastifyReply, student: Student): Promise<FastifyReply> {
   const passwords = { student: oneTimePassword(), parent: oneTimePassword() };
   return sendJson(request, reply, { data: { student: studentWriteView(student, passwords) } });
 }
@@ -75,7 +75,7 @@ function oneTimePassword(): string {
 function registerWebhookRoutes(app: FastifyInstance, core: SandboxCore): void {
   app.get('/api/v2/webhooks', async (request, reply) =>
     wantsEmptyList(request)
-      ? sendData(request, reply, [Buffer.from('{"data":{"webhooks":[]}}')])
+      ? sendData(request, reply, Buffer.from('{"data":{"webhooks":[]}}'))
       : sendJson(request, reply, { data: { webhooks: core.webhooks.list() } }));
 
   app.post('/api/v2/webhook', async (request, reply) => {

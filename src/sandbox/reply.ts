@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TakenFaults } from './faults.js';
 import type { ErrorAnswer } from './http-errors.js';
+import type { ListBody } from './list-cache.js';
 
 /**
  * Answers of the API routes. Successful bodies go through `sendData`, which streams pre-rendered
@@ -21,22 +22,26 @@ export function sendError(reply: FastifyReply, answer: ErrorAnswer): FastifyRepl
   return reply.code(answer.status).type('application/json; charset=utf-8').send(JSON.stringify(answer.body));
 }
 
-export function sendJson(request: FastifyRequest, reply: FastifyReply, value: unknown): FastifyReply {
-  return sendData(request, reply, [Buffer.from(JSON.stringify(value))]);
+export function sendJson(request: FastifyRequest, reply: FastifyReply, value: unknown): Promise<FastifyReply> {
+  return sendData(request, reply, Buffer.from(JSON.stringify(value)));
 }
 
-export function sendData(request: FastifyRequest, reply: FastifyReply, chunks: Buffer[]): FastifyReply {
-  let body = chunks;
-  if (pendingFault(request)?.kind === 'truncatedJson') body = truncate(chunks);
-  const length = body.reduce((sum, chunk) => sum + chunk.length, 0);
-  reply.code(200).type('application/json; charset=utf-8').header('content-length', length);
-  return reply.send(body.length === 1 ? body[0] : Readable.from(body));
+export async function sendData(request: FastifyRequest, reply: FastifyReply, body: Buffer | ListBody): Promise<FastifyReply> {
+  reply.code(200).type('application/json; charset=utf-8');
+  if (pendingFault(request)?.kind === 'truncatedJson') {
+    const whole = Buffer.isBuffer(body) ? body : await collect(body.chunks);
+    // The first half (by bytes), with a matching Content-Length: valid HTTP, unparseable JSON.
+    return reply.header('content-length', whole.length >> 1).send(whole.subarray(0, whole.length >> 1));
+  }
+  if (Buffer.isBuffer(body)) return reply.header('content-length', body.length).send(body);
+  if (body.length !== undefined) reply.header('content-length', body.length);
+  return reply.send(Readable.from(body.chunks, { objectMode: false }));
 }
 
-/** The first half of the body (by bytes): valid HTTP, unparseable JSON. */
-function truncate(chunks: Buffer[]): Buffer[] {
-  const whole = Buffer.concat(chunks);
-  return [whole.subarray(0, Math.max(1, Math.floor(whole.length / 2)))];
+async function collect(chunks: AsyncIterable<Buffer>): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const chunk of chunks) parts.push(chunk);
+  return Buffer.concat(parts);
 }
 
 /** Whether an empty-list fault is pending for this request (list routes only). */

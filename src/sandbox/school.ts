@@ -1,5 +1,5 @@
 import { BridgeError } from '../errors.js';
-import { createListCache } from './list-cache.js';
+import { createListCache, type ListBody } from './list-cache.js';
 import { generateSchool, type School } from './seed-data.js';
 import type { Student, User } from './types.js';
 import { studentView, userView, type StudentRow, type UserRow } from './views.js';
@@ -35,11 +35,11 @@ export class SchoolState {
     if (parentId != null) this.studentByUserId.set(parentId, row.id);
   }
 
-  studentsBody(): Buffer[] {
+  studentsBody(): ListBody {
     return this.studentsCache.body(this.studentRows);
   }
 
-  usersBody(): Buffer[] {
+  usersBody(): ListBody {
     return this.usersCache.body(this.userRows);
   }
 

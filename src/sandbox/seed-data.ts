@@ -56,8 +56,10 @@ function administrators(random: Random): UserRow[] {
     ['sekretariat', { firstName: 'Bożena', lastName: 'Świątek' }],
     ['dyrektor', { firstName: 'Jędrzej', lastName: 'Łęcki' }],
   ];
-  return people.map(([login, person], index) =>
-    makeUserRow(random, { id: index + 1, login, person, role: 'administrator', isArchived: 0, ...seedTimes(random) }));
+  return people.map(([login, person], index) => ({
+    ...makeUserRow(random, { id: index + 1, login, person, role: 'administrator', isArchived: 0, ...seedTimes(random) }),
+    language: 'pl_PL',
+  }));
 }
 
 export function generateSchool(seed: number, count: number): School {

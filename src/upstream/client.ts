@@ -3,7 +3,7 @@ import { BridgeError, describeError } from '../errors.js';
 import { call, type CallContext, type CallSpec } from './call.js';
 import { pick, readJson } from './envelope.js';
 import { createHttp, type BodyStream } from './http.js';
-import { extractOneTimePasswords, normalizeValue } from './normalize.js';
+import { extractOneTimePasswords, normalizeInPlace } from './normalize.js';
 import { readList } from './read-list.js';
 import { resolveRetryPolicy } from './retry.js';
 import { deletedWebhookSchema, studentSchema, userSchema, validate, webhookSchema } from './schemas.js';
@@ -59,18 +59,18 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   const writeResult = async (body: BodyStream): Promise<StudentWriteResult> => {
     const raw = pick(await readJson(body), ['data', 'student'], 'object');
     const oneTimePasswords = extractOneTimePasswords(raw);
-    return { student: validate(studentSchema, normalizeValue(raw), 'data.student'), oneTimePasswords };
+    return { student: validate(studentSchema, normalizeInPlace(raw), 'data.student'), oneTimePasswords };
   };
 
   return {
     listStudents: (opts) =>
-      list('/api/v2/students', 'students', (v, i) => validate(studentSchema, normalizeValue(v), `data.students[${i}]`), opts),
+      list('/api/v2/students', 'students', (v, i) => validate(studentSchema, normalizeInPlace(v), `data.students[${i}]`), opts),
     listUsers: (opts) =>
-      list('/api/v2/users', 'users', (v, i) => validate(userSchema, normalizeValue(v), `data.users[${i}]`), opts),
+      list('/api/v2/users', 'users', (v, i) => validate(userSchema, normalizeInPlace(v), `data.users[${i}]`), opts),
     getStudent: (id, opts) =>
       tracked({
         method: 'GET', path: '/api/v2/student', query: { id: String(id) }, safe: true, signal: opts?.signal,
-        read: async (body) => validate(studentSchema, normalizeValue(pick(await readJson(body), ['data', 'student'], 'object')), 'data.student'),
+        read: async (body) => validate(studentSchema, normalizeInPlace(pick(await readJson(body), ['data', 'student'], 'object')), 'data.student'),
       }),
     createStudent: (input: CreateStudentInput, opts?: CallOptions) =>
       tracked({

@@ -2,5 +2,5 @@
 export type * from './types.js';
 export { createUpstreamClient } from './client.js';
 export { createUpstreamAgent } from './agent.js';
-export { normalizeStudent, normalizeUser, normalizeValue, extractOneTimePasswords } from './normalize.js';
+export { normalizeStudent, normalizeUser, normalizeValue, normalizeInPlace, extractOneTimePasswords } from './normalize.js';
 export { UPSTREAM_ERROR_CODES } from './errors.js';

@@ -96,6 +96,16 @@ describe('ListScanner', () => {
     );
   });
 
+  it('handles quotes and backslash runs at any chunk boundary', () => {
+    const tricky = fc.string({ unit: fc.constantFrom('\\', '"', 'a', ']', '}', '{', '[', ',', 'ż'), maxLength: 12 });
+    fc.assert(
+      fc.property(fc.array(fc.dictionary(tricky, tricky, { maxKeys: 3 }), { maxLength: 4 }), fc.array(fc.nat({ max: 300 }), { maxLength: 10 }), (items, cuts) => {
+        const text = JSON.stringify({ data: { students: items } });
+        expect(scan(text, cuts)).toEqual(items);
+      }),
+    );
+  });
+
   it('never returns a partial list from a cut-off body', () => {
     fc.assert(
       fc.property(fc.array(fc.jsonValue(), { minLength: 1, maxLength: 6 }), fc.nat(), (items, at) => {

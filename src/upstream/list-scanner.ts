@@ -44,6 +44,28 @@ type Purpose =
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
+/** Length of the run of backslashes ending just before `end`, not looking below `floor`. */
+function backslashRun(chunk: Uint8Array, end: number, floor: number): number {
+  let count = 0;
+  for (let k = end - 1; k >= floor && chunk[k] === BACKSLASH; k--) count++;
+  return count;
+}
+
+/**
+ * Index of the quote that ends a string, searching from `from` (inside the string, not right after
+ * a backslash), or -1. Strings are most of a body's bytes, so jumping with indexOf (memchr for a
+ * Buffer) instead of looking at every byte halves the scan. A quote ends the string unless an odd
+ * run of backslashes precedes it; runs are counted from `from`, where no escape is pending.
+ */
+function stringEnd(chunk: Uint8Array, from: number): number {
+  let i = from;
+  for (;;) {
+    const quote = chunk.indexOf(QUOTE, i);
+    if (quote < 0 || backslashRun(chunk, quote, from) % 2 === 0) return quote;
+    i = quote + 1;
+  }
+}
+
 export class ListScanner {
   private readonly target: readonly string[];
   private readonly stack: Frame[] = [];
@@ -97,10 +119,6 @@ export class ListScanner {
       const last = depth === this.target.length;
       throw invalidResponse(joinPath('', this.target.slice(0, depth)), last ? 'array' : 'object', undefined);
     }
-  }
-
-  get elementCount(): number {
-    return this.elements;
   }
 
   private fail(detail: string, at: number): never {
@@ -227,23 +245,32 @@ export class ListScanner {
     let inString = this.capInString;
     let escape = this.capEscape;
     const string = this.capKind === 'string';
-    for (let i = start; i < chunk.length; i++) {
-      const b = chunk[i] as number;
+    let i = start;
+    while (i < chunk.length) {
       if (inString) {
-        if (escape) escape = false;
-        else if (b === BACKSLASH) escape = true;
-        else if (b === QUOTE) {
-          inString = false;
-          if (string) return i; // strings do not nest: the first closing quote ends the value
+        if (escape) {
+          escape = false;
+          i++;
+          continue;
         }
+        const quote = stringEnd(chunk, i);
+        if (quote < 0) {
+          escape = backslashRun(chunk, chunk.length, i) % 2 === 1; // "\ at a chunk's end escapes the next one's first byte
+          break;
+        }
+        inString = false;
+        if (string) return quote; // strings do not nest: the first closing quote ends the value
+        i = quote + 1;
         continue;
       }
+      const b = chunk[i] as number;
       if (b === QUOTE) inString = true;
       else if (b === OPEN_OBJECT || b === OPEN_ARRAY) depth++;
       else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
         depth--;
         if (depth === 0) return i;
       }
+      i++;
     }
     this.capDepth = depth;
     this.capInString = inString;

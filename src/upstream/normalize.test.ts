@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { extractOneTimePasswords, normalizeStudent, normalizeUser, normalizeValue } from './normalize.js';
+import { extractOneTimePasswords, normalizeInPlace, normalizeStudent, normalizeUser, normalizeValue } from './normalize.js';
 
 /** A student as create/update answer it: string flags and one-time passwords (api-v2.md). */
 function writeAnswerStudent() {
@@ -81,4 +81,15 @@ describe('extractOneTimePasswords', () => {
       expect(extractOneTimePasswords(raw)).toEqual({});
     },
   );
+});
+
+describe('normalizeInPlace', () => {
+  it('gives the same result as the copying normalizer', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.constantFrom('0', '1', 'x'), (value, flag) => {
+        const withFlags = { isActive: flag, user: { isArchived: flag, oneTimePassword: 'p', data: value } };
+        expect(normalizeInPlace(structuredClone(withFlags))).toEqual(normalizeValue(withFlags));
+      }),
+    );
+  });
 });

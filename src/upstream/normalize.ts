@@ -14,23 +14,28 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function normalizeFlag(value: unknown): unknown {
-  if (value === '0') return 0;
-  if (value === '1') return 1;
-  return normalizeValue(value); // an odd flag holding an object still loses its passwords
+/**
+ * Normalizes a value the caller owns, in place, and returns it. The client uses this on objects it
+ * has just parsed: copying 300,000 objects of a big list cost more main-thread time than parsing.
+ */
+export function normalizeInPlace(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = normalizeInPlace(value[i]);
+    return value;
+  }
+  if (!isPlainObject(value)) return value;
+  for (const key of Object.keys(value)) {
+    const field = value[key];
+    if (key === SECRET_FIELD) delete value[key];
+    else if (FLAG_FIELDS.has(key) && (field === '0' || field === '1')) value[key] = field === '1' ? 1 : 0;
+    else if (typeof field === 'object' && field !== null) normalizeInPlace(field);
+  }
+  return value;
 }
 
 /** Returns a normalized deep copy of any JSON value; the input is not modified. */
 export function normalizeValue(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(normalizeValue);
-  if (!isPlainObject(value)) return value;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) {
-    if (key === SECRET_FIELD) continue;
-    const field = value[key];
-    out[key] = FLAG_FIELDS.has(key) ? normalizeFlag(field) : normalizeValue(field);
-  }
-  return out;
+  return normalizeInPlace(structuredClone(value));
 }
 
 /** Normalizes one student (its user and parentUser included). Shape is checked by schemas.ts. */

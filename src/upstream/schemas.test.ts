@@ -34,7 +34,8 @@ describe('schemas', () => {
     ['missing user', student({ user: undefined }), 'data.students[3].user', 'object', 'missing'],
     ['user is an array', student({ user: [] }), 'data.students[3].user', 'object', 'array'],
     ['parent id string', student({ user: { id: 10, parentUser: { id: 'x' } } }), 'data.students[3].user.parentUser.id', 'integer', 'string'],
-    ['flag left a string', student({ isActive: 'yes' }), 'data.students[3].isActive', 'integer', 'string'],
+    ['flag left a string', student({ isActive: 'yes' }), 'data.students[3].isActive', 'integer or null', 'string'],
+    ['unsafe integer id', student({ id: 2 ** 60 }), 'data.students[3].id', 'integer', 'number'],
     ['element not an object', 5, 'data.students[3]', 'object', 'number'],
   ])('%s is an invalid_response naming the path', (_name, value, path, expected, actual) => {
     const error = failure(() => validate(studentSchema, value, 'data.students[3]'));

@@ -9,6 +9,7 @@ interface SheetProperties {
   sheetId?: number;
   title?: string;
   index?: number;
+  hidden?: boolean;
   gridProperties?: { rowCount?: number; columnCount?: number };
 }
 
@@ -26,6 +27,7 @@ export function sheetProperties(s: FakeSheet) {
     index: s.index,
     sheetType: 'GRID',
     gridProperties: { rowCount: s.rowCount, columnCount: s.columnCount },
+    ...(s.hidden ? { hidden: true } : {}),
   };
 }
 
@@ -62,6 +64,7 @@ function addSheet(book: FakeSpreadsheet, p: SheetProperties, nextId: () => numbe
     rowCount: p.gridProperties?.rowCount ?? 1000,
     columnCount: p.gridProperties?.columnCount ?? 26,
     rows: [],
+    ...(p.hidden ? { hidden: true } : {}),
   };
   reindex(book, sheet, p.index);
   return { addSheet: { properties: sheetProperties(sheet) } };
@@ -81,9 +84,11 @@ function updateProperties(book: FakeSpreadsheet, p: SheetProperties, fields: str
   }
   if ((wanted.has('gridProperties.columnCount') || wanted.has('gridProperties')) && grid.columnCount !== undefined) {
     sheet.columnCount = grid.columnCount;
-    for (const row of sheet.rows) if (row) row.length = Math.min(row.length, grid.columnCount);
+    sheet.rows = sheet.rows.map((row) => row?.slice(0, grid.columnCount));
   }
   if (wanted.has('index') && p.index !== undefined) reindex(book, sheet, p.index);
+  if (wanted.has('hidden')) sheet.hidden = p.hidden === true;
+  if (book.sheets.every((s) => s.hidden)) throw badRequest("Invalid requests: You can't hide all sheets in a document.");
 }
 
 function deleteDimension(book: FakeSpreadsheet, r: NonNullable<Request['deleteDimension']>['range']): void {
@@ -99,13 +104,14 @@ function deleteDimension(book: FakeSpreadsheet, r: NonNullable<Request['deleteDi
     sheet.rowCount -= count;
   } else {
     if (count >= sheet.columnCount) throw badRequest('Invalid requests: You can\'t delete all the columns on the sheet.');
-    for (const row of sheet.rows) if (row) row.splice(r.startIndex, count);
+    sheet.rows = sheet.rows.map((row) => row && [...row.slice(0, r.startIndex), ...row.slice(r.endIndex)]);
     sheet.columnCount -= count;
   }
 }
 
 export function applyBatchUpdate(book: FakeSpreadsheet, requests: Request[], cellLimit: number, nextId: () => number) {
-  const copy: FakeSpreadsheet = structuredClone(book);
+  // A shallow copy: row arrays are shared until a request must change one (a column change copies them).
+  const copy: FakeSpreadsheet = { ...book, sheets: book.sheets.map((s) => ({ ...s, rows: [...s.rows] })) };
   const replies = requests.map((req) => {
     if (req.addSheet) return addSheet(copy, req.addSheet.properties ?? {}, nextId);
     if (req.deleteSheet) {

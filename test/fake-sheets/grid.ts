@@ -13,6 +13,7 @@ export interface FakeSheet {
   index: number;
   rowCount: number;
   columnCount: number;
+  hidden?: boolean;
   rows: (Cell | undefined)[][];
 }
 
@@ -56,7 +57,10 @@ function trimmed(row: (Cell | undefined)[] | undefined): (Cell | undefined)[] {
 }
 
 export function readRange(sheet: FakeSheet, r: GridRange, unformatted: boolean): { range: string; values: Cell[][] } {
-  // Reads are clamped to the grid (a column range like A:A means "to the last row").
+  // An open end means "to the grid's edge" (A:A is the whole column); a bounded end beyond it is an error.
+  if ((r.endRow ?? 0) > sheet.rowCount || (r.endCol ?? 0) > sheet.columnCount || r.startCol >= sheet.columnCount) {
+    throw badRequest(`Range (${r.title}) exceeds grid limits. Max rows: ${sheet.rowCount}, max columns: ${sheet.columnCount}`);
+  }
   const endRow = Math.min(r.endRow ?? sheet.rowCount, sheet.rowCount);
   const endCol = Math.min(r.endCol ?? sheet.columnCount, sheet.columnCount);
   const values: Cell[][] = [];
@@ -77,7 +81,8 @@ function assertCellValue(value: unknown): asserts value is Cell | null {
   }
 }
 
-export function writeRange(sheet: FakeSheet, r: GridRange, values: unknown[][]): { updatedRange: string; updatedRows: number; updatedColumns: number; updatedCells: number } {
+/** Checks a write completely before anything changes, so a failed request leaves the sheet as it was. */
+export function checkWrite(sheet: FakeSheet, r: GridRange, values: unknown[][]): void {
   const width = Math.max(0, ...values.map((row) => row.length));
   if (r.endRow !== undefined && r.startRow + values.length > r.endRow) {
     throw badRequest(`Requested writing within range [${r.title}], but tried writing to row [${r.startRow + values.length}]`);
@@ -88,12 +93,17 @@ export function writeRange(sheet: FakeSheet, r: GridRange, values: unknown[][]):
   if (r.startRow + values.length > sheet.rowCount || r.startCol + width > sheet.columnCount) {
     throw badRequest(`Range (${r.title}) exceeds grid limits. Max rows: ${sheet.rowCount}, max columns: ${sheet.columnCount}`);
   }
+  for (const row of values) for (const value of row) assertCellValue(value);
+}
+
+export function writeRange(sheet: FakeSheet, r: GridRange, values: unknown[][]): { updatedRange: string; updatedRows: number; updatedColumns: number; updatedCells: number } {
+  checkWrite(sheet, r, values);
+  const width = Math.max(0, ...values.map((row) => row.length));
   values.forEach((row, i) => {
     row.forEach((value, j) => {
-      assertCellValue(value);
       if (value === null) return;
       const target = (sheet.rows[r.startRow + i] ??= []);
-      target[r.startCol + j] = value === '' ? undefined : value;
+      target[r.startCol + j] = value === '' ? undefined : (value as Cell);
     });
   });
   return {
@@ -111,12 +121,18 @@ function rowHasValue(row: (Cell | undefined)[] | undefined, startCol: number, en
 }
 
 /** values.append: finds the table that starts at the range and writes after its last row, growing the grid. */
-export function appendRows(sheet: FakeSheet, r: GridRange, values: unknown[][], insertRows: boolean) {
+export function appendRows(sheet: FakeSheet, r: GridRange, values: unknown[][], insertRows: boolean, cellsLeft: number) {
   const endCol = r.endCol ?? sheet.columnCount;
+  for (const row of values) for (const value of row) assertCellValue(value);
   let last = r.startRow - 1;
   for (let row = r.startRow; row < sheet.rowCount; row++) if (rowHasValue(sheet.rows[row], r.startCol, endCol)) last = row;
   const at = last + 1;
   const width = Math.max(0, ...values.map((row) => row.length));
+  const rowCount = insertRows ? sheet.rowCount + values.length : Math.max(sheet.rowCount, at + values.length);
+  const columnCount = Math.max(sheet.columnCount, r.startCol + width);
+  if (rowCount * columnCount - sheet.rowCount * sheet.columnCount > cellsLeft) {
+    throw badRequest(`This action would increase the number of cells in the workbook above the limit of ${cellsLeft + sheet.rowCount * sheet.columnCount} cells.`);
+  }
   if (insertRows) {
     sheet.rows.splice(at, 0, ...values.map(() => []));
     sheet.rowCount += values.length;

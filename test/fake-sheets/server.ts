@@ -11,7 +11,7 @@ import { A1Error, parseCells, splitSheet, type GridRange } from './a1.js';
 import { applyBatchUpdate, sheetProperties } from './batch-update.js';
 import { assertShared, authenticate, type AuthOptions, type ServiceAccount } from './auth.js';
 import {
-  ApiError, appendRows, assertCellLimit, badRequest, cellCount, clearRange, findSheet, readRange, writeRange,
+  ApiError, appendRows, badRequest, cellCount, checkWrite, clearRange, findSheet, readRange, writeRange,
   type Cell, type FakeSheet, type FakeSpreadsheet,
 } from './grid.js';
 
@@ -76,14 +76,6 @@ export async function startFakeSheets(options: FakeSheetsOptions = {}): Promise<
     if (option !== 'RAW') throw badRequest(`the fake implements valueInputOption RAW only, got ${String(option)}`);
   };
 
-  /** Runs a write on a copy, so a failed request (bad range, cell limit) changes nothing. */
-  const mutate = <T>(book: FakeSpreadsheet, fn: (copy: FakeSpreadsheet) => T): T => {
-    const copy = structuredClone(book);
-    const result = fn(copy);
-    assertCellLimit(copy, cellLimit);
-    book.sheets = copy.sheets;
-    return result;
-  };
 
   const routes: Record<string, Route> = {
     'GET spreadsheets.get': ({ book }) => ({
@@ -110,33 +102,27 @@ export async function startFakeSheets(options: FakeSheetsOptions = {}): Promise<
     }),
     'PUT values.update': ({ book, query, body, range }) => {
       requireRaw(query.get('valueInputOption'));
-      return mutate(book, (copy) => {
-        const { sheet, r } = parseRange(copy, range!);
-        return { spreadsheetId: book.spreadsheetId, ...writeRange(sheet, r, body?.values ?? []) };
-      });
+      const { sheet, r } = parseRange(book, range!);
+      return { spreadsheetId: book.spreadsheetId, ...writeRange(sheet, r, body?.values ?? []) };
     },
     'POST values.append': ({ book, query, body, range }) => {
       requireRaw(query.get('valueInputOption'));
-      return mutate(book, (copy) => {
-        const { sheet, r } = parseRange(copy, range!);
-        const out = appendRows(sheet, r, body?.values ?? [], query.get('insertDataOption') === 'INSERT_ROWS');
-        return { spreadsheetId: book.spreadsheetId, ...out };
-      });
+      const { sheet, r } = parseRange(book, range!);
+      const out = appendRows(sheet, r, body?.values ?? [], query.get('insertDataOption') === 'INSERT_ROWS', cellLimit - cellCount(book));
+      return { spreadsheetId: book.spreadsheetId, ...out };
     },
-    'POST values.clear': ({ book, range }) => mutate(book, (copy) => {
-      const { sheet, r } = parseRange(copy, range!);
+    'POST values.clear': ({ book, range }) => {
+      const { sheet, r } = parseRange(book, range!);
       clearRange(sheet, r);
       return { spreadsheetId: book.spreadsheetId, clearedRange: range };
-    }),
+    },
     'POST values.batchUpdate': ({ book, body }) => {
       requireRaw(body?.valueInputOption);
-      return mutate(book, (copy) => {
-        const responses = (body?.data ?? []).map((d: { range: string; values?: unknown[][] }) => {
-          const { sheet, r } = parseRange(copy, d.range);
-          return { spreadsheetId: book.spreadsheetId, ...writeRange(sheet, r, d.values ?? []) };
-        });
-        return { spreadsheetId: book.spreadsheetId, totalUpdatedCells: responses.reduce((n: number, x: { updatedCells: number }) => n + x.updatedCells, 0), responses };
-      });
+      // All ranges are checked before any is written: the request succeeds or changes nothing.
+      const writes = (body?.data ?? []).map((d: { range: string; values?: unknown[][] }) => ({ ...parseRange(book, d.range), values: d.values ?? [] }));
+      for (const w of writes) checkWrite(w.sheet, w.r, w.values);
+      const responses = writes.map((w: { sheet: FakeSheet; r: GridRange; values: unknown[][] }) => ({ spreadsheetId: book.spreadsheetId, ...writeRange(w.sheet, w.r, w.values) }));
+      return { spreadsheetId: book.spreadsheetId, totalUpdatedCells: responses.reduce((n: number, x: { updatedCells: number }) => n + x.updatedCells, 0), responses };
     },
   };
 

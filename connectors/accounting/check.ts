@@ -1,0 +1,37 @@
+import { constants } from 'node:fs';
+import { access, mkdir } from 'node:fs/promises';
+import { request } from 'undici';
+import type { CheckResult, ConnectorContext } from '../../src/connectors/types.js';
+import { describeError } from '../../src/errors.js';
+import type { AccountingConfig } from './schema.js';
+
+/**
+ * Readiness of the accounting connector (shown in /readyz; must not throw): the ledger directory is
+ * writable, and the feed URL answers a HEAD with the configured headers. Any answer below 500 counts
+ * as reachable (many POST endpoints answer HEAD with 404 or 405) except 401/403, which say the
+ * configured credentials are refused. Nothing is POSTed, so a check never creates an invoice.
+ */
+export async function checkAccounting(ctx: ConnectorContext<AccountingConfig>): Promise<CheckResult> {
+  const { ledgerDir, url, headers, timeoutMs } = ctx.config;
+  if (ledgerDir) {
+    try {
+      await mkdir(ledgerDir, { recursive: true });
+      await access(ledgerDir, constants.W_OK);
+    } catch (error) {
+      return { ok: false, reason: `ledger directory ${ledgerDir} is not writable: ${describeError(error)}` };
+    }
+  }
+  const origin = new URL(url).origin;
+  try {
+    const response = await request(url, {
+      method: 'HEAD', headers, dispatcher: ctx.dispatcher, signal: ctx.signal, headersTimeout: timeoutMs, bodyTimeout: timeoutMs,
+    });
+    await response.body.dump();
+    const status = response.statusCode;
+    if (status === 401 || status === 403) return { ok: false, reason: `${origin} refuses the configured credentials (${status})` };
+    if (status >= 500) return { ok: false, reason: `${origin} answers ${status}` };
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, reason: `cannot reach ${origin}: ${describeError(error)}` };
+  }
+}

@@ -1,0 +1,131 @@
+import { mkdir, open, readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { csvHeader, toCsvRow } from '../../src/csv.js';
+import { BridgeError } from '../../src/errors.js';
+import { readCsv } from './csv-read.js';
+import type { FeedBodyV1 } from './feed.js';
+import { LEDGER_COLUMNS, LEDGER_FILE, ledgerFileName, ledgerRow } from './ledger-row.js';
+
+/**
+ * The daily ledger: `<dir>/ledger-YYYY-MM-DD.csv`, one row per invoice version, each record id once.
+ *
+ * The ledger files are their own index: the set of written ids is read back from them on first use,
+ * so nothing else has to agree with them after a crash. A crash can leave the last row half-written;
+ * that tail was never acknowledged, so it is cut off when the files are read, and the redelivery
+ * writes the row whole. Every append is fsync'd before it counts. Appends run one at a time (the
+ * outbox may deliver several invoices at once) so the check for an id and its append cannot interleave.
+ */
+export interface Ledger {
+  /** Appends the row of `body` unless its record id is already in the ledger. */
+  append(body: FeedBodyV1): Promise<'written' | 'already'>;
+  /** The record ids in the ledger (reads the files on first use). */
+  ids(): Promise<ReadonlySet<string>>;
+}
+
+export interface LedgerOptions {
+  dir: string;
+  timeZone: string;
+  log: Logger;
+}
+
+export function createLedger({ dir, timeZone, log }: LedgerOptions): Ledger {
+  let written: Set<string> | undefined;
+  let queue: Promise<unknown> = Promise.resolve();
+
+  const serial = <T>(work: () => Promise<T>): Promise<T> => {
+    const next = queue.then(work, work);
+    queue = next.catch(() => {});
+    return next;
+  };
+  const load = async (): Promise<Set<string>> => {
+    try {
+      return (written ??= await readWrittenIds(dir, log));
+    } catch (error) {
+      if (error instanceof BridgeError) throw error;
+      throw new BridgeError('accounting.ledger_read', `cannot read the ledger in ${dir}: ${(error as Error).message}`, {
+        retryable: true, cause: error,
+      });
+    }
+  };
+
+  return {
+    ids: () => serial(load),
+    append: (body) =>
+      serial(async () => {
+        const ids = await load();
+        if (ids.has(body.recordId)) return 'already';
+        try {
+          await appendRow(join(dir, ledgerFileName(body.receivedAt, timeZone)), toCsvRow(ledgerRow(body)));
+        } catch (error) {
+          // A failed append may have left part of a row: read the files again before the next one.
+          written = undefined;
+          throw new BridgeError('accounting.ledger_write', `cannot append to the ledger in ${dir}: ${(error as Error).message}`, {
+            retryable: true, cause: error,
+          });
+        }
+        ids.add(body.recordId);
+        return 'written';
+      }),
+  };
+}
+
+/** Appends one row (and the header first, to a new file), fsync'd; a new file's directory entry too. */
+async function appendRow(path: string, row: string): Promise<void> {
+  const file = await open(path, 'a');
+  let created = false;
+  try {
+    created = (await file.stat()).size === 0;
+    await file.writeFile(created ? csvHeader(LEDGER_COLUMNS) + row : row, 'utf8');
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+  if (created) await syncDirectory(join(path, '..'));
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Reads every ledger file's record ids, cutting off a torn last row where a crash left one. */
+async function readWrittenIds(dir: string, log: Logger): Promise<Set<string>> {
+  await mkdir(dir, { recursive: true });
+  const ids = new Set<string>();
+  const names = (await readdir(dir)).filter((name) => LEDGER_FILE.test(name)).sort();
+  for (const name of names) {
+    const path = join(dir, name);
+    const raw = await readFile(path);
+    const text = raw.toString('utf8');
+    const { rows, completeLength } = readCsv(text);
+    if (completeLength < text.length) await cutTornTail(path, raw, text.slice(0, completeLength), log);
+    const [header, ...body] = rows;
+    const column = Math.max(0, header?.indexOf('recordId') ?? 0);
+    for (const row of body) {
+      const id = row[column];
+      if (id) ids.add(id);
+    }
+  }
+  return ids;
+}
+
+async function cutTornTail(path: string, raw: Buffer, complete: string, log: Logger): Promise<void> {
+  const keep = Buffer.from(complete, 'utf8');
+  // Only cut what we can prove is a prefix of the file byte for byte (a file someone else edited may not be UTF-8).
+  if (!raw.subarray(0, keep.length).equals(keep)) {
+    throw new BridgeError('accounting.ledger_corrupt', `${path} is not a ledger file this version can read; move it away`);
+  }
+  log.warn({ file: path, cutBytes: raw.length - keep.length }, 'cutting the torn last row a crash left in the ledger');
+  const file = await open(path, 'r+');
+  try {
+    await file.truncate(keep.length);
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+}

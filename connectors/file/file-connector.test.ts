@@ -1,0 +1,110 @@
+import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { Agent } from 'undici';
+import type { ConnectorContext } from '../../src/connectors/types.js';
+import { createMetricsRegistry } from '../../src/metrics.js';
+import { ROSTER_COLUMNS, type RosterRow } from '../../src/records.js';
+import { ManualClock, change, roster } from '../../test/outbox-helpers.js';
+import { fileConnector } from './index.js';
+import { readId } from './jsonl-file.js';
+import { fileConfigSchema, type FileConfig } from './schema.js';
+
+let dir: string;
+const dispatcher = new Agent();
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'schoolbridge-file-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A fresh context is what a restarted process has: no cache. */
+function context(outDir = path.join(dir, 'out')): ConnectorContext<FileConfig> {
+  const config = fileConfigSchema.parse({ name: 'files', type: 'file', streams: ['students', 'users', 'roster'], dir: outDir });
+  return { config, dispatcher, clock: new ManualClock(), log: pino({ level: 'silent' }), signal: new AbortController().signal, metrics: createMetricsRegistry(), cache: new Map() };
+}
+
+const readLines = async (stream: string) =>
+  (await readFile(path.join(dir, 'out', `${stream}.jsonl`), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { id: string });
+
+const row = (patch: Partial<RosterRow>): RosterRow => ({
+  studentId: 1, userId: 10, login: 'anna', firstName: 'Anna', lastName: 'Kowalska', fullname: 'Anna Kowalska', email: null,
+  phone: 'ffdfff', mobile: null, street: 'Kwiatowa 4/5 ', zipCode: '01-123 ', city: 'Łódź', language: 'pl', isActive: 1,
+  isAdult: 0, isArchived: 1, parentUserId: null, parentFirstName: null, parentLastName: null, parentEmail: null,
+  parentPhone: null, parentMobile: null, ...patch,
+});
+
+describe('file connector', () => {
+  it('appends one JSON line per record to <dir>/<stream>.jsonl, id first', async () => {
+    const records = [change('students', 1), change('users', 2), change('students', 3)];
+    expect(await fileConnector.deliver(context(), records)).toEqual([{ status: 'done' }, { status: 'done' }, { status: 'done' }]);
+    expect(await readLines('students')).toEqual([records[0], records[2]]);
+    expect(await readLines('users')).toEqual([records[1]]);
+    const raw = await readFile(path.join(dir, 'out', 'users.jsonl'), 'utf8');
+    expect(raw.startsWith(`{"id":${JSON.stringify(records[1]!.id)},`)).toBe(true);
+  });
+
+  it('never writes a record id twice: not in one process, not after a restart', async () => {
+    const a = change('students', 1);
+    const b = change('students', 2);
+    const ctx = context();
+    await fileConnector.deliver(ctx, [a, a]);
+    await fileConnector.deliver(ctx, [a, b]);
+    await fileConnector.deliver(context(), [a, b, change('students', 3)]);
+    expect((await readLines('students')).map((r) => r.id)).toEqual([a.id, b.id, expect.stringMatching(/^students:3:/)]);
+  });
+
+  it('cuts a torn last line left by a crash before appending', async () => {
+    const a = change('students', 1);
+    await fileConnector.deliver(context(), [a]);
+    await appendFile(path.join(dir, 'out', 'students.jsonl'), '{"id":"students:2:torn","stre');
+    const b = change('students', 2);
+    expect(await fileConnector.deliver(context(), [b])).toEqual([{ status: 'done' }]);
+    expect((await readLines('students')).map((r) => r.id)).toEqual([a.id, b.id]);
+  });
+
+  it('reads ids of lines not written by us too', () => {
+    expect(readId('{"id":"a\\"b","x":1}')).toBe('a"b');
+    expect(readId('{"x":1,"id":"later"}')).toBe('later');
+    expect(readId('not json')).toBeUndefined();
+    expect(readId('{"id":5}')).toBeUndefined();
+  });
+
+  it('a write that fails is a retry', async () => {
+    await writeFile(path.join(dir, 'blocked'), 'a file where the directory should be');
+    const [outcome] = await fileConnector.deliver(context(path.join(dir, 'blocked', 'sub')), [change('students', 1)]);
+    expect(outcome).toMatchObject({ status: 'retry', error: { code: 'file.write_failed', retryable: true } });
+    expect(await fileConnector.check(context(path.join(dir, 'blocked', 'sub')))).toMatchObject({ ok: false, reason: expect.stringContaining('cannot write') });
+    expect(await fileConnector.check(context())).toEqual({ ok: true });
+
+    // One stream's file cannot be written: only its records are retried.
+    await mkdir(path.join(dir, 'out', 'students.jsonl'));
+    const outcomes = await fileConnector.deliver(context(), [change('students', 1), change('users', 2)]);
+    expect(outcomes).toMatchObject([{ status: 'retry', error: { code: 'file.write_failed' } }, { status: 'done' }]);
+  });
+
+  it('writes a roster export as roster-YYYY-MM-DD.csv: RFC 4180, UTF-8, header row, atomically', async () => {
+    const rows = [row({}), row({ studentId: 2, lastName: 'Nowak, "Jr."', street: 'Długa 1\nm. 2', email: 'zażółć@gęślą.pl' })];
+    expect(await fileConnector.deliver(context(), [roster('2026-11-22', rows)])).toEqual([{ status: 'done' }]);
+    const text = await readFile(path.join(dir, 'out', 'roster-2026-11-22.csv'), 'utf8');
+    const lines = text.split('\r\n');
+    expect(lines[0]).toBe(ROSTER_COLUMNS.join(','));
+    expect(lines[1]).toBe('1,10,anna,Anna,Kowalska,Anna Kowalska,,ffdfff,,Kwiatowa 4/5 ,01-123 ,Łódź,pl,1,0,1,,,,,,');
+    expect(text).toContain('"Nowak, ""Jr."""');
+    expect(text).toContain('"Długa 1\nm. 2"');
+    expect(text.endsWith('\r\n')).toBe(true);
+    expect(await readdir(path.join(dir, 'out'))).toEqual(['roster-2026-11-22.csv']);
+
+    await fileConnector.deliver(context(), [roster('2026-11-22', rows)]);
+    expect(await readFile(path.join(dir, 'out', 'roster-2026-11-22.csv'), 'utf8')).toBe(text);
+  });
+
+  it('a roster record without a usable date is dead', async () => {
+    const [outcome] = await fileConnector.deliver(context(), [roster('../../etc', [])]);
+    expect(outcome).toMatchObject({ status: 'dead', error: { code: 'file.bad_record' } });
+  });
+});

@@ -1,0 +1,92 @@
+import { access, constants, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Connector, ConnectorContext, DeliveryOutcome } from '../../src/connectors/types.js';
+import { BridgeError, describeError } from '../../src/errors.js';
+import type { RosterRecord } from '../../src/records.js';
+import { JsonlFile } from './jsonl-file.js';
+import { rosterFileName, writeRosterCsv } from './roster-csv.js';
+import { fileConfigSchema, type FileConfig } from './schema.js';
+
+/** Records per deliver call: one append and one fsync serve them all. */
+const BATCH_SIZE = 500;
+
+/**
+ * The `file` connector (CONTRACT §4): each record as one JSON line in `<dir>/<stream>.jsonl`, a roster
+ * export as `<dir>/roster-YYYY-MM-DD.csv`. Idempotent by record id across restarts; see README.md.
+ */
+export const fileConnector: Connector<FileConfig> = {
+  type: 'file',
+  configSchema: fileConfigSchema,
+  batchSize: () => BATCH_SIZE,
+
+  async check(ctx) {
+    try {
+      await mkdir(ctx.config.dir, { recursive: true });
+      await access(ctx.config.dir, constants.W_OK);
+      return { ok: true };
+    } catch (error) {
+      return { ok: false, reason: `cannot write to ${ctx.config.dir}: ${describeError(error)}` };
+    }
+  },
+
+  async deliver(ctx, records) {
+    try {
+      await ensureDir(ctx);
+    } catch (error) {
+      const failure = writeFailed(ctx.config.dir, error);
+      return records.map(() => ({ status: 'retry', error: failure }));
+    }
+    const outcomes: DeliveryOutcome[] = records.map(() => ({ status: 'done' }));
+    const byStream = new Map<string, number[]>();
+    records.forEach((record, i) => {
+      if (record.stream === 'roster') return;
+      const list = byStream.get(record.stream) ?? [];
+      list.push(i);
+      byStream.set(record.stream, list);
+    });
+    for (const [stream, indexes] of byStream) {
+      try {
+        await jsonlFile(ctx, stream).append(indexes.map((i) => records[i]!));
+      } catch (error) {
+        const failure = writeFailed(path.join(ctx.config.dir, `${stream}.jsonl`), error);
+        for (const i of indexes) outcomes[i] = { status: 'retry', error: failure };
+      }
+    }
+    for (let i = 0; i < records.length; i++) {
+      if (records[i]!.stream === 'roster') outcomes[i] = await deliverRoster(ctx, records[i] as RosterRecord);
+    }
+    return outcomes;
+  },
+};
+
+async function deliverRoster(ctx: ConnectorContext<FileConfig>, record: RosterRecord): Promise<DeliveryOutcome> {
+  if (!rosterFileName(record)) {
+    return { status: 'dead', error: new BridgeError('file.bad_record', `roster record ${record.id} has no YYYY-MM-DD date`) };
+  }
+  try {
+    const file = await writeRosterCsv(ctx.config.dir, record);
+    ctx.log.info({ file, rows: record.rows.length }, 'roster written');
+    return { status: 'done' };
+  } catch (error) {
+    return { status: 'retry', error: writeFailed(`roster-${record.date}.csv`, error) };
+  }
+}
+
+function writeFailed(file: string, error: unknown): BridgeError {
+  return new BridgeError('file.write_failed', `cannot write ${file}: ${describeError(error)}`, { retryable: true, cause: error });
+}
+
+/** One JsonlFile per file and connector instance, for the life of the process (it holds the id index). */
+function jsonlFile(ctx: ConnectorContext<FileConfig>, stream: string): JsonlFile {
+  const file = path.resolve(ctx.config.dir, `${stream}.jsonl`);
+  const key = `jsonl:${file}`;
+  let found = ctx.cache.get(key) as JsonlFile | undefined;
+  if (!found) ctx.cache.set(key, (found = new JsonlFile(file)));
+  return found;
+}
+
+async function ensureDir(ctx: ConnectorContext<FileConfig>): Promise<void> {
+  if (ctx.cache.get('dir') === ctx.config.dir) return;
+  await mkdir(ctx.config.dir, { recursive: true });
+  ctx.cache.set('dir', ctx.config.dir);
+}

@@ -1,0 +1,102 @@
+import { open, truncate } from 'node:fs/promises';
+import path from 'node:path';
+import type { AnyRecord } from '../../src/records.js';
+import { syncDir } from '../../src/store/durable-file.js';
+
+const CHUNK = 1 << 20;
+const NEWLINE = 0x0a;
+/** Lines are written with `id` first, so reading it back needs no full parse. */
+const LEADING_ID = /^\{"id":("(?:[^"\\]|\\.)*")/;
+
+/**
+ * One `<stream>.jsonl` file, appended to at most once per record id, even across restarts: the ids
+ * already in the file are read back at first use, and every append is fsync'd before it counts.
+ * Appends are serialized (the outbox may run several batches of one connector at once).
+ */
+export class JsonlFile {
+  private ids: Set<string> | undefined;
+  private tail: Promise<unknown> = Promise.resolve();
+
+  constructor(readonly file: string) {}
+
+  /** Appends the records whose id is not in the file yet; resolves with how many, once they are durable. */
+  append(records: readonly AnyRecord[]): Promise<number> {
+    const run = this.tail.then(() => this.appendNow(records));
+    this.tail = run.catch(() => {});
+    return run;
+  }
+
+  private async appendNow(records: readonly AnyRecord[]): Promise<number> {
+    const existed = this.ids !== undefined || (await this.load());
+    const ids = this.ids!;
+    const fresh = new Map<string, AnyRecord>();
+    for (const record of records) if (!ids.has(record.id) && !fresh.has(record.id)) fresh.set(record.id, record);
+    if (fresh.size === 0) return 0;
+    const text = [...fresh.values()].map((record) => `${JSON.stringify(Object.assign({ id: record.id }, record))}\n`).join('');
+    try {
+      const handle = await open(this.file, 'a');
+      try {
+        await handle.write(text);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      if (!existed) await syncDir(path.dirname(this.file));
+    } catch (error) {
+      // Part of the text may be in the file: read it again next time rather than trust the set.
+      this.ids = undefined;
+      throw error;
+    }
+    for (const id of fresh.keys()) ids.add(id);
+    return fresh.size;
+  }
+
+  /** Reads the ids in the file; cuts a torn last line (a crash mid-append, never reported done). Returns whether the file existed. */
+  private async load(): Promise<boolean> {
+    const ids = new Set<string>();
+    let handle;
+    try {
+      handle = await open(this.file, 'r');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      this.ids = ids;
+      return false;
+    }
+    let validBytes = 0;
+    let size = 0;
+    try {
+      let carry = Buffer.alloc(0);
+      for (;;) {
+        const chunk = Buffer.alloc(CHUNK);
+        const { bytesRead } = await handle.read(chunk, 0, CHUNK, size);
+        if (bytesRead === 0) break;
+        size += bytesRead;
+        const buffer = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
+        let start = 0;
+        for (let at = buffer.indexOf(NEWLINE); at >= 0; at = buffer.indexOf(NEWLINE, start)) {
+          const id = readId(buffer.toString('utf8', start, at));
+          if (id !== undefined) ids.add(id);
+          start = at + 1;
+        }
+        validBytes = size - (buffer.length - start);
+        carry = Buffer.from(buffer.subarray(start));
+      }
+    } finally {
+      await handle.close();
+    }
+    if (validBytes < size) await truncate(this.file, validBytes);
+    this.ids = ids;
+    return true;
+  }
+}
+
+export function readId(line: string): string | undefined {
+  const leading = LEADING_ID.exec(line);
+  if (leading) return JSON.parse(leading[1]!) as string;
+  try {
+    const parsed = JSON.parse(line) as { id?: unknown };
+    return typeof parsed?.id === 'string' ? parsed.id : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { BridgeError } from '../../src/errors.js';
+import { classifySheetsError, QUOTA_BACKOFF_MS } from './errors.js';
+
+const http = (status: number, message: string, headers: Record<string, string> = {}) =>
+  Object.assign(new Error(message), { status, response: { status, headers: new Headers(headers), data: { error: { code: status, message } } } });
+const ctx = { spreadsheetId: 'S', email: 'sa@p.iam.gserviceaccount.com' };
+
+describe('classifySheetsError', () => {
+  it.each([
+    [http(429, 'Quota exceeded', { 'retry-after': '7' }), 'sheets_rate_limited', true, 7000],
+    [http(429, 'Quota exceeded'), 'sheets_rate_limited', true, QUOTA_BACKOFF_MS],
+    [http(503, 'unavailable'), 'sheets_unavailable', true, undefined],
+    [http(500, 'internal', { 'retry-after': '2' }), 'sheets_unavailable', true, 2000],
+    [http(400, 'This action would increase the number of cells in the workbook above the limit of 10000000 cells.'), 'sheets_cell_limit', false, undefined],
+    [http(400, 'Unable to parse range: Students!1:1'), 'sheets_tab_changed', true, undefined],
+    [http(400, 'Invalid value'), 'sheets_rejected', false, undefined],
+    [http(401, 'Request had invalid authentication credentials.'), 'sheets_unauthenticated', false, undefined],
+    [http(403, 'The caller does not have permission'), 'sheets_forbidden', false, undefined],
+    [http(404, 'Requested entity was not found.'), 'sheets_not_found', false, undefined],
+    [Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), 'sheets_network', true, undefined],
+    [Object.assign(new Error('error:1E08010C:DECODER routines::unsupported'), { code: 'ERR_OSSL_UNSUPPORTED' }), 'sheets_credentials', false, undefined],
+    [Object.assign(new Error('aborted'), { name: 'AbortError' }), 'sheets_aborted', true, undefined],
+  ])('%#: %s', (error, code, retryable, retryAfterMs) => {
+    const result = classifySheetsError(error, 0, ctx);
+    expect(result).toMatchObject({ code, retryable });
+    expect(result.retryAfterMs).toBe(retryAfterMs);
+  });
+
+  it('tells whom to share the spreadsheet with', () => {
+    expect(classifySheetsError(http(403, 'no'), 0, ctx).message).toContain('share the spreadsheet with sa@p.iam.gserviceaccount.com');
+  });
+
+  it('passes BridgeErrors through and rethrows what it does not know (a bug)', () => {
+    const known = new BridgeError('x', 'y');
+    expect(classifySheetsError(known, 0, ctx)).toBe(known);
+    expect(() => classifySheetsError(new TypeError('undefined is not a function'), 0, ctx)).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,34 @@
+import type { DeliveryOutcome } from '../../src/connectors/types.js';
+import { BridgeError, describeError } from '../../src/errors.js';
+import { isNetworkError, isRetryableStatus, parseRetryAfter } from '../../src/http/retry-policy.js';
+
+/**
+ * The outcome of one signed POST (STYLE 5: pure). 2xx is done; 408, 429 and 5xx are worth another
+ * try, after Retry-After when the receiver said; any other status is dead at once (CONTRACT §4:
+ * retrying would not help). `excerpt` is the start of the response body, for `deliveries list`.
+ */
+export function classifyResponse(
+  status: number,
+  headers: Record<string, string | string[] | undefined>,
+  excerpt: string,
+  now: number,
+  code = 'webhook',
+): DeliveryOutcome {
+  if (status >= 200 && status < 300) return { status: 'done' };
+  const detail = excerpt.trim() ? `: ${excerpt.trim().replace(/\s+/g, ' ').slice(0, 200)}` : '';
+  if (isRetryableStatus(status)) {
+    const retryAfterMs = parseRetryAfter(headers['retry-after'], now);
+    const error = new BridgeError(`${code}.unavailable`, `the receiver answered ${status}${detail}`, { retryable: true, status, retryAfterMs });
+    return retryAfterMs === undefined ? { status: 'retry', error } : { status: 'retry', error, retryAfterMs };
+  }
+  return { status: 'dead', error: new BridgeError(`${code}.rejected`, `the receiver answered ${status}${detail}`, { status }) };
+}
+
+/**
+ * A request that got no answer. Network errors and timeouts are retried; so is anything unexpected,
+ * because the record itself was fine and the target may simply be unreachable.
+ */
+export function classifyFailure(error: unknown, code = 'webhook'): DeliveryOutcome {
+  const kind = isNetworkError(error) ? 'network' : 'failed';
+  return { status: 'retry', error: new BridgeError(`${code}.${kind}`, describeError(error), { retryable: true, cause: error }) };
+}

@@ -1,0 +1,35 @@
+import type { Command } from 'commander';
+import type { ExportResult } from '../../poll/index.js';
+import { runOneShot } from '../context.js';
+import { CliExit } from '../errors.js';
+
+const DELIVERY_WAIT_MS = 120_000;
+
+export function registerExportCommand(program: Command): void {
+  const group = program.command('export').description('exports to the connectors subscribed to their stream');
+  group
+    .command('roster')
+    .description('full roster export now: a fresh poll, then one roster record to every connector subscribed to "roster"')
+    .option('--json', 'print a machine-readable summary')
+    .action(async (options: { json?: boolean }, command: Command) => {
+      const result = await runOneShot(
+        command,
+        async (app) => {
+          const exported = await app.poll.exportRoster({ trigger: 'cli' });
+          if (exported.outcome !== 'ok') return { ...exported, pendingDeliveries: 0 };
+          let timer: NodeJS.Timeout | undefined;
+          await Promise.race([app.outbox.whenIdle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, DELIVERY_WAIT_MS)))]);
+          clearTimeout(timer);
+          return { ...exported, pendingDeliveries: app.outbox.depth() };
+        },
+        async (call) => (await call('/admin/export', {})) as ExportResult,
+      );
+      const { cycle: _cycle, ...summary } = result;
+      if (options.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+      else if (result.outcome === 'ok') {
+        const what = result.enqueued ? 'enqueued for delivery' : 'unchanged since the last export today (not sent again)';
+        process.stdout.write(`roster ${result.date}: ${result.rows} students, ${what} (${result.id})\n`);
+      }
+      if (result.outcome !== 'ok') throw new CliExit(1, `export roster failed: ${result.message ?? result.reason ?? 'unknown reason'}`);
+    });
+}

@@ -1,0 +1,73 @@
+import type { Command } from 'commander';
+import type { App } from '../../app.js';
+import type { CycleResult } from '../../poll/index.js';
+import { formatChange, formatCycle } from '../../poll/format.js';
+import { dryRunCycle } from '../../poll/dry-run.js';
+import { liveHolder } from '../../store/index.js';
+import { callAdmin, globalOptions, loadCliConfig, runOneShot } from '../context.js';
+import { CliExit } from '../errors.js';
+
+/** How long a one-shot sync waits for its deliveries before it exits anyway (they stay queued). */
+const DELIVERY_WAIT_MS = 120_000;
+
+interface SyncOptions {
+  dryRun?: boolean;
+  json?: boolean;
+}
+
+export function registerSyncCommand(program: Command): void {
+  program
+    .command('sync')
+    .description('one poll cycle now: fetch students and users, diff them against the snapshot, deliver the changes')
+    .option('--dry-run', 'print the changes; write and deliver nothing')
+    .option('--json', 'print a machine-readable summary (with --dry-run: the changes too)')
+    .addHelpText('after', '\nExit code 0 when the cycle succeeded, 1 when it failed or was aborted (e.g. the mass-delete guard).')
+    .action(async (options: SyncOptions, command: Command) => {
+      const result = options.dryRun ? await dryRun(command) : await realRun(command);
+      print(result, options);
+      if (result.outcome !== 'ok') throw new CliExit(1, `sync ${result.outcome}: ${result.message ?? result.reason ?? 'unknown reason'}`);
+    });
+}
+
+async function realRun(command: Command): Promise<CycleResult & { pendingDeliveries?: number }> {
+  return runOneShot(
+    command,
+    async (app) => {
+      const result = await app.poll.sync({ trigger: 'cli' });
+      return { ...result, pendingDeliveries: await deliver(app) };
+    },
+    async (call) => (await call('/admin/sync', {})) as CycleResult,
+  );
+}
+
+/** A dry run reads the real snapshot (or asks the daemon that holds it) and commits nothing. */
+async function dryRun(command: Command): Promise<CycleResult> {
+  const { config } = loadCliConfig(globalOptions(command));
+  const holder = await liveHolder(config.store.dir);
+  if (holder) {
+    const token = config.server.adminToken;
+    if (!token) throw new CliExit(1, `a daemon (pid ${holder.pid}) holds the store ${config.store.dir}; set server.adminToken so sync --dry-run can ask it`);
+    const answer = (await callAdmin(holder, token, '/admin/sync', { dryRun: true })) as CycleResult;
+    if (answer.dryRun !== true) throw new CliExit(1, 'the daemon does not support dry runs and ran a real cycle');
+    return answer;
+  }
+  return runOneShot(command, (app) => dryRunCycle(app), undefined, { memoryStore: true });
+}
+
+/** Waits (bounded) until the outbox has nothing due; returns what is still queued. */
+async function deliver(app: App): Promise<number> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([app.outbox.whenIdle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, DELIVERY_WAIT_MS)))]);
+  clearTimeout(timer);
+  return app.outbox.depth();
+}
+
+function print(result: CycleResult & { pendingDeliveries?: number }, options: SyncOptions): void {
+  if (options.json) {
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return;
+  }
+  for (const change of result.changes ?? []) process.stdout.write(`${formatChange(change)}\n`);
+  process.stdout.write(`${formatCycle(result)}\n`);
+  if (result.pendingDeliveries) process.stdout.write(`${result.pendingDeliveries} deliveries still queued (retried by the next run or the daemon)\n`);
+}

@@ -1,0 +1,90 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import type { App } from '../../app.js';
+import { BridgeError } from '../../errors.js';
+import type { Webhook } from '../../upstream/index.js';
+import { sameUrl, type ReconcileResult } from '../../webhooks/index.js';
+import { CliExit } from '../errors.js';
+import { runOneShot } from '../context.js';
+
+/**
+ * `schoolbridge webhooks list | reconcile [--dry-run] | delete <id>` (CONTRACT §1): our registrations
+ * at the upstream. They talk to the upstream only, never to the store, so they run beside a daemon.
+ */
+export function registerWebhooksCommand(program: Command): void {
+  const webhooks = program.command('webhooks').description('inspect, converge or remove the upstream webhook registrations');
+
+  webhooks
+    .command('list')
+    .description('list the upstream registrations; ours (callbackUrl = server.publicUrl + /webhooks/v2) are marked')
+    .option('--json', 'print JSON')
+    .action((options: { json?: boolean }, command: Command) =>
+      upstreamOnly(command, async (app) => {
+        const list = await app.upstream.listWebhooks();
+        if (options.json) return print(JSON.stringify(list, null, 2));
+        print(list.length === 0 ? 'no registrations' : list.map((w) => describeHook(w, app.callbackUrl())).join('\n'));
+      }),
+    );
+
+  webhooks
+    .command('reconcile')
+    .description('keep exactly one registration of ours per configured event (webhooks.events), delete our duplicates, and with webhooks.prune ours for unlisted events; other URLs are never touched')
+    .option('--dry-run', 'print the plan, change nothing')
+    .option('--json', 'print JSON')
+    .action((options: { dryRun?: boolean; json?: boolean }, command: Command) =>
+      upstreamOnly(command, async (app) => {
+        const result = await app.webhooks.reconciler.reconcile({ dryRun: options.dryRun === true });
+        print(options.json ? JSON.stringify(result, null, 2) : describeResult(result, app.callbackUrl()));
+      }),
+    );
+
+  webhooks
+    .command('delete <id>')
+    .description('delete one upstream registration by id (see `webhooks list`)')
+    .action((id: string, _options: unknown, command: Command) =>
+      upstreamOnly(command, async (app) => {
+        const webhookId = positiveInteger(id);
+        try {
+          await app.upstream.deleteWebhook(webhookId);
+        } catch (error) {
+          if (error instanceof BridgeError && error.code === 'upstream.not_found') throw new CliExit(1, `no webhook registration ${webhookId} (see \`schoolbridge webhooks list\`)`);
+          throw error;
+        }
+        print(`deleted registration ${webhookId}`);
+      }),
+    );
+}
+
+/** The store is not involved: an in-memory one, so a running daemon's lock is no obstacle. */
+function upstreamOnly(command: Command, work: (app: App) => Promise<void>): Promise<void> {
+  return runOneShot(command, work, undefined, { memoryStore: true });
+}
+
+function positiveInteger(text: string): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value <= 0) throw new InvalidArgumentError(`"${text}" is not a registration id (a positive integer)`);
+  return value;
+}
+
+function describeHook(webhook: Webhook, ours: string): string {
+  const mark = sameUrl(webhook.callbackUrl, ours) ? 'ours   ' : 'foreign';
+  return `${String(webhook.id).padStart(6)}  ${mark}  ${webhook.event.padEnd(24)}  ${webhook.callbackUrl}`;
+}
+
+export function describeResult(result: ReconcileResult, callbackUrl: string): string {
+  const { plan } = result;
+  const lines = [`callback URL: ${callbackUrl}`];
+  for (const webhook of plan.keep) lines.push(`keep    #${webhook.id} ${webhook.event}`);
+  for (const event of plan.create) {
+    const created = result.created.find((w) => w.event === event);
+    lines.push(`create  ${created ? `#${created.id} ` : ''}${event}`);
+  }
+  for (const { webhook, why } of plan.delete) lines.push(`delete  #${webhook.id} ${webhook.event} (${why === 'duplicate' ? 'duplicate of ours' : 'event not configured'})`);
+  if (plan.foreign > 0) lines.push(`left alone: ${plan.foreign} registration(s) of other callback URLs`);
+  const changes = plan.create.length + plan.delete.length;
+  lines.push(result.dryRun ? `dry run: ${changes} change(s) planned, nothing done` : changes === 0 ? 'already converged: nothing to do' : `done: ${result.created.length} created, ${result.deleted.length} deleted`);
+  return lines.join('\n');
+}
+
+function print(text: string): void {
+  process.stdout.write(`${text}\n`);
+}

@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import type { ListedEntry } from './list.js';
+import type { Outbox } from './outbox.js';
+
+/**
+ * What the admin API (`POST /admin/deliveries/retry`, `POST /admin/deliveries/list`) and the CLI's
+ * way through it do with the outbox, so the routes stay one line each: validate the body, call the
+ * outbox, answer `{ status, body }`.
+ */
+const retryBody = z.union([
+  z.strictObject({ id: z.string().min(1) }),
+  z.strictObject({ allDead: z.literal(true), connector: z.string().min(1).optional() }),
+]);
+
+const listBody = z.strictObject({
+  state: z.enum(['pending', 'active', 'dead']).optional(),
+  connector: z.string().min(1).optional(),
+});
+
+export type AdminAnswer<T> = { status: 200; body: T } | { status: 400 | 404; body: { error: string } };
+
+export async function adminRetry(outbox: Outbox, body: unknown): Promise<AdminAnswer<{ retried: string[] }>> {
+  const parsed = retryBody.safeParse(body ?? {});
+  if (!parsed.success) return { status: 400, body: { error: 'send {"id":"<delivery id>"} or {"allDead":true,"connector"?:"<name>"}' } };
+  if ('id' in parsed.data) {
+    const entry = await outbox.retry(parsed.data.id);
+    return entry ? { status: 200, body: { retried: [entry.id] } } : { status: 404, body: { error: `no delivery "${parsed.data.id}"` } };
+  }
+  return { status: 200, body: { retried: await outbox.retryAllDead(parsed.data.connector) } };
+}
+
+export function adminList(outbox: Outbox, body: unknown): AdminAnswer<{ deliveries: ListedEntry[] }> {
+  const parsed = listBody.safeParse(body ?? {});
+  if (!parsed.success) return { status: 400, body: { error: 'send {"state"?: "pending"|"active"|"dead", "connector"?: "<name>"}' } };
+  return { status: 200, body: { deliveries: outbox.list(parsed.data) } };
+}

@@ -1,0 +1,74 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { ConnectorContext } from '../connectors/types.js';
+import { describeError } from '../errors.js';
+import type { ReadinessState } from '../readiness.js';
+import type { ConnectorInstance } from './connector-instance.js';
+
+/**
+ * Runs every connector's `check()` (credentials, reachability) at start and every `intervalMs`, and
+ * keeps the last result for /readyz, which must never wait on the network.
+ */
+export interface ConnectorChecks {
+  state(name: string): ReadinessState;
+  /** Runs all checks now; resolves when they are done. */
+  runAll(): Promise<void>;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export function createConnectorChecks(options: {
+  targets: readonly { instance: ConnectorInstance; ctx: ConnectorContext }[];
+  clock: Clock;
+  log: Logger;
+  intervalMs: number;
+  signal: AbortSignal;
+}): ConnectorChecks {
+  const states = new Map<string, ReadinessState>();
+  let running: Promise<void> | undefined;
+  let loop: Promise<void> | undefined;
+
+  async function checkOne({ instance, ctx }: { instance: ConnectorInstance; ctx: ConnectorContext }): Promise<void> {
+    let state: ReadinessState;
+    try {
+      const result = await instance.connector.check(ctx);
+      state = result.ok ? { ok: true } : { ok: false, reason: result.reason };
+    } catch (error) {
+      state = { ok: false, reason: `check failed: ${describeError(error)}` };
+    }
+    const before = states.get(instance.name);
+    if (!state.ok && (before?.ok !== false || before.reason !== state.reason)) {
+      options.log.warn({ connector: instance.name, reason: state.reason }, 'connector check failed');
+    } else if (state.ok && before?.ok === false) options.log.info({ connector: instance.name }, 'connector check passes again');
+    states.set(instance.name, state);
+  }
+
+  const runAll = () => {
+    running ??= Promise.all(options.targets.map(checkOne)).then(
+      () => undefined,
+      () => undefined,
+    ).finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+
+  return {
+    state: (name) => states.get(name) ?? { ok: false, reason: 'not checked yet' },
+    runAll,
+    start() {
+      if (loop || options.intervalMs <= 0) return;
+      void runAll();
+      loop = (async () => {
+        while (!options.signal.aborted) {
+          await options.clock.sleep(options.intervalMs, options.signal);
+          await runAll();
+        }
+      })().catch(() => {});
+    },
+    async stop() {
+      await loop;
+      await running;
+    },
+  };
+}

@@ -1,0 +1,28 @@
+import type { ListedEntry } from './list.js';
+
+/** `deliveries list` as a terminal table; one line per entry, errors cut to keep lines readable. */
+export function formatDeliveries(entries: readonly ListedEntry[], now: number): string {
+  if (entries.length === 0) return 'no deliveries\n';
+  const rows = entries.map((e) => [
+    e.id,
+    e.status,
+    String(e.attempts),
+    e.status === 'dead' ? '-' : e.waitingFor ? `after ${e.waitingFor}` : when(e.runAt, now),
+    oneLine(e.lastError ?? ''),
+  ]);
+  const header = ['ID', 'STATE', 'ATTEMPTS', 'NEXT', 'LAST ERROR'];
+  const widths = header.map((h, i) => Math.min(60, Math.max(h.length, ...rows.map((r) => r[i]!.length))));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  const dead = entries.filter((e) => e.status === 'dead').length;
+  const summary = `${entries.length} ${entries.length === 1 ? 'delivery' : 'deliveries'}${dead ? ` (${dead} dead; retry with: schoolbridge deliveries retry <id> | --all-dead)` : ''}`;
+  return `${[line(header), ...rows.map(line)].join('\n')}\n${summary}\n`;
+}
+
+function when(runAt: number, now: number): string {
+  return runAt <= now ? 'now' : new Date(runAt).toISOString();
+}
+
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ');
+  return flat.length > 120 ? `${flat.slice(0, 119)}…` : flat;
+}

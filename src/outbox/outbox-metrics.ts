@@ -1,0 +1,33 @@
+import type { Counter, Histogram, Registry } from 'prom-client';
+import { counter, gauge, histogram } from '../metrics.js';
+
+export interface OutboxMetrics {
+  deliveries: Counter<'connector' | 'outcome'>;
+  /** Wall time of one `deliver` call (a batch). */
+  duration: Histogram<'connector'>;
+  /** From enqueue (or retry by hand) to done: what a reader of the target waits. */
+  lag: Histogram<'connector'>;
+}
+
+/**
+ * Queue depth and dead count are read when scraped (`counts`), so they are never stale and cost
+ * nothing between scrapes.
+ */
+export function createOutboxMetrics(
+  registry: Registry,
+  counts: () => Iterable<{ connector: string; depth: number; dead: number }>,
+): OutboxMetrics {
+  gauge(registry, 'schoolbridge_outbox_depth', 'Deliveries waiting or in flight, per connector', ['connector'], function () {
+    this.reset();
+    for (const c of counts()) this.set({ connector: c.connector }, c.depth);
+  });
+  gauge(registry, 'schoolbridge_outbox_dead', 'Dead deliveries (kept, retryable), per connector', ['connector'], function () {
+    this.reset();
+    for (const c of counts()) this.set({ connector: c.connector }, c.dead);
+  });
+  return {
+    deliveries: counter(registry, 'schoolbridge_deliveries_total', 'Delivery attempts per record by connector and outcome (done, retry, dead)', ['connector', 'outcome']),
+    duration: histogram(registry, 'schoolbridge_delivery_duration_seconds', 'Duration of one connector deliver call (one batch)', ['connector']),
+    lag: histogram(registry, 'schoolbridge_delivery_lag_seconds', 'From enqueue to delivered', ['connector'], [0.01, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 14_400, 86_400]),
+  };
+}

@@ -1,0 +1,73 @@
+import type { Op } from '../store/index.js';
+import type { CycleDeps } from './cycle.js';
+import type { DiffItem } from './diff.js';
+import { deleteEntryOp, putEntryOp, type PolledStream } from './snapshot.js';
+import type { Yielder } from './yielder.js';
+
+/**
+ * The commit protocol (issue 7, the Airbyte rule). Each chunk of diff items becomes ONE store commit
+ * holding both the snapshot entries and the outbox entries of its change records, built with
+ * `enqueueOps` and committed in the same tick, so no change can be in the snapshot without being in
+ * the outbox or the reverse. Chunks keep each WAL line (and the JSON.stringify that makes it) small
+ * enough not to stall webhook acknowledgements; a few commits are in flight at once so group commit
+ * can share fsyncs. The `state` marker of a first cycle rides with the stream's last chunk.
+ */
+export type CommitDeps = Pick<CycleDeps, 'store' | 'outbox' | 'chunkSize' | 'chunkBytes' | 'maxInFlight'>;
+
+export async function commitItems(
+  deps: CommitDeps,
+  stream: PolledStream,
+  items: readonly DiffItem[],
+  marker: { c: string; k: string; v: unknown } | undefined,
+  yielder: Yielder,
+  signal: AbortSignal,
+): Promise<void> {
+  const markerOp: Op[] = marker ? [{ op: 'put', ...marker }] : [];
+  if (items.length === 0) {
+    if (markerOp.length > 0) await deps.store.commit(markerOp);
+    return;
+  }
+  const inFlight: Promise<void>[] = [];
+  try {
+    for (let start = 0; start < items.length; ) {
+      const end = chunkEnd(items, start, deps.chunkSize, deps.chunkBytes);
+      inFlight.push(commitChunk(deps, stream, items.slice(start, end), end === items.length ? markerOp : []));
+      start = end;
+      if (inFlight.length >= deps.maxInFlight) await inFlight.shift();
+      signal.throwIfAborted();
+      if (yielder.due()) await yielder.pause(signal);
+    }
+    await Promise.all(inFlight);
+  } catch (error) {
+    // Whole chunks only: let the ones already handed to the store settle before reporting.
+    await Promise.allSettled(inFlight);
+    throw error;
+  }
+}
+
+function commitChunk(deps: CommitDeps, stream: PolledStream, chunk: readonly DiffItem[], extra: Op[]): Promise<void> {
+  const ops: Op[] = chunk.map((item) => (item.stored === null ? deleteEntryOp(stream, item.key) : putEntryOp(stream, item.key, item.stored)));
+  const records = chunk.flatMap((item) => (item.change ? [item.change] : []));
+  // enqueueOps reads the outbox's in-memory state, and commit applies in memory synchronously: keep
+  // the two in one tick so the next chunk's enqueueOps sees this one.
+  const enqueue = records.length > 0 ? deps.outbox.enqueueOps(records) : [];
+  const committed = deps.store.commit([...ops, ...extra, ...enqueue]).then(() => {
+    if (records.length > 0) deps.outbox.notify();
+  });
+  committed.catch(() => {}); // awaited by the caller; this only marks it handled while it waits in line
+  return committed;
+}
+
+/** End of the chunk starting at `start`: at most `maxItems` items and about `maxBytes` of values. */
+export function chunkEnd(items: readonly DiffItem[], start: number, maxItems: number, maxBytes: number): number {
+  let bytes = 0;
+  let end = start;
+  while (end < items.length && end - start < maxItems) {
+    const item = items[end] as DiffItem;
+    // A change carries the record twice more (record/previous) beside its snapshot entry.
+    bytes += (item.stored?.length ?? 1000) * (item.change ? 3 : 1);
+    end += 1;
+    if (bytes >= maxBytes) break;
+  }
+  return end;
+}

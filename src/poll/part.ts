@@ -1,0 +1,104 @@
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/index.js';
+import type { Component } from '../lifecycle.js';
+import type { Readiness } from '../readiness.js';
+import type { Store } from '../store/index.js';
+import type { CycleResult } from './cycle.js';
+import { createPoller, type Poller, type RunCycleOptions } from './poller.js';
+import type { ListSource, OutboxPort } from './ports.js';
+import { createRosterExporter, LAST_EXPORT_KEY, type ExportResult, type RosterExporter } from './roster-export.js';
+import { createScheduler, type Scheduler } from './scheduler.js';
+import { STATE_COLLECTION } from './snapshot.js';
+
+/**
+ * The poll part of the app (issue 7), built in one call so app.ts stays a list of parts: the poller,
+ * the roster exporter, and — in daemon mode only — the scheduler that runs both on their cron
+ * schedules and once at start-up when configured. Components are returned in start order.
+ */
+export interface PollPart {
+  readonly poller: Poller;
+  readonly exporter: RosterExporter;
+  readonly scheduler: Scheduler | undefined;
+  readonly components: readonly Component[];
+  /** What `POST /admin/sync` and `schoolbridge sync` run. */
+  sync(options?: RunCycleOptions): Promise<CycleResult>;
+  /** What `POST /admin/export` and `schoolbridge export roster` run. */
+  exportRoster(options?: { trigger?: string }): Promise<ExportResult>;
+  /** For the status page: last and next runs. */
+  status(): PollStatus;
+}
+
+export interface PollStatus {
+  poll: { lastRunAt?: string; lastOutcome?: string; nextRunAt?: string };
+  export: { lastRunAt?: string; lastOutcome?: string; nextRunAt?: string };
+}
+
+export interface PollPartOptions {
+  config: Pick<Config, 'poll' | 'export'>;
+  mode: 'daemon' | 'oneshot';
+  store: Store;
+  upstream: ListSource;
+  outbox: OutboxPort;
+  clock: Clock;
+  log: Logger;
+  metrics: Registry;
+  readiness: Readiness;
+}
+
+export function createPollPart(options: PollPartOptions): PollPart {
+  const { config, store, outbox, clock, metrics } = options;
+  const poller = createPoller({
+    store, upstream: options.upstream, outbox, clock, metrics, poll: config.poll, log: options.log.child({ component: 'poll' }),
+  });
+  const exporter = createRosterExporter({
+    poller, store, outbox, clock, metrics, timezone: config.export.timezone ?? config.poll.timezone, log: options.log.child({ component: 'roster' }),
+  });
+  options.readiness.register('poll', () => poller.readiness());
+  let lastExport: ExportResult | undefined;
+  const exportRoster = async (opts: { trigger?: string; signal?: AbortSignal } = {}) => {
+    lastExport = await exporter.exportRoster(opts);
+    return lastExport;
+  };
+  const scheduler =
+    options.mode === 'daemon'
+      ? createScheduler({
+          log: options.log.child({ component: 'scheduler' }),
+          metrics,
+          jobs: [
+            {
+              name: 'poll', schedule: config.poll.schedule, timezone: config.poll.timezone, runOnStart: config.poll.onStart,
+              run: (trigger, signal) => poller.runCycle({ trigger, signal }),
+              isBusy: () => poller.busy(),
+            },
+            {
+              name: 'export', schedule: config.export.schedule, timezone: config.export.timezone ?? config.poll.timezone,
+              runOnStart: config.export.onStart, run: (trigger, signal) => exportRoster({ trigger, signal }),
+            },
+          ],
+        })
+      : undefined;
+
+  return {
+    poller,
+    exporter,
+    scheduler,
+    components: scheduler ? [poller, scheduler] : [poller],
+    sync: (opts) => poller.runCycle({ trigger: 'manual', ...opts }),
+    exportRoster: (opts) => exportRoster({ trigger: opts?.trigger ?? 'manual' }),
+    status() {
+      const next = scheduler?.nextRuns() ?? {};
+      const last = poller.lastResult();
+      const stored = store.get<{ at: string }>(STATE_COLLECTION, LAST_EXPORT_KEY);
+      return {
+        poll: { ...(last ? { lastRunAt: last.startedAt, lastOutcome: last.outcome } : {}), ...(next.poll ? { nextRunAt: next.poll } : {}) },
+        export: {
+          ...(stored ? { lastRunAt: stored.at } : {}),
+          ...(lastExport ? { lastOutcome: lastExport.outcome } : {}),
+          ...(next.export ? { nextRunAt: next.export } : {}),
+        },
+      };
+    },
+  };
+}

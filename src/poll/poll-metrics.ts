@@ -1,0 +1,22 @@
+import type { Registry } from 'prom-client';
+import { counter, gauge, histogram } from '../metrics.js';
+import type { Store } from '../store/index.js';
+import { POLLED_STREAMS, snapshotCollection } from './snapshot.js';
+
+/** The poll's Prometheus metrics (CONTRACT §5), created once per registry. */
+export function createPollMetrics(registry: Registry, store: Store) {
+  return {
+    cycles: counter(registry, 'schoolbridge_poll_cycles_total', 'Poll cycles by outcome (ok, aborted, failed)', ['outcome']),
+    duration: histogram(registry, 'schoolbridge_poll_cycle_duration_seconds', 'Duration of poll cycles', ['outcome'],
+      [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300]),
+    fetched: counter(registry, 'schoolbridge_poll_records_fetched_total', 'Records fetched from the upstream by stream', ['stream']),
+    changes: counter(registry, 'schoolbridge_poll_changes_total', 'Change records detected by stream and op', ['stream', 'op']),
+    aborted: counter(registry, 'schoolbridge_poll_aborted_total', 'Poll cycles aborted by the guard, by reason and stream', ['reason', 'stream']),
+    lastSuccess: gauge(registry, 'schoolbridge_poll_last_success_timestamp_seconds', 'End of the last successful poll cycle (Unix time)'),
+    snapshot: gauge(registry, 'schoolbridge_poll_snapshot_records', 'Records in the snapshot by stream', ['stream'], function collect() {
+      for (const stream of POLLED_STREAMS) this.set({ stream }, store.size(snapshotCollection(stream)));
+    }),
+  };
+}
+
+export type PollMetrics = ReturnType<typeof createPollMetrics>;

@@ -1,0 +1,185 @@
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { BridgeError } from '../errors.js';
+import { createMetricsRegistry } from '../metrics.js';
+import type { ChangeRecord } from '../records.js';
+import { createStore, type Store } from '../store/index.js';
+import { createPoller, type Poller, type PollerOptions } from './poller.js';
+import { initialDoneKey, snapshotCollection, STATE_COLLECTION } from './snapshot.js';
+import { memoryLists, memoryOutbox, testStudent, testUser, type MemoryLists, type MemoryOutbox } from './testing.js';
+
+const log = pino({ level: 'silent' });
+
+let store: Store;
+let lists: MemoryLists;
+let outbox: MemoryOutbox;
+let poller: Poller;
+
+function makePoller(patch: Partial<PollerOptions> = {}): Poller {
+  return createPoller({
+    store, upstream: lists, outbox, log, metrics: createMetricsRegistry(),
+    poll: { initial: 'emit', maxDeleteRatio: 0.2 }, chunkSize: 3, ...patch,
+  });
+}
+
+beforeEach(async () => {
+  store = createStore({ log });
+  await store.start();
+  lists = memoryLists(
+    Array.from({ length: 10 }, (_, i) => testStudent(i + 1)),
+    Array.from({ length: 10 }, (_, i) => testUser(i + 1)),
+  );
+  outbox = memoryOutbox(store);
+  poller = makePoller();
+  await poller.start();
+});
+
+afterEach(async () => {
+  await poller.stop();
+  await store.stop();
+});
+
+const ids = (records: readonly { id: string }[]) => records.map((r) => r.id);
+
+describe('poller', () => {
+  it('first cycle emits everything as created, then a no-change cycle writes nothing', async () => {
+    const first = await poller.runCycle({ trigger: 'test' });
+    expect(first).toMatchObject({ outcome: 'ok', streams: { students: { fetched: 10, created: 10, initial: 'emit' }, users: { created: 10 } } });
+    expect(outbox.records()).toHaveLength(20);
+    expect(store.size(snapshotCollection('students'))).toBe(10);
+    expect(store.has(STATE_COLLECTION, initialDoneKey('users'))).toBe(true);
+    expect(outbox.notified).toBeGreaterThan(0);
+
+    const commit = vi.spyOn(store, 'commit');
+    const second = await poller.runCycle();
+    expect(second.outcome).toBe('ok');
+    expect(second.streams.students).toEqual({ fetched: 10, created: 0, updated: 0, deleted: 0, baselined: 0 });
+    expect(commit).not.toHaveBeenCalled();
+  });
+
+  it('baseline records the first cycle silently and reports later changes', async () => {
+    poller = makePoller({ poll: { initial: 'baseline', maxDeleteRatio: 0.2 } });
+    expect((await poller.runCycle()).streams.students).toMatchObject({ baselined: 10, created: 0, initial: 'baseline' });
+    expect(outbox.records()).toEqual([]);
+    lists.students[2] = testStudent(3, 'Nowak');
+    lists.students.push(testStudent(11));
+    const result = await poller.runCycle();
+    expect(result.streams.students).toMatchObject({ created: 1, updated: 1, baselined: 0 });
+    expect(result.streams.students.initial).toBeUndefined();
+    expect(outbox.records().map((r) => (r as ChangeRecord).op)).toEqual(['updated', 'created']);
+  });
+
+  it('an empty list aborts without touching the snapshot, and readiness recovers on success', async () => {
+    await poller.runCycle();
+    const before = [...store.entries(snapshotCollection('students'))];
+    lists.students = [];
+    const aborted = await poller.runCycle();
+    expect(aborted).toMatchObject({ outcome: 'aborted', reason: 'empty_list', stream: 'students' });
+    expect([...store.entries(snapshotCollection('students'))]).toEqual(before);
+    expect(poller.readiness()).toMatchObject({ ok: false });
+    expect(poller.lastResult()?.outcome).toBe('aborted');
+    lists.students = Array.from({ length: 10 }, (_, i) => testStudent(i + 1));
+    expect((await poller.runCycle()).outcome).toBe('ok');
+    expect(poller.readiness()).toEqual({ ok: true });
+  });
+
+  it('the mass-delete guard of one stream stops the other stream too', async () => {
+    await poller.runCycle();
+    lists.users = lists.users.slice(0, 7); // 30% of users vanish
+    lists.students[0] = testStudent(1, 'Nowak');
+    const count = outbox.records().length;
+    const result = await poller.runCycle();
+    expect(result).toMatchObject({ outcome: 'aborted', reason: 'mass_delete', stream: 'users' });
+    expect(outbox.records()).toHaveLength(count);
+    lists.users = Array.from({ length: 10 }, (_, i) => testUser(i + 1)).filter((u) => u.id !== 4 && u.id !== 9); // 20%: allowed
+    expect((await poller.runCycle()).streams).toMatchObject({ users: { deleted: 2 }, students: { updated: 1 } });
+  });
+
+  it('a list holding an id twice never reaches the diff', async () => {
+    lists.users.push(testUser(3));
+    expect(await poller.runCycle()).toMatchObject({ outcome: 'aborted', reason: 'duplicate_id' });
+    expect(store.size(snapshotCollection('users'))).toBe(0);
+  });
+
+  it('a failing commit mid-cycle, then a clean re-run: the same ids, nothing lost or doubled', async () => {
+    await poller.runCycle();
+    for (const id of [2, 5, 8, 9]) lists.students[id - 1] = testStudent(id, `Zmiana${id}`);
+    lists.students.push(testStudent(11));
+    const reference = await makePoller().runCycle({ dryRun: true });
+    const expected = ids(reference.changes ?? []);
+    expect(expected).toHaveLength(5);
+
+    const realCommit = store.commit.bind(store);
+    let calls = 0;
+    const commit = vi.spyOn(store, 'commit').mockImplementation((ops) => {
+      calls += 1;
+      if (calls === 2) return Promise.reject(new BridgeError('store.unavailable', 'disk full (injected)', { retryable: true }));
+      return realCommit(ops);
+    });
+    const before = outbox.records().length;
+    const failed = await poller.runCycle();
+    expect(failed).toMatchObject({ outcome: 'failed', reason: 'store.unavailable' });
+    const committedFirst = outbox.records().slice(before);
+    expect(committedFirst.length).toBeLessThan(5);
+    commit.mockRestore();
+
+    expect((await poller.runCycle()).outcome).toBe('ok');
+    expect(ids(outbox.records().slice(before)).sort()).toEqual([...expected].sort());
+    // and nothing further on a third run
+    expect((await poller.runCycle()).streams.students).toMatchObject({ created: 0, updated: 0 });
+  });
+
+  it('a dry run reports the changes and commits nothing', async () => {
+    const commit = vi.spyOn(store, 'commit');
+    const result = await poller.runCycle({ dryRun: true });
+    expect(result).toMatchObject({ outcome: 'ok', dryRun: true });
+    expect(result.changes).toHaveLength(20);
+    expect(commit).not.toHaveBeenCalled();
+    expect(poller.lastResult()).toBeUndefined();
+  });
+
+  it('runs cycles one at a time', async () => {
+    let open!: () => void;
+    lists.gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const first = poller.runCycle();
+    const second = poller.runCycle();
+    expect(poller.busy()).toBe(true);
+    lists.gate = undefined;
+    open();
+    const [a, b] = await Promise.all([first, second]);
+    expect(a.streams.students.created).toBe(10);
+    expect(b.streams.students.created).toBe(0);
+    expect(poller.busy()).toBe(false);
+  });
+
+  it('stop aborts a cycle waiting on the upstream; later cycles report the poller stopped', async () => {
+    lists.gate = new Promise<void>(() => {});
+    const running = poller.runCycle();
+    await poller.stop();
+    expect(await running).toMatchObject({ outcome: 'failed', reason: 'poll.stopped' });
+    expect(await poller.runCycle()).toMatchObject({ outcome: 'failed', reason: 'poll.stopped' });
+    await poller.stop();
+  });
+
+  it('an upstream failure is a failed cycle with its code', async () => {
+    lists.listUsers = () => Promise.reject(new BridgeError('upstream.invalid_json', 'truncated body'));
+    expect(await poller.runCycle()).toMatchObject({ outcome: 'failed', reason: 'upstream.invalid_json' });
+    expect(store.size(snapshotCollection('students'))).toBe(0);
+  });
+
+  it('counts cycles, changes and aborts in metrics', async () => {
+    const metrics = createMetricsRegistry();
+    poller = makePoller({ metrics });
+    await poller.runCycle();
+    lists.students = [];
+    await poller.runCycle();
+    const text = await metrics.metrics();
+    expect(text).toContain('schoolbridge_poll_changes_total{stream="students",op="created"} 10');
+    expect(text).toContain('schoolbridge_poll_aborted_total{reason="empty_list",stream="students"} 1');
+    expect(text).toContain('schoolbridge_poll_cycles_total{outcome="ok"} 1');
+    expect(text).toContain('schoolbridge_poll_snapshot_records{stream="users"} 10');
+    expect(text).toMatch(/schoolbridge_poll_last_success_timestamp_seconds \d+/);
+  });
+});

@@ -1,0 +1,174 @@
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { systemClock, type Clock } from '../clock.js';
+import { describeError, isBridgeError } from '../errors.js';
+import type { Component } from '../lifecycle.js';
+import type { ReadinessState } from '../readiness.js';
+import type { Store } from '../store/index.js';
+import { CycleAbort, emptySummary, runPollCycle, type CycleDeps, type CycleResult } from './cycle.js';
+import type { PolledRecord } from './diff.js';
+import { createPollMetrics, type PollMetrics } from './poll-metrics.js';
+import type { ListSource, OutboxPort } from './ports.js';
+import { POLLED_STREAMS } from './snapshot.js';
+
+export interface PollerOptions {
+  store: Store;
+  upstream: ListSource;
+  outbox: OutboxPort;
+  poll: { initial: 'emit' | 'baseline'; maxDeleteRatio: number };
+  log: Logger;
+  metrics: Registry;
+  clock?: Clock;
+  /** Records per commit (default 1000) and their approximate bytes (default 1 MiB). */
+  chunkSize?: number;
+  chunkBytes?: number;
+  /** Commits in flight at once (default 4). */
+  maxInFlight?: number;
+  /** Longest stretch of synchronous diff work between yields to the event loop (default 4 ms). */
+  budgetMs?: number;
+}
+
+export interface RunCycleOptions {
+  /** Diff and report, commit nothing. */
+  dryRun?: boolean;
+  /** Who asked: schedule, start-up, manual, export (logs and results). */
+  trigger?: string;
+  /** Aborts this cycle (between records and chunks; whole chunks stay committed). */
+  signal?: AbortSignal;
+}
+
+export interface CycleOutput {
+  result: CycleResult;
+  /** The students list the cycle fetched, when it succeeded (the roster export builds on it). */
+  students: readonly PolledRecord[] | undefined;
+}
+
+/** Poll cycles one at a time; runCycle while one runs waits for it, then runs a fresh one. */
+export interface Poller extends Component {
+  runCycle(options?: RunCycleOptions): Promise<CycleResult>;
+  cycle(options?: RunCycleOptions): Promise<CycleOutput>;
+  busy(): boolean;
+  /** The last cycle that was not a dry run. */
+  lastResult(): CycleResult | undefined;
+  /** Epoch ms of the end of the last successful cycle. */
+  lastSuccessAt(): number | undefined;
+  /** For /readyz: not ready after an aborted cycle, until a later one succeeds. */
+  readiness(): ReadinessState;
+  on(event: 'cycle', listener: (result: CycleResult) => void): () => void;
+}
+
+const STOP_WAIT_MS = 5_000;
+
+export function createPoller(options: PollerOptions): Poller {
+  const clock = options.clock ?? systemClock;
+  const log = options.log;
+  const metrics = createPollMetrics(options.metrics, options.store);
+  const deps: CycleDeps = {
+    store: options.store, upstream: options.upstream, outbox: options.outbox, clock, log,
+    initial: options.poll.initial, maxDeleteRatio: options.poll.maxDeleteRatio,
+    chunkSize: options.chunkSize ?? 1000, chunkBytes: options.chunkBytes ?? 1024 * 1024,
+    maxInFlight: options.maxInFlight ?? 4, budgetMs: options.budgetMs ?? 4,
+  };
+  const listeners = new Set<(result: CycleResult) => void>();
+  let controller = new AbortController();
+  let queue: Promise<unknown> = Promise.resolve();
+  let pending = 0;
+  let last: CycleResult | undefined;
+  let lastSuccess: number | undefined;
+  let notReady: string | undefined;
+
+  const record = (result: CycleResult) => {
+    observe(metrics, result);
+    if (!result.dryRun) {
+      last = result;
+      if (result.outcome === 'ok') {
+        lastSuccess = clock.now();
+        metrics.lastSuccess.set(lastSuccess / 1000);
+        notReady = undefined;
+      } else if (result.outcome === 'aborted') {
+        notReady = `last poll cycle aborted (${result.reason}): ${result.message}`;
+      }
+    }
+    logResult(log, result);
+    for (const listener of listeners) listener(result);
+  };
+
+  const cycle = (opts: RunCycleOptions = {}): Promise<CycleOutput> => {
+    pending += 1;
+    const run = queue.then(() => runOne(deps, opts, opts.signal ? AbortSignal.any([controller.signal, opts.signal]) : controller.signal, clock)).finally(() => {
+      pending -= 1;
+    });
+    queue = run.catch(() => {});
+    return run.then((output) => {
+      record(output.result);
+      return output;
+    });
+  };
+
+  return {
+    name: 'poller',
+    async start() {
+      if (controller.signal.aborted) controller = new AbortController();
+    },
+    async stop() {
+      controller.abort(new Error('the poller is stopping'));
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, STOP_WAIT_MS);
+      });
+      await Promise.race([queue, bound]);
+      clearTimeout(timer);
+    },
+    cycle,
+    runCycle: async (opts) => (await cycle(opts)).result,
+    busy: () => pending > 0,
+    lastResult: () => last,
+    lastSuccessAt: () => lastSuccess,
+    readiness: () => (notReady ? { ok: false, reason: notReady } : { ok: true }),
+    on(_event, listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}
+
+async function runOne(deps: CycleDeps, opts: RunCycleOptions, signal: AbortSignal, clock: Clock): Promise<CycleOutput> {
+  const started = clock.now();
+  const summary = emptySummary();
+  const result = (fields: Partial<CycleResult> & Pick<CycleResult, 'outcome'>): CycleResult => ({
+    dryRun: opts.dryRun === true, trigger: opts.trigger ?? 'manual', startedAt: new Date(started).toISOString(),
+    durationMs: clock.now() - started, streams: summary, ...fields,
+  });
+  if (signal.aborted) return { result: result({ outcome: 'failed', reason: 'poll.stopped', message: 'the poller is stopped' }), students: undefined };
+  try {
+    const { changes, students } = await runPollCycle(deps, { dryRun: opts.dryRun === true, trigger: opts.trigger ?? 'manual', signal }, summary);
+    return { result: result({ outcome: 'ok', ...(opts.dryRun ? { changes } : {}) }), students };
+  } catch (error) {
+    if (error instanceof CycleAbort) return { result: result({ outcome: 'aborted', reason: error.reason, stream: error.stream, message: error.message }), students: undefined };
+    if (signal.aborted) return { result: result({ outcome: 'failed', reason: 'poll.stopped', message: 'stopped during the cycle' }), students: undefined };
+    if (isBridgeError(error)) return { result: result({ outcome: 'failed', reason: error.code, message: describeError(error) }), students: undefined };
+    throw error;
+  }
+}
+
+function observe(metrics: PollMetrics, result: CycleResult): void {
+  if (result.dryRun) return;
+  metrics.cycles.inc({ outcome: result.outcome });
+  metrics.duration.observe({ outcome: result.outcome }, result.durationMs / 1000);
+  for (const stream of POLLED_STREAMS) {
+    const summary = result.streams[stream];
+    metrics.fetched.inc({ stream }, summary.fetched);
+    if (result.outcome !== 'ok') continue;
+    for (const op of ['created', 'updated', 'deleted'] as const) if (summary[op] > 0) metrics.changes.inc({ stream, op }, summary[op]);
+  }
+  if (result.outcome === 'aborted') {
+    metrics.aborted.inc({ reason: result.reason ?? 'unknown', stream: result.stream ?? 'unknown' });
+  }
+}
+
+function logResult(log: Logger, result: CycleResult): void {
+  const { changes: _changes, ...fields } = result;
+  if (result.outcome === 'ok') log.info(fields, result.dryRun ? 'poll dry run done' : 'poll cycle done');
+  else if (result.outcome === 'aborted') log.warn(fields, `poll cycle aborted: ${result.message}`);
+  else log.error(fields, `poll cycle failed: ${result.message}`);
+}

@@ -1,0 +1,16 @@
+import type { AnyRecord } from '../records.js';
+import type { Op } from '../store/index.js';
+import type { UpstreamClient } from '../upstream/index.js';
+
+/**
+ * What the poller needs from its neighbours, and nothing more, so it can be tested against an
+ * in-memory twin and does not depend on how the outbox is built.
+ */
+export interface OutboxPort {
+  /** Store ops that enqueue the records for every subscribed connector (known ids are skipped). */
+  enqueueOps(records: readonly AnyRecord[]): Op[];
+  /** Wakes the delivery workers after a commit. */
+  notify(): void;
+}
+
+export type ListSource = Pick<UpstreamClient, 'listStudents' | 'listUsers'>;

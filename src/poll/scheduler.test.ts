@@ -1,0 +1,100 @@
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createMetricsRegistry } from '../metrics.js';
+import type { CronFactory, CronSpec } from './cron.js';
+import { createScheduler, decideTick, type ScheduledJob, type Scheduler } from './scheduler.js';
+
+const log = pino({ level: 'silent' });
+
+/** A cron twin: ticks fire when the test says so. */
+function manualCron() {
+  const timers = new Map<string, { spec: CronSpec; fire: () => void; started: boolean; stopped: boolean }>();
+  const factory: CronFactory = (spec, onTick) => {
+    const entry = { spec, fire: onTick, started: false, stopped: false };
+    timers.set(spec.name, entry);
+    return {
+      start: () => void (entry.started = true),
+      stop: () => void (entry.stopped = true),
+      nextRun: () => (entry.stopped ? null : new Date(Date.UTC(2026, 10, 22, 2))),
+      matches: () => false,
+    };
+  };
+  return { factory, timers, fire: (name: string) => timers.get(name)?.fire() };
+}
+
+/** A job whose runs the test finishes by hand. */
+function heldJob(name: string, patch: Partial<ScheduledJob> = {}) {
+  const runs: { trigger: string; signal: AbortSignal; finish: () => void }[] = [];
+  const job: ScheduledJob = {
+    name, schedule: '* * * * *', timezone: 'Europe/Warsaw', runOnStart: false,
+    run: (trigger, signal) =>
+      new Promise<void>((resolve, reject) => {
+        runs.push({ trigger, signal, finish: resolve });
+        signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+      }),
+    ...patch,
+  };
+  return { job, runs };
+}
+
+let scheduler: Scheduler | undefined;
+afterEach(async () => {
+  await scheduler?.stop();
+  scheduler = undefined;
+});
+
+describe('decideTick', () => {
+  it.each([
+    [{ stopped: false, running: false, busy: false }, 'run'],
+    [{ stopped: false, running: true, busy: false }, 'skip-running'],
+    [{ stopped: false, running: false, busy: true }, 'skip-busy'],
+    [{ stopped: true, running: false, busy: false }, 'skip-stopped'],
+    [{ stopped: true, running: true, busy: true }, 'skip-stopped'],
+  ] as const)('%j → %s', (state, decision) => {
+    expect(decideTick(state)).toBe(decision);
+  });
+});
+
+describe('scheduler', () => {
+  it('skips a tick while the previous run is going, counts it, runs again after', async () => {
+    const cron = manualCron();
+    const poll = heldJob('poll');
+    const metrics = createMetricsRegistry();
+    scheduler = createScheduler({ jobs: [poll.job], log, metrics, cron: cron.factory });
+    await scheduler.start();
+    expect(cron.timers.get('poll')).toMatchObject({ started: true, spec: { expression: '* * * * *', timezone: 'Europe/Warsaw' } });
+    cron.fire('poll');
+    cron.fire('poll');
+    expect(poll.runs).toHaveLength(1);
+    expect(await metrics.metrics()).toContain('schoolbridge_schedule_skipped_total{job="poll",reason="skip-running"} 1');
+    poll.runs[0]?.finish();
+    await scheduler.whenIdle();
+    cron.fire('poll');
+    expect(poll.runs.map((r) => r.trigger)).toEqual(['schedule', 'schedule']);
+  });
+
+  it('skips when the work is busy for another caller', async () => {
+    const cron = manualCron();
+    const poll = heldJob('poll', { isBusy: () => true });
+    scheduler = createScheduler({ jobs: [poll.job], log, metrics: createMetricsRegistry(), cron: cron.factory });
+    await scheduler.start();
+    expect(scheduler.tick('poll')).toBe('skip-busy');
+    expect(poll.runs).toHaveLength(0);
+  });
+
+  it('runs start-up jobs in order, reports next runs, and stop aborts runs and timers', async () => {
+    const cron = manualCron();
+    const poll = heldJob('poll', { runOnStart: true });
+    const roster = heldJob('export', { runOnStart: true });
+    scheduler = createScheduler({ jobs: [poll.job, roster.job], log, metrics: createMetricsRegistry(), cron: cron.factory });
+    await scheduler.start();
+    expect(poll.runs.map((r) => r.trigger)).toEqual(['start-up']);
+    expect(roster.runs.map((r) => r.trigger)).toEqual(['start-up']);
+    expect(scheduler.nextRuns()).toEqual({ poll: '2026-11-22T02:00:00.000Z', export: '2026-11-22T02:00:00.000Z' });
+    await scheduler.stop();
+    expect(poll.runs[0]?.signal.aborted).toBe(true);
+    expect(cron.timers.get('poll')?.stopped).toBe(true);
+    expect(scheduler.tick('poll')).toBe('skip-stopped');
+    await scheduler.stop(); // twice is harmless
+  });
+});

@@ -1,0 +1,22 @@
+/**
+ * Cooperative yielding for long synchronous loops (diffing 100k records): after `budgetMs` of work,
+ * give the event loop a turn with setImmediate so webhook requests are read and acknowledged. A bare
+ * `await` would not do: resolved promises run as microtasks, before any I/O callback.
+ */
+export interface Yielder {
+  /** True when the budget is used up; then call `pause()`. Cheap enough to call per record. */
+  due(): boolean;
+  pause(signal?: AbortSignal): Promise<void>;
+}
+
+export function createYielder(budgetMs = 4): Yielder {
+  let since = performance.now();
+  return {
+    due: () => performance.now() - since >= budgetMs,
+    async pause(signal) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      signal?.throwIfAborted();
+      since = performance.now();
+    },
+  };
+}

@@ -1,0 +1,138 @@
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BridgeError } from '../errors.js';
+import type { Webhook } from '../upstream/index.js';
+import type { WebhookApi } from './reconcile.js';
+import { createReconciler, reconcileDelay, type Reconciler } from './reconciler.js';
+import type { Clock } from '../clock.js';
+
+const URL_ = 'http://127.0.0.1:9/webhooks/v2';
+const log = pino({ level: 'silent' });
+
+/** An upstream whose first `failures` list calls fail; it records every write. */
+function fakeApi(failures = 0, initial: Webhook[] = []) {
+  let hooks = [...initial];
+  let nextId = 100;
+  const writes: string[] = [];
+  let failuresLeft = failures;
+  const api: WebhookApi = {
+    async listWebhooks() {
+      if (failuresLeft-- > 0) throw new BridgeError('upstream.network', 'connection refused', { retryable: true });
+      return hooks.map((h) => ({ ...h }));
+    },
+    async registerWebhook(event, callbackUrl) {
+      writes.push(`POST ${event}`);
+      const hook = { id: nextId++, event, callbackUrl };
+      hooks.push(hook);
+      return hook;
+    },
+    async deleteWebhook(id) {
+      writes.push(`DELETE ${id}`);
+      if (!hooks.some((h) => h.id === id)) throw new BridgeError('upstream.not_found', 'Webhook was not found', { status: 404 });
+      hooks = hooks.filter((h) => h.id !== id);
+      return { id, isDeleted: true };
+    },
+  };
+  return { api, writes, hooks: () => hooks };
+}
+
+/** A clock whose sleeps are released one by one by the test. */
+function steppedClock() {
+  let now = 0;
+  const sleeps: { ms: number; wake: () => void }[] = [];
+  let onSleep: (() => void) | undefined;
+  const clock: Clock = {
+    now: () => now,
+    sleep: (ms, signal) =>
+      new Promise<void>((resolve, reject) => {
+        if (signal?.aborted) return reject(signal.reason);
+        signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+        sleeps.push({ ms, wake: () => ((now += ms), resolve()) });
+        onSleep?.();
+      }),
+  };
+  const nextSleep = () => new Promise<{ ms: number; wake: () => void }>((resolve) => {
+    if (sleeps.length > 0) return resolve(sleeps.shift()!);
+    onSleep = () => ((onSleep = undefined), resolve(sleeps.shift()!));
+  });
+  return { clock, nextSleep };
+}
+
+const running: Reconciler[] = [];
+afterEach(async () => {
+  for (const r of running.splice(0)) await r.stop();
+});
+
+function start(api: WebhookApi, clock: Clock, onStart = true) {
+  let converged: () => void = () => {};
+  const done = new Promise<void>((resolve) => (converged = resolve));
+  const reconciler = createReconciler({
+    api,
+    wanted: () => ({ events: ['invoice.created', 'invoice.updated'], callbackUrl: URL_, prune: true }),
+    clock, log, random: () => 0.5, onStart,
+    backoff: { baseMs: 1000, maxMs: 8000 },
+    onStateChange: (state) => state.status === 'converged' && converged(),
+  });
+  running.push(reconciler);
+  return { reconciler, converged: done };
+}
+
+describe('reconciler', () => {
+  it('retries with growing back-off in the background, reports pending, then converged', async () => {
+    const { api, writes } = fakeApi(3);
+    const { clock, nextSleep } = steppedClock();
+    const { reconciler, converged } = start(api, clock);
+    await reconciler.start();
+    expect(reconciler.readiness()).toMatchObject({ ok: false });
+    const delays: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const sleep = await nextSleep();
+      delays.push(sleep.ms);
+      expect(reconciler.readiness()).toMatchObject({ ok: false, reason: expect.stringContaining(`failed ${i + 1}×`) });
+      sleep.wake();
+    }
+    await converged;
+    expect(delays).toEqual([750, 1500, 3000]);
+    expect(writes).toEqual(['POST invoice.created', 'POST invoice.updated']);
+    expect(reconciler.readiness()).toMatchObject({ ok: true });
+  });
+
+  it('stop aborts a back-off wait, and never deregisters', async () => {
+    const { api, writes } = fakeApi(100);
+    const { clock, nextSleep } = steppedClock();
+    const { reconciler } = start(api, clock);
+    await reconciler.start();
+    await nextSleep();
+    await reconciler.stop();
+    await reconciler.stop();
+    expect(writes).toEqual([]);
+  });
+
+  it('treats a registration already gone as deleted', async () => {
+    const { api, writes } = fakeApi(0, [{ id: 1, event: 'invoice.created', callbackUrl: URL_ }, { id: 2, event: 'invoice.created', callbackUrl: URL_ }]);
+    const gone: WebhookApi = { ...api, deleteWebhook: async (id) => { writes.push(`DELETE ${id}`); throw new BridgeError('upstream.not_found', 'gone', { status: 404 }); } };
+    const { clock } = steppedClock();
+    const { reconciler } = start(gone, clock, false);
+    const result = await reconciler.reconcile();
+    expect(result.deleted).toEqual([2]);
+    expect(reconciler.state()).toMatchObject({ status: 'converged', created: 1, deleted: 1 });
+  });
+
+  it('dry run plans without writing or changing state; disabled is ready', async () => {
+    const { api, writes } = fakeApi();
+    const { clock } = steppedClock();
+    const { reconciler } = start(api, clock, false);
+    await reconciler.start();
+    const result = await reconciler.reconcile({ dryRun: true });
+    expect(result.plan.create).toEqual(['invoice.created', 'invoice.updated']);
+    expect(writes).toEqual([]);
+    expect(reconciler.state()).toEqual({ status: 'disabled' });
+    expect(reconciler.readiness()).toMatchObject({ ok: true });
+  });
+
+  it('reconcileDelay doubles up to the cap with equal jitter', () => {
+    const policy = { baseMs: 1000, maxMs: 8000 };
+    expect([1, 2, 3, 4, 5, 60].map((n) => reconcileDelay(n, policy, 0))).toEqual([500, 1000, 2000, 4000, 4000, 4000]);
+    expect(reconcileDelay(4, policy, 0.999999)).toBe(8000);
+  });
+});

@@ -1,0 +1,117 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import { describeError } from '../errors.js';
+import type { Component } from '../lifecycle.js';
+import type { ReadinessState } from '../readiness.js';
+import { reconcileWebhooks, type ReconcileResult, type WebhookApi } from './reconcile.js';
+import type { WantedRegistrations } from './reconcile-plan.js';
+
+export type RegistrationState =
+  | { status: 'disabled' }
+  | { status: 'pending'; attempts: number; lastError?: string; nextAttemptAt?: string }
+  | { status: 'converged'; at: string; created: number; deleted: number };
+
+export interface ReconcilerOptions {
+  api: WebhookApi;
+  /** Read at each attempt: the callback URL is known only once the server listens. */
+  wanted: () => WantedRegistrations;
+  clock: Clock;
+  log: Logger;
+  random?: () => number;
+  /** Reconcile in the background at start (daemon with webhooks.reconcileOnStart). */
+  onStart: boolean;
+  /** Resolves when requests can reach us (the server listens); awaited before the first attempt, rejects on abort. */
+  whenListening?: (signal: AbortSignal) => Promise<void>;
+  backoff?: { baseMs: number; maxMs: number };
+  /** Told every state change (tests await it; nothing polls). */
+  onStateChange?: (state: RegistrationState) => void;
+}
+
+export interface Reconciler extends Component {
+  /** One reconcile now (CLI, admin route); updates the state on success. */
+  reconcile(options?: { dryRun?: boolean; signal?: AbortSignal }): Promise<ReconcileResult>;
+  state(): RegistrationState;
+  /** Resolves once a reconcile (not a dry run) has succeeded: tests and start-up scripts await it. */
+  converged(): Promise<void>;
+  /** For readiness check `webhooks`. */
+  readiness(): ReadinessState;
+}
+
+/** Exponential back-off with equal jitter: never immediate, never in lock-step with other daemons. */
+export function reconcileDelay(attempts: number, policy: { baseMs: number; maxMs: number }, random: number): number {
+  const step = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.min(30, Math.max(0, attempts - 1)));
+  return Math.round(step / 2 + (step / 2) * random);
+}
+
+/**
+ * Keeps our upstream registrations converged (issue 6). At start it runs in the background and
+ * retries with back-off until it succeeds, never holding start-up back; readiness says where it is.
+ * It never deregisters on stop: the upstream keeps retrying deliveries while we are down, and
+ * deleting our registrations would lose exactly those.
+ */
+export function createReconciler(options: ReconcilerOptions): Reconciler {
+  const { clock, log } = options;
+  const random = options.random ?? Math.random;
+  const policy = options.backoff ?? { baseMs: 1000, maxMs: 5 * 60_000 };
+  let state: RegistrationState = options.onStart ? { status: 'pending', attempts: 0 } : { status: 'disabled' };
+  let markConverged: () => void = () => {};
+  const convergedOnce = new Promise<void>((resolve) => (markConverged = resolve));
+  const setState = (next: RegistrationState) => {
+    state = next;
+    if (next.status === 'converged') markConverged();
+    options.onStateChange?.({ ...next });
+  };
+  let stopping: AbortController | undefined;
+  let loop: Promise<void> | undefined;
+
+  const reconcile: Reconciler['reconcile'] = async (opts = {}) => {
+    const result = await reconcileWebhooks(options.api, options.wanted(), { ...opts, log });
+    if (!result.dryRun) {
+      setState({ status: 'converged', at: new Date(clock.now()).toISOString(), created: result.created.length, deleted: result.deleted.length });
+    }
+    return result;
+  };
+
+  const run = async (signal: AbortSignal) => {
+    // The callback URL is only known once the server listens, and the server starts after us.
+    if (options.whenListening && !(await options.whenListening(signal).then(() => true, () => false))) return;
+    for (let attempts = 1; !signal.aborted; attempts++) {
+      try {
+        const result = await reconcile({ signal });
+        log.info({ created: result.created.length, deleted: result.deleted.length, kept: result.plan.keep.length }, 'webhook registrations converged');
+        return;
+      } catch (error) {
+        if (signal.aborted) return;
+        const delay = reconcileDelay(attempts, policy, random());
+        setState({ status: 'pending', attempts, lastError: describeError(error), nextAttemptAt: new Date(clock.now() + delay).toISOString() });
+        log.warn({ err: error, attempts, retryInMs: delay }, 'webhook reconcile failed; retrying');
+        await clock.sleep(delay, signal).catch(() => {});
+      }
+    }
+  };
+
+  return {
+    name: 'webhook-reconciler',
+    reconcile,
+    state: () => ({ ...state }),
+    converged: () => convergedOnce,
+    readiness() {
+      if (state.status === 'converged') return { ok: true, detail: `registrations converged at ${state.at}` };
+      if (state.status === 'disabled') return { ok: true, detail: 'not reconciled at start (webhooks.reconcileOnStart: false)' };
+      if (state.attempts === 0) return { ok: false, reason: 'webhook registrations not reconciled yet' };
+      return { ok: false, reason: `webhook reconcile failed ${state.attempts}×, next attempt ${state.nextAttemptAt}: ${state.lastError}` };
+    },
+    async start() {
+      if (loop || !options.onStart) return;
+      stopping = new AbortController();
+      // In the background: start-up does not wait for the upstream.
+      loop = run(stopping.signal).catch((error: unknown) => log.error({ err: error }, 'webhook reconciler crashed'));
+    },
+    async stop() {
+      if (!loop) return;
+      stopping?.abort(new Error('stopping'));
+      await loop;
+      loop = undefined;
+    },
+  };
+}

@@ -1,0 +1,84 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { Intake, IntakeAnswer } from './intake.js';
+import type { IntakeMetrics, RejectReason } from './intake-metrics.js';
+
+export const WEBHOOK_PATH = '/webhooks/v2';
+const OTHER_METHODS = ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
+
+export interface WebhookRouteOptions {
+  intake: Intake;
+  /** Largest body accepted (webhooks.bodyLimitBytes); beyond it 413, decided before buffering when Content-Length says so. */
+  bodyLimitBytes: number;
+  metrics: IntakeMetrics;
+  log: Logger;
+}
+
+/**
+ * `POST /webhooks/v2` (CONTRACT §5, STYLE 9). An encapsulated plugin, so its catch-all raw-bytes
+ * parser and error handler touch no other route. The delivery's content type is "not shown" in
+ * api-v2.md and we verify bytes, not media types: any Content-Type, a malformed one or none is read
+ * the same way, as raw bytes.
+ */
+export function registerWebhookRoute(http: FastifyInstance, options: WebhookRouteOptions): void {
+  const { intake, bodyLimitBytes: limit, metrics, log } = options;
+  void http.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: limit }, (_request, body, done) => done(null, body));
+    scope.addHook('onResponse', async (_request, reply) => {
+      metrics.ackSeconds.observe({ status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    });
+    scope.setErrorHandler((error: FastifyError, _request, reply) => answerError(error, reply, metrics, log));
+    scope.route({
+      method: 'POST',
+      url: WEBHOOK_PATH,
+      bodyLimit: limit,
+      onRequest: async (request, reply) => {
+        if (Number(request.headers['content-length']) > limit) return tooLarge(reply, metrics);
+        // Fastify answers 415 to a malformed Content-Type before any parser runs; ours are all bytes.
+        if (request.headers['content-type'] !== undefined) request.headers['content-type'] = 'application/octet-stream';
+        return undefined;
+      },
+      handler: async (request: FastifyRequest, reply: FastifyReply) => {
+        const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        const answer = await intake.receive(request.headers['webhook-signature'], raw);
+        return send(reply, answer);
+      },
+    });
+    scope.route({
+      method: [...OTHER_METHODS],
+      url: WEBHOOK_PATH,
+      handler: async (_request, reply) => {
+        metrics.received.inc();
+        metrics.rejected.inc({ reason: 'method' });
+        return reply.code(405).header('allow', 'POST').send({ error: 'method not allowed: deliveries are POSTed' });
+      },
+    });
+  });
+}
+
+function send(reply: FastifyReply, answer: IntakeAnswer): FastifyReply {
+  if (answer.status === 200) return reply.code(200).send({ status: answer.outcome, id: answer.id });
+  if (answer.status === 503) reply.header('retry-after', '30');
+  return reply.code(answer.status).send({ error: answer.reason, ...(answer.detail ? { detail: answer.detail } : {}) });
+}
+
+function tooLarge(reply: FastifyReply, metrics: IntakeMetrics): FastifyReply {
+  metrics.received.inc();
+  metrics.rejected.inc({ reason: 'too_large' });
+  // Closing the connection: the unread body must not be parsed as the next request.
+  return reply.code(413).header('connection', 'close').send({ error: 'too_large' });
+}
+
+/** Errors from fastify's own body reading (a chunked body past the limit, a short body) and bugs. */
+function answerError(error: FastifyError, reply: FastifyReply, metrics: IntakeMetrics, log: Logger): FastifyReply {
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return tooLarge(reply, metrics);
+  const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+  const reason: RejectReason = status === 500 ? 'error' : 'body';
+  // A 500 comes from the handler, whose intake already counted the delivery as received.
+  if (status !== 500) metrics.received.inc();
+  metrics.rejected.inc({ reason });
+  if (status === 500) log.error({ err: error }, 'webhook intake failed');
+  else log.warn({ code: error.code, status }, 'webhook delivery unreadable');
+  return reply.code(status).send({ error: reason });
+}

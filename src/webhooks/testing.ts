@@ -1,0 +1,80 @@
+import type { Clock } from '../clock.js';
+import type { AnyRecord } from '../records.js';
+import { signatureHeader } from '../signature/index.js';
+import type { Op } from '../store/index.js';
+import type { EventSink } from './intake.js';
+
+/**
+ * Builders for webhook tests (STYLE 11): each makes a valid thing, so a test breaks exactly one part.
+ * Not used by the daemon.
+ */
+export const TEST_SECRET = 'test-secret';
+/** 2026-11-22T10:00:00Z. */
+export const TEST_NOW_MS = Date.UTC(2026, 10, 22, 10, 0, 0);
+
+export function invoice(fields: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    id: 1001, userId: 7, paymentFormId: 1, date: '2026-11-22 10:00:00', dayLimit: 14, place: 'Warszawa',
+    statusOffice: 2, statusPrint: 2, statusOfficeName: 'paid', statusPrintName: 'paid', daysOutdated: null,
+    numberId: 1, description: 'FV 1/11/2026', creatorUserId: 1, schoolId: 1, connectedId: 0,
+    createdAt: '2026-11-22 10:00:00', updatedAt: '2026-11-22 10:00:00', currencyExchange: null, ...fields,
+  };
+}
+
+export function eventBody(event = 'invoice.created', object: unknown = invoice()): string {
+  return JSON.stringify({ event, object });
+}
+
+export interface Delivery {
+  header: string;
+  body: Buffer;
+}
+
+/** A delivery signed as the upstream signs it; `timestampSeconds` defaults to TEST_NOW_MS. */
+export function signed(body: string | Buffer = eventBody(), options: { secret?: string; timestampSeconds?: number } = {}): Delivery {
+  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+  const timestamp = options.timestampSeconds ?? Math.floor(TEST_NOW_MS / 1000);
+  return { header: signatureHeader(options.secret ?? TEST_SECRET, bytes, timestamp), body: bytes };
+}
+
+export function manualClock(startMs = TEST_NOW_MS): Clock & { advance(ms: number): void; set(ms: number): void } {
+  let now = startMs;
+  return {
+    now: () => now,
+    advance: (ms) => {
+      now += ms;
+    },
+    set: (ms) => {
+      now = ms;
+    },
+    sleep: (ms, signal) =>
+      new Promise<void>((resolve, reject) => {
+        if (signal?.aborted) return reject(signal.reason);
+        // Sleeps never end by themselves: tests drive time, and stop() aborts.
+        signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+        void ms;
+        void resolve;
+      }),
+  };
+}
+
+/** Stands in for the outbox: one put per record into `test.outbox`, skipping ids it has seen. */
+export function recordingSink(): EventSink & { enqueued: AnyRecord[]; notified: number } {
+  const seen = new Set<string>();
+  const sink = {
+    enqueued: [] as AnyRecord[],
+    notified: 0,
+    enqueueOps(records: readonly AnyRecord[]): Op[] {
+      const fresh = records.filter((record) => !seen.has(record.id));
+      for (const record of fresh) {
+        seen.add(record.id);
+        sink.enqueued.push(record);
+      }
+      return fresh.map((record) => ({ op: 'put', c: 'test.outbox', k: record.id, v: record }));
+    },
+    notify() {
+      sink.notified += 1;
+    },
+  };
+  return sink;
+}

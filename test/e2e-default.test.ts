@@ -1,0 +1,70 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { eventually, freePort } from './support/net.js';
+import { tempDir } from './support/temp.js';
+
+const BIN = path.resolve('bin/schoolbridge.js');
+const children: ChildProcess[] = [];
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+async function jsonLines(file: string): Promise<Record<string, unknown>[] | undefined> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  const lines = text.split('\n').filter(Boolean);
+  return lines.length > 0 ? lines.map((line) => JSON.parse(line) as Record<string, unknown>) : undefined;
+}
+
+describe('npm start on the embedded default', () => {
+  it('fills students, users and invoices under data/out, writes a roster, and stops on SIGTERM with 0', async () => {
+    const { dir, cleanup } = await tempDir('schoolbridge-e2e-');
+    cleanups.push(cleanup);
+    const port = await freePort();
+    // A new user's shell: the daemon's own folder is elsewhere, so the embedded default is used.
+    const child = spawn(process.execPath, [BIN, 'start'], {
+      cwd: dir,
+      env: { ...process.env, SCHOOLBRIDGE_PORT: String(port), SCHOOLBRIDGE_CONFIG: '' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    children.push(child);
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+
+    const health = await eventually(async () => {
+      const response = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined);
+      return response?.status === 200 ? response.status : undefined;
+    }, 20_000, `/healthz (stderr: ${stderr.slice(-500)})`);
+    expect(health).toBe(200);
+
+    const out = path.join(dir, 'data', 'out');
+    const students = await eventually(() => jsonLines(path.join(out, 'students.jsonl')), 60_000, 'students.jsonl');
+    const users = await eventually(() => jsonLines(path.join(out, 'users.jsonl')), 60_000, 'users.jsonl');
+    const invoices = await eventually(() => jsonLines(path.join(out, 'invoices.jsonl')), 60_000, 'invoices.jsonl');
+    const roster = await eventually(async () => (await readdir(out)).find((f) => /^roster-\d{4}-\d{2}-\d{2}\.csv$/.test(f)), 60_000, 'a roster CSV');
+
+    for (const record of students) {
+      expect(record).toMatchObject({ stream: 'students', op: expect.stringMatching(/^(created|updated|deleted)$/) });
+      expect(record.id).toMatch(/^students:\d+:/);
+      expect(JSON.stringify(record)).not.toContain('oneTimePassword');
+    }
+    expect(students.length).toBeGreaterThanOrEqual(40);
+    expect(users.every((r) => r.stream === 'users')).toBe(true);
+    expect(invoices.every((r) => r.stream === 'invoices' && typeof r.event === 'string' && r.event.startsWith('invoice.'))).toBe(true);
+    const csv = await readFile(path.join(out, roster), 'utf8');
+    expect(csv.split('\r\n')[0]).toContain('studentId');
+    expect(csv.split('\r\n').filter(Boolean).length).toBeGreaterThan(40);
+
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(metrics).toContain('schoolbridge_');
+
+    const stopAt = Date.now();
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(Date.now() - stopAt).toBeLessThan(10_000);
+  }, 120_000);
+});

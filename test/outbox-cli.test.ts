@@ -1,0 +1,108 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { Agent } from 'undici';
+import { webhookConnector } from '../connectors/webhook/index.js';
+import { systemClock } from '../src/clock.js';
+import { createMetricsRegistry } from '../src/metrics.js';
+import { createOutbox } from '../src/outbox/index.js';
+import { createStore } from '../src/store/index.js';
+import { change, nextEvent } from './outbox-helpers.js';
+
+/** `deliveries list` / `deliveries retry` against a real store (issue 5: "400 → dead at once and retryable by the CLI"). */
+const BIN = path.join(import.meta.dirname, '..', 'bin', 'schoolbridge.js');
+let dir: string;
+let server: Server;
+let status = 400;
+const keys: string[] = [];
+const record = change('students', 7, 'created');
+const id = `hook:${record.id}`;
+
+function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, '-c', path.join(dir, 'config.yaml'), ...args], { env: { ...process.env, NODE_NO_WARNINGS: '1' } }, (error, stdout, stderr) =>
+      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'schoolbridge-cli-'));
+  server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (req.method === 'POST') keys.push(String(req.headers['idempotency-key']));
+      res.writeHead(req.method === 'POST' ? status : 200).end(`status ${status}`);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  const storeDir = path.join(dir, 'data');
+  await writeFile(
+    path.join(dir, 'config.yaml'),
+    [
+      'upstream: { baseUrl: "http://127.0.0.1:9", token: x }',
+      'webhooks: { events: [] }',
+      `store: { dir: ${JSON.stringify(storeDir)} }`,
+      'connectors:',
+      `  - { name: hook, type: webhook, streams: [students], url: ${JSON.stringify(url)}, secret: s3cret }`,
+    ].join('\n'),
+  );
+
+  // A delivery the receiver rejects with 400: dead at once, stored.
+  const log = pino({ level: 'silent' });
+  const store = createStore({ dir: storeDir, log });
+  await store.start();
+  const dispatcher = new Agent();
+  const config = { name: 'hook', type: 'webhook', streams: ['students'] as const, url, secret: 's3cret', headers: {}, timeoutMs: 5000 };
+  const outbox = createOutbox({
+    store, connectors: [{ name: 'hook', streams: ['students'], config: config as never, connector: webhookConnector }],
+    delivery: { maxAgeHours: 72, backoff: { baseMs: 1000, maxMs: 60_000 } },
+    clock: systemClock, dispatcher, log, metrics: createMetricsRegistry(), checkIntervalMs: 0,
+  });
+  await outbox.start();
+  const dead = nextEvent(outbox, 'dead');
+  await outbox.enqueue([record]);
+  await dead;
+  await outbox.stop();
+  await store.stop();
+  await dispatcher.close();
+});
+
+afterAll(async () => {
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('deliveries CLI', () => {
+  it('lists the dead delivery, retries it, and then has nothing left', async () => {
+    expect(keys).toEqual([record.id]);
+
+    const listed = await cli('deliveries', 'list', '--state', 'dead');
+    expect(listed).toMatchObject({ code: 0, stderr: '' });
+    expect(listed.stdout).toContain(id);
+    expect(listed.stdout).toContain('webhook.rejected: the receiver answered 400');
+    expect(listed.stdout).toContain('1 delivery (1 dead;');
+
+    const missing = await cli('deliveries', 'retry', 'hook:nope');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr.trim()).toBe('no delivery "hook:nope" (see: schoolbridge deliveries list)');
+
+    status = 200;
+    const retried = await cli('deliveries', 'retry', '--all-dead');
+    expect(retried).toMatchObject({ code: 0, stdout: `delivered  ${id}\n` });
+    expect(keys).toEqual([record.id, record.id]);
+
+    expect(await cli('deliveries', 'list', '--json')).toMatchObject({ code: 0, stdout: '[]\n' });
+  });
+
+  it('usage errors exit 1 with one line', async () => {
+    expect(await cli('deliveries', 'retry')).toMatchObject({ code: 1, stderr: 'name one delivery id, or pass --all-dead\n' });
+  });
+});
