@@ -1,7 +1,7 @@
 /**
  * bench:ingest — webhook intake throughput and ack latency (issue 6, "Done when").
  *
- *   npm run bench:ingest [-- --events 5000 --concurrency 50]
+ *   npm run bench:ingest [-- --events 5000 --concurrency 50 --no-connector]
  *
  * Starts the real daemon app in this process (createApp, mode daemon: the real fastify server, the
  * real store with its WAL and fsync group commit in a temp dir, the outbox with a `file` connector on
@@ -15,6 +15,7 @@ import { fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
@@ -42,22 +43,35 @@ const { values: args } = parseArgs({
   options: {
     events: { type: 'string', default: '5000' },
     concurrency: { type: 'string', default: '50' },
-    warmup: { type: 'string', default: '500' },
+    warmup: { type: 'string', default: '1000' },
+    /** Measure intake alone: no connector, so the outbox enqueues nothing and delivers nothing. */
+    'no-connector': { type: 'boolean', default: false },
     // child-process options
     url: { type: 'string' },
     target: { type: 'string' },
-    offset: { type: 'string', default: '0' },
   },
 });
 
 /** The load generator: N requests prepared up front, `concurrency` in flight at any time. */
-async function load(url: string, target: string, count: number, concurrency: number, offset: number): Promise<Run> {
+async function load(url: string, target: string, count: number, concurrency: number, warmup: number): Promise<Run> {
+  const pool = new Pool(url, { connections: concurrency, pipelining: 1 });
+  // Warm up in this same process (JIT, connections, the server's code paths), with other event ids.
+  await measure(pool, target, prepare(warmup, 1_000_000), concurrency);
+  const run = await measure(pool, target, prepare(count, 0), concurrency);
+  await pool.close();
+  return { target, ...run };
+}
+
+function prepare(count: number, offset: number): { body: string; header: string }[] {
   const now = Math.floor(Date.now() / 1000);
-  const requests = Array.from({ length: count }, (_, i) => {
+  return Array.from({ length: count }, (_, i) => {
     const body = eventBody('invoice.created', invoice({ id: offset + i + 1, numberId: offset + i + 1 }));
     return { body, header: signatureHeader(SECRET, body, now) };
   });
-  const pool = new Pool(url, { connections: concurrency, pipelining: 1 });
+}
+
+async function measure(pool: Pool, target: string, requests: { body: string; header: string }[], concurrency: number): Promise<Omit<Run, 'target'>> {
+  const count = requests.length;
   const latencies: number[] = [];
   const statuses: Record<number, number> = {};
   let next = 0;
@@ -74,16 +88,15 @@ async function load(url: string, target: string, count: number, concurrency: num
   const started = performance.now();
   await Promise.all(Array.from({ length: concurrency }, worker));
   const ms = performance.now() - started;
-  await pool.close();
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
-  return { target, count, ms, eventsPerSecond: (count / ms) * 1000, p50Ms: at(0.5), p99Ms: at(0.99), statuses };
+  return { count, ms, eventsPerSecond: (count / ms) * 1000, p50Ms: at(0.5), p99Ms: at(0.99), statuses };
 }
 
-function inChild(url: string, target: string, count: number, concurrency: number, offset: number): Promise<Run> {
+function inChild(url: string, target: string, count: number, concurrency: number, warmup: number): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = fork(fileURLToPath(import.meta.url), [
-      '--url', url, '--target', target, '--events', String(count), '--concurrency', String(concurrency), '--offset', String(offset),
+      '--url', url, '--target', target, '--events', String(count), '--concurrency', String(concurrency), '--warmup', String(warmup),
     ], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     child.once('message', (message) => resolve(message as Run));
     child.once('error', reject);
@@ -105,7 +118,7 @@ async function main(): Promise<void> {
     poll: { onStart: false, schedule: '0 0 1 1 *' },
     export: { onStart: false, schedule: '0 0 1 1 *' },
     store: { dir: path.join(dir, 'store') },
-    connectors: [{ name: 'files', type: 'file', streams: ['events', 'invoices'], dir: path.join(dir, 'out') }],
+    connectors: args['no-connector'] ? [] : [{ name: 'files', type: 'file', streams: ['events', 'invoices'], dir: path.join(dir, 'out') }],
     log: { level: 'silent' },
   });
   const app = await createApp({ config, log, mode: 'daemon' });
@@ -115,17 +128,36 @@ async function main(): Promise<void> {
   await bare.listen({ host: '127.0.0.1', port: 0 });
   const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}`;
   try {
-    await inChild(bareUrl, '/bare', warmup, concurrency, 0);
-    await inChild(app.server!.url, '/webhooks/v2', warmup, concurrency, 1_000_000);
-    const baseline = await inChild(bareUrl, '/bare', events, concurrency, 0);
-    const intake = await inChild(app.server!.url, '/webhooks/v2', events, concurrency, 0);
+    let cpu = process.cpuUsage();
+    const baseline = await inChild(bareUrl, '/bare', events, concurrency, warmup);
+    const bareCpu = process.cpuUsage(cpu);
+    cpu = process.cpuUsage();
+    const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+    loopDelay.enable();
+    const intake = await inChild(app.server!.url, '/webhooks/v2', events, concurrency, warmup);
+    loopDelay.disable();
+    await app.outbox.whenIdle();
+    const intakeCpu = process.cpuUsage(cpu);
+    const perEvent = (usage: NodeJS.CpuUsage) => ((usage.user + usage.system) / (events + warmup)).toFixed(0);
     const stored = app.store.size(INBOX);
     report(baseline, intake, events, concurrency, stored - warmup);
+    // Where the time goes, seen from the server: its own answer-time histogram (warm-up included)
+    // and how late its event loop ran timers (CPU contention) during the intake run.
+    const ack = await app.metrics.getSingleMetricAsString('schoolbridge_webhook_ack_seconds');
+    process.stdout.write(`server side: ack p50 ≤ ${bucketQuantile(ack, 0.5)} s, p99 ≤ ${bucketQuantile(ack, 0.99)} s (histogram buckets); event-loop delay p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms\n` +
+      `server CPU per request: bare ${perEvent(bareCpu)} µs, intake ${perEvent(intakeCpu)} µs (store, outbox and file connector included, until the outbox is idle)\n`);
   } finally {
     await bare.close();
     await app.stop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** The upper bound of the bucket holding quantile `q` of a Prometheus histogram's text (status 200). */
+function bucketQuantile(text: string, q: number): string {
+  const buckets = [...text.matchAll(/_bucket\{le="([^"]+)",status="200"\} (\d+)/g)].map((m) => ({ le: m[1]!, count: Number(m[2]) }));
+  const total = buckets.at(-1)?.count ?? 0;
+  return buckets.find((b) => b.count >= q * total)?.le ?? '?';
 }
 
 function report(baseline: Run, intake: Run, events: number, concurrency: number, stored: number): void {
@@ -146,7 +178,7 @@ function report(baseline: Run, intake: Run, events: number, concurrency: number,
 }
 
 if (args.url && args.target) {
-  const run = await load(args.url, args.target, Number(args.events), Number(args.concurrency), Number(args.offset));
+  const run = await load(args.url, args.target, Number(args.events), Number(args.concurrency), Number(args.warmup));
   process.send?.(run);
   process.disconnect?.();
 } else {

@@ -115,8 +115,8 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   // --- HTTP ------------------------------------------------------------------------------------------
   const http: FastifyInstance = Fastify({
-    loggerInstance: log.child({ component: 'http' }) as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // Per-request logs are info-level; at warn the access log stays off and errors still show.
+    loggerInstance: log.child({ component: 'http' }, { level: log.level === 'info' ? 'warn' : log.level }) as FastifyBaseLogger,
     bodyLimit: config.webhooks.bodyLimitBytes,
     return503OnClosing: true,
   });

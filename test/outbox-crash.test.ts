@@ -94,13 +94,13 @@ async function storeContents(dir: string): Promise<{ entries: number; records: n
 describe('outbox crash recovery (kill -9)', () => {
   it('killed between sending and marking done: the restart redelivers with the same Idempotency-Key, once', async () => {
     const keys: string[] = [];
-    let victim: ChildProcess | undefined;
+    const victim: { child?: ChildProcess } = {};
     const server = createServer((req, res) => {
       req.resume();
       req.on('end', () => {
         keys.push(String(req.headers['idempotency-key']));
         // The first delivery arrives but is never answered: the sender dies waiting for the answer.
-        if (keys.length === 1) victim!.kill('SIGKILL');
+        if (keys.length === 1) victim.child!.kill('SIGKILL');
         else res.writeHead(200).end('ok');
       });
     });
@@ -110,7 +110,7 @@ describe('outbox crash recovery (kill -9)', () => {
     const dir = await tempDir();
 
     const first = run({ dir, connector: 'webhook', url, enqueue: 1 });
-    victim = first.child;
+    victim.child = first.child;
     expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
     expect(keys).toEqual(['students:1:crash-test']);
 

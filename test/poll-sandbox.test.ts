@@ -119,7 +119,7 @@ describe('poll against the sandbox', () => {
 
   it('flags arriving as strings produce no change', async () => {
     const raw = (await (await fetch(`${sandbox.url}/api/v2/students`, { headers: { authorization: `Bearer ${sandbox.control.issueToken().access_token}` } })).json()) as any;
-    const stringify = (u: any) => u && { ...u, isArchived: String(u.isArchived), parentUser: stringify(u.parentUser) };
+    const stringify = (u: any): any => u && { ...u, isArchived: String(u.isArchived), parentUser: stringify(u.parentUser) };
     raw.data.students = raw.data.students.map((s: any) => ({ ...s, isAdult: String(s.isAdult), isActive: String(s.isActive), user: stringify(s.user) }));
     expect(raw.data.students[0].isActive).toMatch(/^[01]$/);
     sandbox.control.injectFault({ route: 'GET /api/v2/students', kind: 'body', body: raw });

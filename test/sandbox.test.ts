@@ -15,7 +15,7 @@ let token: string;
 
 type Json = Record<string, any>;
 
-async function call(method: string, path: string, init: { body?: BodyInit; token?: string | null; headers?: Record<string, string> } = {}) {
+async function call(method: string, path: string, init: { body?: RequestInit['body']; token?: string | null; headers?: Record<string, string> } = {}) {
   const headers: Record<string, string> = { ...init.headers };
   const bearer = init.token === undefined ? token : init.token;
   if (bearer !== null) headers.authorization = `Bearer ${bearer}`;

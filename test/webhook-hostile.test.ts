@@ -241,4 +241,16 @@ describe('POST /webhooks/v2 under hostile input', () => {
     const other = await request(`${base}/other`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
     expect(await other.body.json()).toEqual({ type: 'object', body: { a: 1 } });
   });
+
+  it('twenty concurrent deliveries of one event, each signed at another second, store it once and all get 200', async () => {
+    const inboxBefore = store.size(INBOX);
+    const enqueuedBefore = sink.enqueued.length;
+    const b = eventBody('invoice.updated', invoice({ id: 424242 }));
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => deliver({ headers: { 'webhook-signature': signatureHeader(SECRET, b, now() - i) }, body: b })),
+    );
+    expect(statuses).toEqual(Array.from({ length: 20 }, () => 200));
+    expect(store.size(INBOX)).toBe(inboxBefore + 1);
+    expect(sink.enqueued.length).toBe(enqueuedBefore + 2);
+  });
 });

@@ -1,5 +1,6 @@
 import { accountingConnector } from '../../connectors/accounting/index.js';
 import { fileConnector } from '../../connectors/file/index.js';
+import { googleSheetsConnector } from '../../connectors/google-sheets/index.js';
 import { webhookConnector } from '../../connectors/webhook/index.js';
 import type { Connector } from './types.js';
 
@@ -10,5 +11,6 @@ import type { Connector } from './types.js';
 export const connectorRegistry: Readonly<Record<string, Connector>> = {
   file: fileConnector,
   webhook: webhookConnector,
+  'google-sheets': googleSheetsConnector,
   accounting: accountingConnector,
 };

@@ -5,7 +5,7 @@ import { createMetricsRegistry } from '../metrics.js';
 import { BridgeError } from '../errors.js';
 import { createStore, type Store } from '../store/index.js';
 import type { Connector } from '../connectors/types.js';
-import { ManualClock, change, nextEvent, roster, scriptedConnector, type Script } from '../../test/outbox-helpers.js';
+import { ManualClock, change, nextEvent, roster, scriptedConnector } from '../../test/outbox-helpers.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import { DELIVERED, ENTRIES, RECORDS, type OutboxEntry } from './entry.js';
 
@@ -14,7 +14,7 @@ const dispatcher = new Agent();
 const retryable = (msg = 'try later') => ({ status: 'retry' as const, error: new BridgeError('test.unavailable', msg, { retryable: true }) });
 const rejected = () => ({ status: 'dead' as const, error: new BridgeError('test.rejected', 'the receiver answered 400', { status: 400 }) });
 
-let running: { outbox: Outbox; store: Store }[] = [];
+const running: { outbox: Outbox; store: Store }[] = [];
 afterEach(async () => {
   for (const { outbox, store } of running.splice(0)) {
     await outbox.stop();
@@ -324,5 +324,24 @@ describe('outbox', () => {
     expect(text).toContain('schoolbridge_deliveries_total{connector="a",outcome="done"} 2');
     expect(text).toContain('schoolbridge_deliveries_total{connector="a",outcome="dead"} 1');
     expect(text).toMatch(/schoolbridge_delivery_duration_seconds_count\{connector="a"\} 3/);
+  });
+
+  it('scheduling work grows with the deliveries, not with the backlog times the deliveries', async () => {
+    const store = createStore({ log });
+    let reads = 0;
+    const counting = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop === 'get') return (c: string, k: string) => (reads++, target.get(c, k));
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const a = scriptedConnector(() => retryable());
+    const { outbox } = await setup([{ name: 'a', connector: a.connector }], { store: counting });
+    const backlog = Array.from({ length: 3000 }, (_, i) => change('students', i + 1));
+    await outbox.enqueue(backlog);
+    await outbox.whenIdle();
+    expect(a.delivered()).toHaveLength(3000);
+    // A scan of every head per attempt would read ~4.5 million entries here.
+    expect(reads).toBeLessThan(20 * 3000);
   });
 });

@@ -3,7 +3,6 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
 import type { ConnectorContext, DeliveryOutcome } from '../connectors/types.js';
-import type { BridgeError } from '../errors.js';
 import type { Component } from '../lifecycle.js';
 import type { ReadinessState } from '../readiness.js';
 import type { AnyRecord } from '../records.js';
@@ -11,12 +10,14 @@ import type { Op, Store } from '../store/index.js';
 import { createConnectorChecks } from './connector-checks.js';
 import type { ConnectorInstance } from './connector-instance.js';
 import { DeliveredLog } from './delivered-log.js';
+import { OutboxEvents, type OutboxEvent, type OutboxEventPayload } from './events.js';
 import { DELIVERED, ENTRIES, RECORDS, entryId, newEntry, type OutboxEntry } from './entry.js';
 import { listEntries, type ListFilter, type ListedEntry } from './list.js';
 import { createOutboxMetrics } from './outbox-metrics.js';
 import { QueueIndex } from './queue-index.js';
 import type { RetryPolicy } from './retry-policy.js';
-import { reclaim, retryByHand, settle, type Settled } from './transitions.js';
+import { putEntry as put, startupOps, sweepOps } from './recovery.js';
+import { retryByHand, settle, type Settled } from './transitions.js';
 import { ConnectorWorker, type WorkerHost } from './worker.js';
 
 export type OutboxStore = Pick<Store, 'get' | 'has' | 'entries' | 'commit'>;
@@ -40,12 +41,7 @@ export interface OutboxOptions {
   stopTimeoutMs?: number;
 }
 
-export type OutboxEvent = 'delivered' | 'retry' | 'dead';
-export interface OutboxEventPayload {
-  /** The entry as it was stored after the attempt (for `delivered`, as it was when it left). */
-  entry: OutboxEntry;
-  error?: BridgeError;
-}
+export type { OutboxEvent, OutboxEventPayload };
 
 export interface ConnectorSummary {
   name: string;
@@ -95,7 +91,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const stopController = new AbortController();
   const index = new QueueIndex();
   const delivered = new DeliveredLog();
-  const listeners = new Map<OutboxEvent, Set<(payload: OutboxEventPayload) => void>>();
+  const events = new OutboxEvents(log);
   const commits = new Set<Promise<void>>();
   let unverified: string[] = [];
   let loaded = false;
@@ -109,7 +105,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     concurrency: options.delivery.concurrency ?? 4,
     get: (id) => store.get<OutboxEntry>(ENTRIES, id),
     record: (key) => store.get<AnyRecord>(RECORDS, key),
-    heads: (connector) => index.heads(connector),
+    isHead: (entry) => index.head(entry.connector, entry.order) === entry.id,
     isRunning: () => state === 'running',
     commitLeases: (entries) => track(store.commit(entries.map(put))),
     settle: settleBatch,
@@ -147,16 +143,6 @@ export function createOutbox(options: OutboxOptions): Outbox {
     void done.finally(() => commits.delete(done));
   }
 
-  function emit(event: OutboxEvent, payload: OutboxEventPayload): void {
-    for (const listener of listeners.get(event) ?? []) {
-      try {
-        listener(payload);
-      } catch (error) {
-        log.error({ err: error, event }, 'outbox listener threw');
-      }
-    }
-  }
-
   /** Builds the index from the store (lazily: a producer may enqueue before start). */
   function ensureLoaded(): void {
     if (loaded) return;
@@ -175,17 +161,6 @@ export function createOutbox(options: OutboxOptions): Outbox {
     }
   }
 
-  /** Nothing else holds a lease when we start (we hold the store's lock): every active entry is pending again. */
-  function startupOps(): Op[] {
-    const now = clock.now();
-    const ops: Op[] = [];
-    for (const [, entry] of store.entries<OutboxEntry>(ENTRIES)) if (entry.status === 'active') ops.push(put(reclaim(entry, now)));
-    for (const [key] of store.entries(RECORDS)) if (index.references(key) === 0) ops.push({ op: 'del', c: RECORDS, k: key });
-    for (const id of delivered.expire(now - policy.maxAgeMs)) ops.push({ op: 'del', c: DELIVERED, k: id });
-    if (ops.length > 0) log.info({ reclaimed: ops.filter((o) => o.c === ENTRIES).length }, 'outbox recovered');
-    return ops;
-  }
-
   /**
    * Entries an enqueueOps caller did not commit after all are forgotten (see enqueueOps). Runs in the
    * microtask after the enqueueOps call, when the caller's synchronous commit has applied its ops.
@@ -194,6 +169,13 @@ export function createOutbox(options: OutboxOptions): Outbox {
     if (unverified.length === 0) return;
     for (const id of unverified) if (!store.has(ENTRIES, id)) index.remove(id);
     unverified = [];
+  }
+
+  /** Makes the head of a key a candidate of its worker (after it changed, or a new head took over). */
+  function scheduleHead(connector: string, order: string): void {
+    const id = index.head(connector, order);
+    const entry = id === undefined ? undefined : store.get<OutboxEntry>(ENTRIES, id);
+    if (entry) byName.get(connector)?.schedule(entry);
   }
 
   function pumpAll(): void {
@@ -220,25 +202,29 @@ export function createOutbox(options: OutboxOptions): Outbox {
     for (const r of settled) if (r.kind === 'dead') log.warn({ id: r.entry.id, error: r.entry.lastError }, 'delivery dead');
     // The next entry of a key becomes eligible only once this batch's "done" is durable.
     const dequeue = () => {
-      for (const r of settled) if (r.kind === 'done') index.remove(r.entry.id);
+      for (const r of settled) {
+        if (r.kind !== 'done') continue;
+        index.remove(r.entry.id);
+        scheduleHead(r.entry.connector, r.entry.order);
+      }
       worker.pump();
     };
-    track(store.commit(ops), () => {
+    const commit = store.commit(ops);
+    for (const r of settled) if (r.kind === 'retry') worker.schedule(r.entry);
+    track(commit, () => {
       dequeue();
-      for (const r of settled) emit(r.kind === 'done' ? 'delivered' : r.kind, r.kind === 'done' ? { entry: r.entry } : { entry: r.entry, error: r.error });
+      for (const r of settled) events.emit(r.kind === 'done' ? 'delivered' : r.kind, r.kind === 'done' ? { entry: r.entry } : { entry: r.entry, error: r.error });
     }, dequeue);
   }
 
   function sweep(): void {
     verify();
-    const now = clock.now();
     const inFlight = (id: string) => workers.some((w) => w.inFlight.has(id));
-    const ops: Op[] = [];
-    for (const [id, entry] of store.entries<OutboxEntry>(ENTRIES)) {
-      if (entry.status === 'active' && (entry.leaseUntil ?? 0) <= now && !inFlight(id)) ops.push(put(reclaim(entry, now)));
+    const ops = sweepOps({ entries: store.entries<OutboxEntry>(ENTRIES), delivered, now: clock.now(), retentionMs: policy.maxAgeMs, inFlight });
+    if (ops.length > 0) {
+      track(store.commit(ops), pumpAll);
+      for (const op of ops) if (op.op === 'put') scheduleHead((op.v as OutboxEntry).connector, (op.v as OutboxEntry).order);
     }
-    for (const id of delivered.expire(now - policy.maxAgeMs)) ops.push({ op: 'del', c: DELIVERED, k: id });
-    if (ops.length > 0) track(store.commit(ops), pumpAll);
     pumpAll();
   }
 
@@ -267,6 +253,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
           if (index.has(id) || store.has(ENTRIES, id) || store.has(DELIVERED, id)) continue;
           const entry = newEntry(worker.name, record, nextSeq++, now);
           index.add(entry);
+          if (index.head(entry.connector, entry.order) === id) worker.schedule(entry);
           if (unverified.push(id) === 1) queueMicrotask(verify);
           ops.push(put(entry));
           if (!newRecords.has(record.id) && !store.has(RECORDS, record.id)) {
@@ -296,7 +283,9 @@ export function createOutbox(options: OutboxOptions): Outbox {
       if (!entry) return undefined;
       if (workers.some((w) => w.inFlight.has(id))) return entry;
       const next = retryByHand(entry, clock.now());
-      await store.commit([put(next)]);
+      const commit = store.commit([put(next)]);
+      scheduleHead(next.connector, next.order);
+      await commit;
       outbox.notify();
       return next;
     },
@@ -305,7 +294,9 @@ export function createOutbox(options: OutboxOptions): Outbox {
       const dead = [...store.entries<OutboxEntry>(ENTRIES)]
         .map(([, e]) => e)
         .filter((e) => e.status === 'dead' && (connector === undefined || e.connector === connector));
-      await store.commit(dead.map((e) => put(retryByHand(e, now))));
+      const commit = store.commit(dead.map((e) => put(retryByHand(e, now))));
+      for (const e of dead) scheduleHead(e.connector, e.order);
+      await commit;
       outbox.notify();
       return dead.map((e) => e.id);
     },
@@ -322,16 +313,16 @@ export function createOutbox(options: OutboxOptions): Outbox {
     connectorState: (name) => checks.state(name),
     connectors: () =>
       workers.map((w) => ({ name: w.name, type: w.instance.connector.type, streams: w.instance.streams, ...counts(w.name), check: checks.state(w.name) })),
-    on(event, listener) {
-      let set = listeners.get(event);
-      if (!set) listeners.set(event, (set = new Set()));
-      set.add(listener);
-      return () => set.delete(listener);
-    },
+    on: (event, listener) => events.on(event, listener),
     async start() {
       if (state !== 'new') return;
       ensureLoaded();
-      await store.commit(startupOps());
+      const recovered = startupOps({
+        entries: store.entries<OutboxEntry>(ENTRIES), records: store.entries(RECORDS), index, delivered, now: clock.now(), retentionMs: policy.maxAgeMs,
+      });
+      if (recovered.length > 0) log.info({ ops: recovered.length }, 'outbox recovered: leases reclaimed, orphaned records and old delivered pairs dropped');
+      await store.commit(recovered);
+      for (const worker of workers) for (const id of index.heads(worker.name)) scheduleHead(worker.name, store.get<OutboxEntry>(ENTRIES, id)!.order);
       state = 'running';
       checks.start();
       sweepLoop = (async () => {
@@ -355,10 +346,6 @@ export function createOutbox(options: OutboxOptions): Outbox {
     },
   };
   return outbox;
-}
-
-function put(entry: OutboxEntry): Op {
-  return { op: 'put', c: ENTRIES, k: entry.id, v: entry };
 }
 
 function definedOnly(options: OutboxOptions): Partial<typeof DEFAULTS> {

@@ -67,17 +67,16 @@ export class QueueIndex {
     return this.refs.get(recordId) ?? 0;
   }
 
+  /** The oldest entry id of a connector's order key: the only one allowed to run. */
+  head(connector: string, order: string): string | undefined {
+    return this.queues.get(connector)?.get(order)?.[0];
+  }
+
   /** The head entry id of every order key of a connector. */
   *heads(connector: string): Generator<string> {
     const byOrder = this.queues.get(connector);
     if (!byOrder) return;
     for (const queue of byOrder.values()) if (queue[0] !== undefined) yield queue[0];
-  }
-
-  /** The entry a non-head entry waits behind. */
-  headOf(id: string): string | undefined {
-    const info = this.ids.get(id);
-    return info ? this.queues.get(info.connector)?.get(info.order)?.[0] : undefined;
   }
 
   *allIds(connector?: string): Generator<string> {

@@ -1,31 +1,41 @@
 import type { OutboxEntry } from './entry.js';
+import type { Candidate, ReadyHeap } from './ready-heap.js';
 
 /**
- * Which entries a worker may hand to its connector now (STYLE 5: pure). Only the head of each order
- * key (its oldest entry) is eligible, so an update never overtakes its create; a head that is failing
- * (pending with a later runAt), dead, or in flight holds back its own key and nothing else.
+ * Which entries a worker hands to its connector now. Only the head of each order key (its oldest
+ * entry) may run, so an update never overtakes its create; a head that is failing (pending with a
+ * later runAt), dead, or in flight holds back its own key and nothing else.
  *
- * `heads` are the oldest entries of each order key. Returns up to `limit` ready entries, oldest first,
- * and when the next not-yet-due head becomes due (to set a timer).
+ * `current(candidate)` returns the stored entry when the candidate still stands for it (it exists, is
+ * pending with that runAt, heads its key, and is not in flight), else undefined, and the stale
+ * candidate is dropped. Returns up to `limit` due entries, soonest first, and when the next candidate
+ * becomes due (to set a timer) if the batch is not full.
  */
-export function selectBatch(
-  heads: Iterable<OutboxEntry>,
+export function takeReady(
+  heap: ReadyHeap,
   now: number,
   limit: number,
-  busy: ReadonlySet<string>,
+  current: (candidate: Candidate) => OutboxEntry | undefined,
 ): { batch: OutboxEntry[]; wakeAt: number | undefined } {
-  const ready: OutboxEntry[] = [];
-  let wakeAt: number | undefined;
-  for (const head of heads) {
-    if (head.status !== 'pending' || busy.has(head.id)) continue;
-    if (head.runAt <= now) ready.push(head);
-    else if (wakeAt === undefined || head.runAt < wakeAt) wakeAt = head.runAt;
+  const batch: OutboxEntry[] = [];
+  const taken = new Set<string>();
+  while (batch.length < limit) {
+    const top = heap.peek();
+    if (!top) return { batch, wakeAt: undefined };
+    const entry = taken.has(top.id) ? undefined : current(top);
+    if (!entry) {
+      heap.pop();
+      continue;
+    }
+    if (top.runAt > now) return { batch, wakeAt: top.runAt };
+    heap.pop();
+    taken.add(entry.id);
+    batch.push(entry);
   }
-  ready.sort((a, b) => a.seq - b.seq);
-  if (ready.length > limit) {
-    // Left-over ready heads are due now: the caller comes back as soon as a slot frees.
-    ready.length = limit;
-    wakeAt = now;
-  }
-  return { batch: ready, wakeAt };
+  return { batch, wakeAt: undefined };
+}
+
+/** Whether a stored entry may run as the candidate says (the pure part of `current`). */
+export function stillStands(entry: OutboxEntry | undefined, candidate: Candidate, isHead: boolean, inFlight: boolean): entry is OutboxEntry {
+  return entry !== undefined && entry.status === 'pending' && entry.runAt === candidate.runAt && isHead && !inFlight;
 }

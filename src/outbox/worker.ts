@@ -4,7 +4,8 @@ import { BridgeError } from '../errors.js';
 import type { AnyRecord } from '../records.js';
 import type { ConnectorInstance } from './connector-instance.js';
 import type { OutboxEntry } from './entry.js';
-import { selectBatch } from './select.js';
+import { ReadyHeap } from './ready-heap.js';
+import { stillStands, takeReady } from './select.js';
 import { checkOutcomes, failAll, lease } from './transitions.js';
 
 /** What a worker needs from its outbox; see outbox.ts. */
@@ -14,7 +15,8 @@ export interface WorkerHost {
   concurrency: number;
   get(id: string): OutboxEntry | undefined;
   record(key: string): AnyRecord | undefined;
-  heads(connector: string): Iterable<string>;
+  /** Whether the entry is the oldest of its connector and order key. */
+  isHead(entry: OutboxEntry): boolean;
   isRunning(): boolean;
   /** Puts the leased entries (not awaited: a lost lease only means "pending", which it was). */
   commitLeases(entries: OutboxEntry[]): void;
@@ -29,6 +31,7 @@ export interface WorkerHost {
 export class ConnectorWorker {
   readonly inFlight = new Set<string>();
   readonly batches = new Set<Promise<void>>();
+  private readonly ready = new ReadyHeap();
   private wake: { at: number; abort: AbortController } | undefined;
   readonly batchSize: number;
 
@@ -44,11 +47,21 @@ export class ConnectorWorker {
     return this.instance.name;
   }
 
+  /**
+   * Makes `entry` a candidate: call it whenever an entry becomes pending, changes its runAt, or
+   * becomes the head of its key. Extra calls are harmless (stale candidates are dropped).
+   */
+  schedule(entry: OutboxEntry): void {
+    if (entry.status === 'pending') this.ready.push({ id: entry.id, runAt: entry.runAt, seq: entry.seq });
+  }
+
   pump(): void {
     if (!this.host.isRunning()) return;
     while (this.batches.size < this.host.concurrency) {
-      const heads = this.headEntries();
-      const { batch, wakeAt } = selectBatch(heads, this.host.clock.now(), this.batchSize, this.inFlight);
+      const { batch, wakeAt } = takeReady(this.ready, this.host.clock.now(), this.batchSize, (candidate) => {
+        const entry = this.host.get(candidate.id);
+        return stillStands(entry, candidate, entry !== undefined && this.host.isHead(entry), this.inFlight.has(candidate.id)) ? entry : undefined;
+      });
       if (batch.length === 0) {
         this.setWake(wakeAt);
         return;
@@ -61,13 +74,6 @@ export class ConnectorWorker {
   cancelWake(): void {
     this.wake?.abort.abort();
     this.wake = undefined;
-  }
-
-  private *headEntries(): Generator<OutboxEntry> {
-    for (const id of this.host.heads(this.name)) {
-      const entry = this.host.get(id);
-      if (entry) yield entry;
-    }
   }
 
   private start(batch: OutboxEntry[]): void {
@@ -92,6 +98,9 @@ export class ConnectorWorker {
     const missing = new BridgeError('outbox.record_missing', 'the record of this delivery is not in the store');
     let next = 0;
     const outcomes = records.map((r): DeliveryOutcome => (r ? delivered[next++]! : { status: 'dead', error: missing }));
+    // Out of flight in the same tick as settle, which makes retried entries candidates again: a pump
+    // in between would drop them as "in flight" for good.
+    for (const entry of leased) this.inFlight.delete(entry.id);
     this.host.settle(this, leased, outcomes, startedAt);
   }
 

@@ -5,7 +5,7 @@ import { canonicalJson, shortHash } from './canonical.js';
 describe('canonicalJson', () => {
   it.each([
     [{ b: 1, a: { d: 2, c: [3, { f: 1, e: 0 }] } }, '{"a":{"c":[3,{"e":0,"f":1}],"d":2},"b":1}'],
-    [{ city: 'Łódź', street: 'Kwiatowa 4/5 ' }, '{"city":"\\u0141\\u00f3d\\u017a","street":"Kwiatowa 4/5 "}'],
+    [{ street: 'Kwiatowa 4/5 ', city: 'Łódź' }, '{"city":"Łódź","street":"Kwiatowa 4/5 "}'],
     [{ a: undefined, b: null }, '{"b":null}'],
     [[], '[]'],
   ])('%j → %s', (value, expected) => {
@@ -17,11 +17,10 @@ describe('canonicalJson', () => {
     expect(canonicalJson(value)).toBe('{"__proto__":{"x":1},"a":2}');
   });
 
-  it('is ASCII, parses back to an equal value, and ignores key order', () => {
+  it('parses back to an equal value and is stable', () => {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {
         const text = canonicalJson(value);
-        expect(/^[\x00-\x7f]*$/.test(text)).toBe(true);
         expect(canonicalJson(JSON.parse(text))).toBe(text);
         expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(value)));
       }),

@@ -1,25 +1,13 @@
 import { createHash } from 'node:crypto';
 
 /**
- * Canonical JSON of a normalized record: object keys sorted at every depth, arrays kept in order,
- * and every non-ASCII character written as a \u escape. Sorted keys make the text depend on the
- * content only (a reordered upstream answer is not a change); the escapes keep the text pure ASCII,
- * which V8 stores one byte per character — Polish names would otherwise double the snapshot's memory.
- * JSON.parse of the result gives back the same values.
+ * Canonical JSON: object keys sorted at every depth, arrays kept in order, so the text depends on the
+ * content only. Used where key order must not matter (arrays compared as leaves, the roster hash);
+ * snapshot entries use plain JSON.stringify for speed (see diff.ts).
  */
 export function canonicalJson(value: unknown): string {
-  return asciiJson(sortKeysDeep(value));
+  return JSON.stringify(sortKeysDeep(value));
 }
-
-/** JSON.stringify with non-ASCII escaped, for a value whose keys are already sorted. */
-export function asciiJson(sorted: unknown): string {
-  const text = JSON.stringify(sorted);
-  return NON_ASCII.test(text) ? text.replace(NON_ASCII_ALL, escapeChar) : text;
-}
-
-const NON_ASCII = /[^\x00-\x7f]/;
-const NON_ASCII_ALL = /[^\x00-\x7f]/g;
-const escapeChar = (char: string) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -135,8 +135,8 @@ export function createPoller(options: PollerOptions): Poller {
 async function runOne(deps: CycleDeps, opts: RunCycleOptions, signal: AbortSignal, clock: Clock): Promise<CycleOutput> {
   const started = clock.now();
   const summary = emptySummary();
-  const result = (fields: Partial<CycleResult> & Pick<CycleResult, 'outcome'>): CycleResult => ({
-    dryRun: opts.dryRun === true, trigger: opts.trigger ?? 'manual', startedAt: new Date(started).toISOString(),
+  const result = ({ outcome, ...fields }: Partial<CycleResult> & Pick<CycleResult, 'outcome'>): CycleResult => ({
+    outcome, dryRun: opts.dryRun === true, trigger: opts.trigger ?? 'manual', startedAt: new Date(started).toISOString(),
     durationMs: clock.now() - started, streams: summary, ...fields,
   });
   if (signal.aborted) return { result: result({ outcome: 'failed', reason: 'poll.stopped', message: 'the poller is stopped' }), students: undefined };

@@ -62,7 +62,7 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     try {
       const response = await request(url, {
         method: 'POST', dispatcher: options.dispatcher, body,
-        headers: { 'content-type': 'application/json', 'webhook-signature': header, 'user-agent': 'schoolbridge-sandbox' },
+        headers: { 'Content-Type': 'application/json', 'Webhook-Signature': header, 'User-Agent': 'schoolbridge-sandbox' },
         headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs,
         signal: AbortSignal.any([stopping.signal, AbortSignal.timeout(options.timeoutMs)]),
       });

@@ -9,6 +9,18 @@ import { createDeliverer } from './deliveries.js';
 import { buildServer } from './server.js';
 import type { Sandbox, SandboxOptions } from './types.js';
 
+/** How long stop() lets answers in flight finish (a client may be slow to read a 175 MB list). */
+const STOP_GRACE_MS = 2000;
+
+async function closeBounded(app: FastifyInstance, graceMs: number): Promise<void> {
+  const force = setTimeout(() => app.server.closeAllConnections(), graceMs);
+  try {
+    await app.close();
+  } finally {
+    clearTimeout(force);
+  }
+}
+
 /**
  * The sandbox upstream: data, control and deliveries exist from creation (tests may use the control
  * before start); start() listens, stop() stops listening, the activity loop and pending deliveries.
@@ -43,12 +55,15 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   let starting: Promise<void> | undefined;
   let stopped: Promise<void> | undefined;
   let url = '';
+  let warming: Promise<void> | undefined;
 
   const start = async (): Promise<void> => {
     app = await buildServer(core, control, log, stopping.signal);
     const address = await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });
     url = address.replace('[::1]', '127.0.0.1');
     activity?.start();
+    // A big school's lists take seconds to render the first time: do it now, between requests.
+    warming = core.school.warm(stopping.signal).catch((error: unknown) => log.warn({ err: error }, 'sandbox list warm-up failed'));
     log.info({ url, students: options.students ?? 50 }, 'sandbox listening');
   };
 
@@ -56,8 +71,9 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     stopping.abort(new Error('sandbox stopped'));
     await starting?.catch(() => undefined);
     await activity?.stop();
+    await warming;
     await core.deliverer.stop();
-    await app?.close();
+    if (app) await closeBounded(app, STOP_GRACE_MS);
     await dispatcher.close();
   };
 

@@ -43,6 +43,16 @@ export class SchoolState {
     return this.usersCache.body(this.userRows);
   }
 
+  /** Renders both list bodies ahead of the first request (yielding between chunks); stops early on abort. */
+  async warm(signal: AbortSignal): Promise<void> {
+    for (const body of [this.studentsBody(), this.usersBody()]) {
+      for await (const chunk of body.chunks) {
+        void chunk;
+        if (signal.aborted) return;
+      }
+    }
+  }
+
   studentOf(row: StudentRow): Student {
     const user = this.usersById.get(row.userId);
     if (!user) throw new Error(`student ${row.id} has no user ${row.userId}`);

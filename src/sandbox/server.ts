@@ -17,7 +17,7 @@ import type { SandboxControl } from './types.js';
  */
 export async function buildServer(core: SandboxCore, control: SandboxControl, log: Logger, stopping: AbortSignal): Promise<FastifyInstance> {
   // 64 MB: the largest body anyone sends is a control call; the limit only guards against accidents.
-  const app = Fastify({ logger: false, bodyLimit: 64 * 1024 * 1024, forceCloseConnections: true });
+  const app = Fastify({ logger: false, bodyLimit: 64 * 1024 * 1024 });
   app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer' }, (request, body, done) => {
     try {
       done(null, parseMultipart(body as Buffer, request.headers['content-type'] ?? ''));

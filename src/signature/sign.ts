@@ -9,10 +9,15 @@ import { createHmac } from 'node:crypto';
 export const SIGNATURE_HEADER = 'webhook-signature';
 
 export function computeSignature(secret: string, timestamp: number, body: Uint8Array | string): string {
+  return signatureBytes(secret, timestamp, body).toString('hex');
+}
+
+/** The raw 32 bytes of the signature (what verification compares, without a hex round trip). */
+export function signatureBytes(secret: string, timestamp: number, body: Uint8Array | string): Buffer {
   const hmac = createHmac('sha256', secret);
   hmac.update(`${timestamp};`);
   hmac.update(body);
-  return hmac.digest('hex');
+  return hmac.digest();
 }
 
 /** The header value for `body` signed at `timestampSeconds`. */

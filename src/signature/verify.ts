@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { computeSignature } from './sign.js';
+import { signatureBytes } from './sign.js';
 
 export type VerifyFailure = 'missing' | 'malformed' | 'mismatch' | 'stale' | 'future';
 
@@ -59,7 +59,7 @@ export function verifySignature(
   for (let i = 0; i < (Array.isArray(secrets) ? secrets.length : 0); i++) {
     const secret: unknown = secrets[i];
     if (typeof secret !== 'string' || secret === '') continue;
-    const expected = Buffer.from(computeSignature(secret, timestamp, rawBody), 'hex');
+    const expected = signatureBytes(secret, timestamp, rawBody);
     // Both are 32 bytes here (checked by HEX64), so timingSafeEqual cannot throw on length.
     if (expected.length === given.length && timingSafeEqual(expected, given)) {
       secretIndex = i;

@@ -8,7 +8,8 @@ export interface EventBody {
   object: Record<string, unknown>;
 }
 
-export type ParsedBody = { ok: true; body: EventBody } | { ok: false; reason: string };
+/** `text`: the body decoded, as received (what the inbox keeps). */
+export type ParsedBody = { ok: true; body: EventBody; text: string } | { ok: false; reason: string };
 
 /** Longest event name we accept; real ones look like `invoice.created`. */
 const MAX_EVENT_LENGTH = 200;
@@ -37,7 +38,7 @@ export function parseEventBody(raw: Uint8Array): ParsedBody {
     return { ok: false, reason: 'body.event is not an event name' };
   }
   if (!isPlainObject(object)) return { ok: false, reason: 'body.object is not a JSON object' };
-  return { ok: true, body: { event, object } };
+  return { ok: true, body: { event, object }, text };
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -100,6 +100,7 @@ describe('parseEventBody', () => {
   });
 
   it('accepts an event object with unknown fields', () => {
-    expect(parseEventBody(bytes('{"event":"a.b","object":{"id":1,"x":[1]},"more":true}'))).toEqual({ ok: true, body: { event: 'a.b', object: { id: 1, x: [1] } } });
+    const text = '{"event":"a.b","object":{"id":1,"x":[1]},"more":true}';
+    expect(parseEventBody(bytes(text))).toEqual({ ok: true, body: { event: 'a.b', object: { id: 1, x: [1] } }, text });
   });
 });

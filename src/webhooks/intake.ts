@@ -63,12 +63,12 @@ export function createIntake(options: IntakeOptions): Intake {
     return { status: 200, outcome: 'duplicate', id };
   };
 
-  const storeEvent = async (body: EventBody, identity: EventIdentity, raw: Uint8Array): Promise<IntakeAnswer> => {
+  const storeEvent = async (body: EventBody, identity: EventIdentity, text: string): Promise<IntakeAnswer> => {
     const now = clock.now();
     const records = eventRecords(body, identity, new Date(now).toISOString());
     const entry: InboxEntry = {
       id: identity.id, event: body.event, receivedAt: new Date(now).toISOString(), receivedAtMs: now,
-      body: Buffer.from(raw).toString('utf8'), recordIds: records.map((r) => r.id), reprocessed: 0,
+      body: text, recordIds: records.map((r) => r.id), reprocessed: 0,
     };
     // No await between the dedupe check (in receive) and this commit: the commit applies in memory
     // synchronously, so a concurrent identical delivery already sees the key.
@@ -88,12 +88,12 @@ export function createIntake(options: IntakeOptions): Intake {
     return { status: 200, outcome: 'stored', id: identity.id };
   };
 
-  const quarantine = async (body: EventBody, identity: EventIdentity, raw: Uint8Array, reason: 'stale' | 'future', timestamp: number) => {
+  const quarantine = async (body: EventBody, identity: EventIdentity, text: string, reason: 'stale' | 'future', timestamp: number) => {
     // Already stored (a retry of an event we have) or already held: nothing to keep.
     if (store.has(INBOX, identity.id) || store.has(QUARANTINE, identity.id)) return;
     const entry: QuarantineEntry = {
       id: identity.id, event: body.event, reason, timestamp,
-      receivedAt: new Date(clock.now()).toISOString(), body: Buffer.from(raw).toString('utf8'),
+      receivedAt: new Date(clock.now()).toISOString(), body: text,
     };
     try {
       await store.commit([{ op: 'put', c: QUARANTINE, k: identity.id, v: entry }]);
@@ -112,7 +112,7 @@ export function createIntake(options: IntakeOptions): Intake {
         // Only a body the signature vouches for is worth parsing (and keeping).
         const parsed = verified.signed ? parseEventBody(raw) : undefined;
         if (parsed?.ok && (verified.reason === 'stale' || verified.reason === 'future')) {
-          await quarantine(parsed.body, identifyEvent(parsed.body), raw, verified.reason, verified.timestamp ?? 0);
+          await quarantine(parsed.body, identifyEvent(parsed.body), parsed.text, verified.reason, verified.timestamp ?? 0);
         }
         log.warn({ reason: verified.reason }, 'webhook delivery rejected: signature');
         return reject(401, verified.reason);
@@ -124,7 +124,7 @@ export function createIntake(options: IntakeOptions): Intake {
       }
       const identity = identifyEvent(parsed.body);
       if (store.has(INBOX, identity.id)) return duplicate(identity.id);
-      return storeEvent(parsed.body, identity, raw);
+      return storeEvent(parsed.body, identity, parsed.text);
     },
   };
 }

@@ -58,7 +58,8 @@ export function registerWebhookRoute(http: FastifyInstance, options: WebhookRout
 }
 
 function send(reply: FastifyReply, answer: IntakeAnswer): FastifyReply {
-  if (answer.status === 200) return reply.code(200).send({ status: answer.outcome, id: answer.id });
+  // Serialized here: the hot path skips fastify's generic serializer.
+  if (answer.status === 200) return reply.code(200).type('application/json').send(`{"status":"${answer.outcome}","id":${JSON.stringify(answer.id)}}`);
   if (answer.status === 503) reply.header('retry-after', '30');
   return reply.code(answer.status).send({ error: answer.reason, ...(answer.detail ? { detail: answer.detail } : {}) });
 }

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
 import type { App } from '../../app.js';
 import { BridgeError } from '../../errors.js';
 import type { Webhook } from '../../upstream/index.js';
@@ -61,7 +61,7 @@ function upstreamOnly(command: Command, work: (app: App) => Promise<void>): Prom
 
 function positiveInteger(text: string): number {
   const value = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value <= 0) throw new InvalidArgumentError(`"${text}" is not a registration id (a positive integer)`);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value <= 0) throw new CliExit(1, `"${text}" is not a registration id (a positive integer; see \`schoolbridge webhooks list\`)`);
   return value;
 }
 

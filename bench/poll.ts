@@ -1,0 +1,202 @@
+/**
+ * bench:poll (issue 7). A sandbox with 100,000 students (200,000 users) in a child process, the whole
+ * daemon (createApp, daemon mode: store on disk, outbox delivering to a file connector, webhook intake)
+ * in this one, and a webhook sender in a worker thread posting signed invoice events at 50/s.
+ * Measures a full first cycle, a no-change cycle and a 1%-changed cycle, each beside a baseline
+ * taken right before it: fetching both lists and JSON.parse-ing them. Prints the figures; no bars are
+ * enforced here (issue bars: full and 1% cycles ≤ 2.0× the baseline, webhook p99 ≤ 50 ms).
+ *
+ *   npm run bench:poll [-- --students 100000]
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
+import { pino } from 'pino';
+import { Agent, request } from 'undici';
+import { createApp, type App } from '../src/app.js';
+import { configSchema } from '../src/config/schema.js';
+import { snapshotCollection, POLLED_STREAMS } from '../src/poll/snapshot.js';
+
+const STUDENTS = Number(argValue('--students') ?? 100_000);
+const SECRET = 'bench-secret';
+const TOKEN = 'bench-token';
+const WEBHOOK_RATE = 50;
+
+function argValue(name: string): string | undefined {
+  const index = process.argv.indexOf(name);
+  return index >= 0 ? process.argv[index + 1] : undefined;
+}
+
+async function startSandbox(): Promise<{ url: string; child: ChildProcess }> {
+  const bin = path.join(import.meta.dirname, '..', 'bin', 'schoolbridge.js');
+  const child = spawn(process.execPath, [bin, 'sandbox', '--port', '0', '--students', String(STUDENTS), '--client-secret', SECRET, '--static-token', TOKEN], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /http:\/\/127\.0\.0\.1:\d+/.exec(output);
+      if (match) resolve(match[0]);
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`sandbox exited (${code}): ${output.slice(-500)}`)));
+  });
+  return { url, child };
+}
+
+/** The baseline: GET both lists and JSON.parse them, as a client with no streaming would. */
+async function baseline(url: string, dispatcher: Agent): Promise<number> {
+  const started = performance.now();
+  for (const route of ['/api/v2/students', '/api/v2/users']) {
+    // A fresh connection each time: a keep-alive socket idle through a long cycle may be closed under us.
+    const response = await request(`${url}${route}`, { dispatcher, headers: { authorization: `Bearer ${TOKEN}`, connection: 'close' } });
+    JSON.parse(await response.body.text());
+  }
+  return performance.now() - started;
+}
+
+/** A worker thread (its own event loop) posting signed webhooks; it measures ack latencies. */
+function startSender(target: string): { stop(): Promise<number[]> } {
+  const code = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    const { createHmac } = require('node:crypto');
+    const latencies = [];
+    let n = 0, inflight = 0, stopping = false;
+    const send = async () => {
+      n += 1; inflight += 1;
+      const body = JSON.stringify({ event: 'invoice.created', object: { id: 900000 + n + workerData.offset, userId: 1, description: 'bench' } });
+      const ts = Math.floor(Date.now() / 1000);
+      const signature = createHmac('sha256', workerData.secret).update(ts + ';' + body).digest('hex');
+      const started = performance.now();
+      try {
+        const r = await fetch(workerData.target, { method: 'POST', body, headers: { 'content-type': 'application/json', 'webhook-signature': JSON.stringify({ timestamp: ts, signature }) } });
+        await r.arrayBuffer();
+        latencies.push(r.status === 200 ? performance.now() - started : -r.status);
+      } catch (e) { latencies.push(-1); }
+      inflight -= 1;
+    };
+    const timer = setInterval(send, 1000 / workerData.rate);
+    parentPort.on('message', async () => {
+      clearInterval(timer);
+      while (inflight > 0) await new Promise((r) => setTimeout(r, 10));
+      parentPort.postMessage(latencies);
+    });`;
+  const worker = new Worker(code, { eval: true, workerData: { target, secret: SECRET, rate: WEBHOOK_RATE, offset: Math.floor(Math.random() * 1e6) * 1000 } });
+  return {
+    stop: () =>
+      new Promise<number[]>((resolve) => {
+        worker.once('message', (latencies: number[]) => void worker.terminate().then(() => resolve(latencies)));
+        worker.postMessage('stop');
+      }),
+  };
+}
+
+const percentile = (values: number[], p: number) => {
+  const sorted = values.filter((v) => v >= 0).sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+};
+
+/** Webhook ack latencies (measured by the sender thread) and this event loop's delays while `work` runs. */
+async function underLoad<T>(app: App, work: () => Promise<T>): Promise<{ value: T; ms: number; webhooks: string }> {
+  const sender = startSender(`${app.server?.url}/webhooks/v2`);
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
+  const started = performance.now();
+  const value = await work();
+  const ms = performance.now() - started;
+  loop.disable();
+  const latencies = await sender.stop();
+  const failed = latencies.filter((v) => v < 0).length;
+  const webhooks =
+    `webhooks ${latencies.length} sent, ack p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, ` +
+    `max ${percentile(latencies, 100).toFixed(1)} ms, failed ${failed}; event-loop delay p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms, max ${(loop.max / 1e6).toFixed(1)} ms`;
+  return { value, ms, webhooks };
+}
+
+async function measureCycle(app: App, name: string, url: string, dispatcher: Agent): Promise<void> {
+  // Deliveries of the previous cycle's changes finish first, so each figure is about its own cycle.
+  const drain = performance.now();
+  await app.outbox.whenIdle();
+  const drained = performance.now() - drain;
+  if (drained > 50) console.log(`             (outbox drained the previous cycle's deliveries in ${drained.toFixed(0)} ms)`);
+  const base = await baseline(url, dispatcher);
+  const { value: result, ms, webhooks } = await underLoad(app, () => app.poll.poller.runCycle({ trigger: 'bench' }));
+  const s = result.streams;
+  console.log(
+    `${name.padEnd(12)} ${result.outcome} ${ms.toFixed(0).padStart(7)} ms  baseline ${base.toFixed(0).padStart(6)} ms  ratio ${(ms / base).toFixed(2)}\n` +
+      `             students +${s.students.created} ~${s.students.updated} -${s.students.deleted}, users +${s.users.created} ~${s.users.updated} -${s.users.deleted}\n` +
+      `             ${webhooks}`,
+  );
+}
+
+async function changeOnePercent(url: string, dispatcher: Agent, app: App): Promise<void> {
+  const ids = [...app.store.entries(snapshotCollection('students'))].map(([key]) => Number(key));
+  const step = Math.floor(100);
+  for (let i = 0; i < ids.length; i += step) {
+    const response = await request(`${url}/_sandbox/students/${ids[i]}`, {
+      dispatcher, method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ lastName: `Zmiana${i}` }),
+    });
+    await response.body.dump();
+  }
+}
+
+function snapshotBytes(app: App): string {
+  return POLLED_STREAMS.map((stream) => {
+    let chars = 0;
+    let count = 0;
+    for (const [, value] of app.store.entries<string>(snapshotCollection(stream))) {
+      chars += Buffer.byteLength(value);
+      count += 1;
+    }
+    return `${stream}: ${count} records, ${(chars / 1024 / 1024).toFixed(1)} MiB in memory (UTF-8), ${(chars / count).toFixed(0)} B/record`;
+  }).join('; ');
+}
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'bench-poll-'));
+  const dispatcher = new Agent({ connections: 4 });
+  console.log(`bench:poll — ${STUDENTS} students; node ${process.version}; store ${dir}`);
+  const t0 = performance.now();
+  const sandbox = await startSandbox();
+  console.log(`sandbox ready at ${sandbox.url} in ${(performance.now() - t0).toFixed(0)} ms (child process)`);
+  const config = configSchema.parse({
+    upstream: { baseUrl: sandbox.url, clientId: 'sandbox-client', clientSecret: SECRET, timeoutMs: 600_000 },
+    server: { port: 0 },
+    webhooks: { reconcileOnStart: false },
+    poll: { schedule: '0 0 1 1 *', onStart: false },
+    export: { onStart: false },
+    store: { dir: path.join(dir, 'store') },
+    connectors: [{ name: 'files', type: 'file', streams: ['students', 'users', 'invoices', 'events'], dir: path.join(dir, 'out') }],
+  });
+  const app = await createApp({ config, log: pino({ level: 'warn' }), mode: 'daemon' });
+  await app.start();
+  try {
+    console.log(`warm-up baseline ${(await baseline(sandbox.url, dispatcher)).toFixed(0)} ms (renders the sandbox's list cache)`);
+    const idle = await underLoad(app, () => new Promise((resolve) => setTimeout(resolve, 3000)));
+    console.log(`idle (no cycle, 3 s): ${idle.webhooks}`);
+    await measureCycle(app, 'full', sandbox.url, dispatcher);
+    await measureCycle(app, 'no-change', sandbox.url, dispatcher);
+    await changeOnePercent(sandbox.url, dispatcher, app);
+    await measureCycle(app, '1% changed', sandbox.url, dispatcher);
+    console.log(`snapshot ${snapshotBytes(app)}`);
+    await app.store.checkpoint();
+    for (const stream of POLLED_STREAMS) {
+      const file = path.join(config.store.dir, `${snapshotCollection(stream)}.db.json`);
+      const size = await stat(file).then((s) => s.size, () => 0);
+      console.log(`snapshot on disk ${stream}: ${(size / 1024 / 1024).toFixed(1)} MiB (${(size / app.store.size(snapshotCollection(stream))).toFixed(0)} B/record, JSON-escaped)`);
+    }
+    console.log(`peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
+  } finally {
+    await app.stop();
+    sandbox.child.kill('SIGTERM');
+    await dispatcher.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

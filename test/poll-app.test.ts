@@ -1,0 +1,97 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createApp, type App } from '../src/app.js';
+import { configSchema } from '../src/config/schema.js';
+import type { CycleResult } from '../src/poll/index.js';
+import { tempDir } from './support/temp.js';
+
+/**
+ * The poll part wired into the app (issue 7): sync and roster export through the real outbox to the
+ * file connector, /readyz's `poll` check after an aborted cycle, and the daemon's start-up cycle.
+ */
+const log = pino({ level: 'silent' });
+let dir: { dir: string; cleanup(): Promise<void> };
+let app: App | undefined;
+
+function config(patch: Record<string, unknown> = {}) {
+  return configSchema.parse({
+    upstream: { baseUrl: 'sandbox' },
+    sandbox: { students: 6, seed: 3 },
+    server: { port: 0 },
+    webhooks: { reconcileOnStart: false },
+    store: { dir: path.join(dir.dir, 'store') },
+    connectors: [{ name: 'files', type: 'file', streams: ['students', 'users', 'roster'], dir: path.join(dir.dir, 'out') }],
+    ...patch,
+  });
+}
+
+const lines = async (file: string) => (await readFile(path.join(dir.dir, 'out', file), 'utf8')).trim().split('\n');
+
+beforeEach(async () => {
+  dir = await tempDir('schoolbridge-poll-app-');
+});
+
+afterEach(async () => {
+  await app?.stop();
+  app = undefined;
+  await dir.cleanup();
+});
+
+describe('poll in the app', () => {
+  it('sync delivers changes to the file connector; export roster writes the CSV', async () => {
+    app = await createApp({ config: config(), log, mode: 'oneshot' });
+    await app.start();
+    expect(app.poll.scheduler).toBeUndefined();
+    expect((await app.poll.sync()).outcome).toBe('ok');
+    await app.outbox.whenIdle();
+    expect(await lines('students.jsonl')).toHaveLength(6);
+    expect(await lines('users.jsonl')).toHaveLength(app.sandbox!.control.users().length);
+
+    const student = app.sandbox!.control.students()[2]!;
+    app.sandbox!.control.updateStudent(student.id, { city: 'Sopot' });
+    await app.poll.sync();
+    await app.outbox.whenIdle();
+    const last = JSON.parse((await lines('students.jsonl')).at(-1)!);
+    expect(last).toMatchObject({ stream: 'students', op: 'updated', key: student.id });
+    expect(last.changes).toContainEqual({ path: 'user.additionalData.city', from: student.user.additionalData.city, to: 'Sopot' });
+
+    const exported = await app.poll.exportRoster();
+    expect(exported).toMatchObject({ outcome: 'ok', rows: 6, enqueued: true });
+    await app.outbox.whenIdle();
+    const csv = await lines(`roster-${exported.date}.csv`);
+    expect(csv).toHaveLength(7);
+    expect(csv[0]).toMatch(/^studentId,userId,login,/);
+    expect((await app.poll.exportRoster()).enqueued).toBe(false);
+    expect(app.poll.status().export.lastRunAt).toBeDefined();
+  });
+
+  it('an aborted cycle makes /readyz say why until a good cycle', async () => {
+    app = await createApp({ config: config(), log, mode: 'oneshot' });
+    await app.start();
+    await app.poll.sync();
+    app.sandbox!.control.injectFault({ route: 'GET /api/v2/users', kind: 'emptyList' });
+    expect((await app.poll.sync()).outcome).toBe('aborted');
+    const ready = await app.http.inject({ method: 'GET', url: '/readyz' });
+    expect(ready.statusCode).toBe(503);
+    expect(ready.json().checks.poll).toMatchObject({ ok: false, reason: expect.stringContaining('empty_list') });
+    expect(await app.metrics.metrics()).toContain('schoolbridge_poll_aborted_total{reason="empty_list",stream="users"} 1');
+    await app.poll.sync();
+    expect(app.readiness.evaluate().checks.poll).toEqual({ ok: true });
+  });
+
+  it('the daemon runs a cycle at start-up and reports its next runs', async () => {
+    app = await createApp({
+      config: config({ poll: { schedule: '0 0 1 1 *', timezone: 'Europe/Warsaw', onStart: true }, export: { schedule: '0 2 * * *', onStart: false } }),
+      log, mode: 'daemon',
+    });
+    const first = new Promise<CycleResult>((resolve) => app!.poll.poller.on('cycle', resolve));
+    await app.start();
+    expect(await first).toMatchObject({ outcome: 'ok', trigger: 'start-up', streams: { students: { created: 6 } } });
+    const next = app.poll.scheduler!.nextRuns();
+    expect(next.poll).toMatch(/^\d{4}-12-31T23:00:00\.000Z$/); // 1 Jan 00:00 in Warsaw
+    expect(next.export).toMatch(/T0[01]:00:00\.000Z$/);
+    expect(app.poll.status().poll).toMatchObject({ lastOutcome: 'ok', nextRunAt: next.poll });
+  });
+});
