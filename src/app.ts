@@ -1,18 +1,19 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Agent, type Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/index.js';
+import { registerAdminRoutes } from './http/admin-routes.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { createLifecycle, type Component } from './lifecycle.js';
 import { createMetricsRegistry } from './metrics.js';
-import { createConnectorInstances, createOutbox, type Outbox } from './outbox/index.js';
+import { adminList, adminRetry, createConnectorInstances, createOutbox, type Outbox } from './outbox/index.js';
 import { createPollPart, type PollPart } from './poll/index.js';
 import { createReadiness, type Readiness } from './readiness.js';
 import { createSandbox, type Sandbox } from './sandbox/index.js';
 import { createServer, type Server } from './server.js';
+import { registerStatusRoutes } from './status/status.js';
 import { createStore, type Store } from './store/index.js';
 import { createUpstreamClient, type UpstreamClient } from './upstream/index.js';
 import { createWebhooks, type Webhooks } from './webhooks/index.js';
@@ -69,6 +70,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   const metrics = createMetricsRegistry({ defaultMetrics: mode === 'daemon' });
   const readiness = createReadiness();
   const components: Component[] = [];
+
+  // Unknown connector types fail here, before anything has started.
+  const connectorInstances = createConnectorInstances(config.connectors);
 
   // --- store (CONTRACT §7) -----------------------------------------------------------------------
   const store = createStore({ dir: options.memoryStore ? undefined : config.store.dir, log: log.child({ component: 'store' }) });
@@ -130,7 +134,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   // --- outbox and connectors (issue 5) ----------------------------------------------------------------
   const outbox = createOutbox({
     store,
-    connectors: createConnectorInstances(config.connectors),
+    connectors: connectorInstances,
     delivery: config.delivery,
     clock,
     dispatcher,
@@ -151,7 +155,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     clock, log, metrics, random,
     // The reconciler starts before the server (pushed last) and needs its URL: wait until it listens.
     whenListening: async (signal) => {
-      while (server && !server.url) await sleep(10, undefined, { signal });
+      if (server) await server.listening(signal);
     },
   });
   components.push(...webhooks.components);
@@ -161,6 +165,19 @@ export async function createApp(options: AppOptions): Promise<App> {
   // The poller in every mode; the scheduler (cron + start-up runs) in daemon mode only.
   const poll = createPollPart({ config, mode, store, upstream, outbox, clock, log, metrics, readiness });
   components.push(...poll.components);
+
+  // --- status page and admin API (issue 10) --------------------------------------------------------
+  registerStatusRoutes(http, { readiness, clock, timezone: config.poll.timezone, callbackUrl, outbox, webhooks, poll });
+  registerAdminRoutes(http, config.server.adminToken, {
+    '/admin/sync': (body) => poll.sync({ dryRun: body.dryRun === true, trigger: 'admin' }),
+    '/admin/export': () => poll.exportRoster({ trigger: 'admin' }),
+    '/admin/deliveries/retry': (body) => adminRetry(outbox, body),
+    '/admin/deliveries/list': (body) => adminList(outbox, body),
+    '/admin/events/quarantine': () => ({ items: webhooks.operator.listQuarantine() }),
+    '/admin/events/quarantine/release': (body) => webhooks.operator.release(String(body.id ?? '')),
+    '/admin/events/reprocess': (body) => webhooks.operator.reprocess(String(body.id ?? '')),
+    '/admin/webhooks/reconcile': (body) => webhooks.reconciler.reconcile({ dryRun: body.dryRun === true }),
+  });
 
   // --- server last: requests arrive only when everything they need has started --------------------
   if (server) components.push(server);

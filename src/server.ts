@@ -8,11 +8,17 @@ import type { Component } from './lifecycle.js';
 export interface Server extends Component {
   /** The address it listens on, e.g. http://127.0.0.1:8080 (after start). */
   readonly url: string;
+  /** Resolves with `url` once the server listens (parts that start before it wait on this). */
+  listening(signal?: AbortSignal): Promise<string>;
 }
 
 export function createServer(http: FastifyInstance, options: { host: string; port: number }): Server {
   let url = '';
   let listening = false;
+  let announce: (url: string) => void = () => {};
+  const announced = new Promise<string>((resolve) => {
+    announce = resolve;
+  });
   return {
     name: 'server',
     get url() {
@@ -26,6 +32,15 @@ export function createServer(http: FastifyInstance, options: { host: string; por
       const port = typeof address === 'object' && address ? address.port : options.port;
       const host = options.host.includes(':') ? `[${options.host}]` : options.host;
       url = `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${port}`;
+      announce(url);
+    },
+    listening(signal) {
+      if (!signal) return announced;
+      return new Promise<string>((resolve, reject) => {
+        if (signal.aborted) return reject(signal.reason);
+        signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+        void announced.then(resolve);
+      });
     },
     async stop() {
       if (!listening) return;

@@ -139,7 +139,8 @@ describe('outbox crash recovery (kill -9)', () => {
     const ids = lines.map((line) => (JSON.parse(line) as { id: string }).id);
     expect(ids).toHaveLength(1200);
     expect(new Set(ids).size).toBe(1200);
-    expect(ids.slice(0, 3)).toEqual(['students:1:crash-test', 'students:2:crash-test', 'students:3:crash-test']);
+    // Batches of different keys may land in any order; each id exactly once is what counts.
+    expect([...ids].sort()).toEqual(Array.from({ length: 1200 }, (_, i) => `students:${i + 1}:crash-test`).sort());
     expect(await storeContents(dir)).toEqual({ entries: 0, records: 0, delivered: 1200 });
   });
 });

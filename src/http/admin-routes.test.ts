@@ -1,6 +1,7 @@
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { registerAdminRoutes } from './admin-routes.js';
+import { BridgeError } from '../errors.js';
+import { registerAdminRoutes, type AdminHandlers } from './admin-routes.js';
 
 const apps: ReturnType<typeof Fastify>[] = [];
 afterEach(async () => {
@@ -11,19 +12,28 @@ async function build(token: string | undefined) {
   const http = Fastify();
   apps.push(http);
   const calls: string[] = [];
-  registerAdminRoutes(http, token, {
-    sync: async () => {
-      calls.push('sync');
+  const handlers: AdminHandlers = {
+    '/admin/sync': async (body) => {
+      calls.push(`sync ${JSON.stringify(body)}`);
       return { students: { created: 1 } };
     },
-    retryDeliveries: async (body) => {
+    '/admin/deliveries/retry': async (body) => {
       calls.push(`retry ${JSON.stringify(body)}`);
-      return { retried: 2 };
+      return body.id === 'nope' ? { status: 404, body: { error: 'no delivery "nope"' } } : { status: 200, body: { retried: ['x'] } };
     },
-  });
+    '/admin/events/reprocess': async () => {
+      throw new BridgeError('webhooks.not_found', 'no such event');
+    },
+    '/admin/export': async () => {
+      throw new Error('disk on fire');
+    },
+  };
+  registerAdminRoutes(http, token, handlers);
   await http.ready();
   return { http, calls };
 }
+
+const auth = { authorization: 'Bearer s3cret' };
 
 describe('admin routes', () => {
   it('do not exist when no admin token is configured (404)', async () => {
@@ -46,20 +56,28 @@ describe('admin routes', () => {
     expect(calls).toEqual([]);
   });
 
-  it('run the handler with the right token', async () => {
+  it('run the handler with the right token and pass the JSON body', async () => {
     const { http, calls } = await build('s3cret');
-    const sync = await http.inject({ method: 'POST', url: '/admin/sync', headers: { authorization: 'Bearer s3cret' } });
+    const sync = await http.inject({ method: 'POST', url: '/admin/sync', headers: auth, payload: { dryRun: true } });
     expect(sync.statusCode).toBe(200);
     expect(sync.json()).toEqual({ students: { created: 1 } });
-    const retry = await http.inject({ method: 'POST', url: '/admin/deliveries/retry', headers: { authorization: 'Bearer s3cret' }, payload: { allDead: true } });
-    expect(retry.json()).toEqual({ retried: 2 });
-    expect(calls).toEqual(['sync', 'retry {"allDead":true}']);
+    expect(calls).toEqual(['sync {"dryRun":true}']);
   });
 
-  it('say 500 with a message when a part is missing', async () => {
+  it('send a handler reply with its own status', async () => {
     const { http } = await build('s3cret');
-    const response = await http.inject({ method: 'POST', url: '/admin/export', headers: { authorization: 'Bearer s3cret' } });
-    expect(response.statusCode).toBe(500);
-    expect(response.json().message).toContain('not available');
+    const missing = await http.inject({ method: 'POST', url: '/admin/deliveries/retry', headers: auth, payload: { id: 'nope' } });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json()).toEqual({ error: 'no delivery "nope"' });
+  });
+
+  it('map errors to statuses with a message', async () => {
+    const { http } = await build('s3cret');
+    const notFound = await http.inject({ method: 'POST', url: '/admin/events/reprocess', headers: auth, payload: { id: 'x' } });
+    expect(notFound.statusCode).toBe(404);
+    expect(notFound.json()).toMatchObject({ error: 'webhooks.not_found' });
+    const failed = await http.inject({ method: 'POST', url: '/admin/export', headers: auth });
+    expect(failed.statusCode).toBe(500);
+    expect(failed.json().message).toContain('disk on fire');
   });
 });

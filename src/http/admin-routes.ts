@@ -2,15 +2,14 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { describeError, isBridgeError } from '../errors.js';
 
-/** What the admin API can ask the daemon to do; each handler returns a JSON-able summary. */
-export interface AdminHandlers {
-  /** `body.dryRun`: diff and report only (schoolbridge sync --dry-run against a running daemon). */
-  sync?: (body: { dryRun?: boolean }) => Promise<unknown>;
-  export?: () => Promise<unknown>;
-  retryDeliveries?: (body: { id?: string; allDead?: boolean }) => Promise<unknown>;
-  releaseQuarantine?: (id: string) => Promise<unknown>;
-  reprocessEvent?: (id: string) => Promise<unknown>;
+/** An admin action's answer: a status and a JSON body. */
+export interface AdminReply {
+  status: number;
+  body: unknown;
 }
+
+/** `POST <path>` → handler(JSON body). A handler returns a reply, or a plain value (200). */
+export type AdminHandlers = Record<string, (body: Record<string, unknown>) => Promise<AdminReply | unknown> | AdminReply | unknown>;
 
 function tokenMatches(header: string | undefined, token: string): boolean {
   const match = /^Bearer (.+)$/.exec(header ?? '');
@@ -18,6 +17,17 @@ function tokenMatches(header: string | undefined, token: string): boolean {
   const given = Buffer.from(match[1]!);
   const expected = Buffer.from(token);
   return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+const isReply = (value: unknown): value is AdminReply =>
+  typeof value === 'object' && value !== null && typeof (value as AdminReply).status === 'number' && 'body' in value && Object.keys(value).length === 2;
+
+function statusOf(error: unknown): number {
+  if (!isBridgeError(error)) return 500;
+  if (/not_found$|NOT_FOUND$/.test(error.code)) return 404;
+  if (/busy$|locked$/.test(error.code)) return 409;
+  if (/invalid|bad_request/.test(error.code)) return 400;
+  return 500;
 }
 
 /**
@@ -29,25 +39,22 @@ export function registerAdminRoutes(http: FastifyInstance, token: string | undef
   void http.register(async (admin) => {
     admin.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
       if (!tokenMatches(request.headers.authorization, token)) {
-        return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'unauthorized', message: 'admin routes need Authorization: Bearer <server.adminToken>' });
+        return reply
+          .code(401)
+          .header('www-authenticate', 'Bearer')
+          .send({ error: 'unauthorized', message: 'admin routes need Authorization: Bearer <server.adminToken>' });
       }
     });
-    const route = (path: string, run: (request: FastifyRequest) => Promise<unknown>) =>
+    for (const [path, handler] of Object.entries(handlers)) {
       admin.post(path, async (request, reply) => {
+        const body = typeof request.body === 'object' && request.body !== null ? (request.body as Record<string, unknown>) : {};
         try {
-          return reply.send(await run(request));
+          const result = await handler(body);
+          return isReply(result) ? reply.code(result.status).send(result.body) : reply.send(result ?? {});
         } catch (error) {
-          const status = isBridgeError(error) && error.code.endsWith('not_found') ? 404 : isBridgeError(error) && error.code.endsWith('busy') ? 409 : 500;
-          return reply.code(status).send({ error: isBridgeError(error) ? error.code : 'failed', message: describeError(error) });
+          return reply.code(statusOf(error)).send({ error: isBridgeError(error) ? error.code : 'failed', message: describeError(error) });
         }
       });
-    const missing = (what: string) => async () => {
-      throw new Error(`${what} is not available in this daemon`);
-    };
-    route('/admin/sync', (request) => (handlers.sync ?? missing('sync'))((request.body ?? {}) as { dryRun?: boolean }));
-    route('/admin/export', handlers.export ?? missing('export'));
-    route('/admin/deliveries/retry', (request) => (handlers.retryDeliveries ?? missing('retry'))((request.body ?? {}) as { id?: string; allDead?: boolean }));
-    route('/admin/quarantine/:id/release', (request) => (handlers.releaseQuarantine ?? missing('quarantine'))((request.params as { id: string }).id));
-    route('/admin/events/:id/reprocess', (request) => (handlers.reprocessEvent ?? missing('reprocess'))((request.params as { id: string }).id));
+    }
   });
 }

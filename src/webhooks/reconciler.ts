@@ -9,7 +9,8 @@ import type { WantedRegistrations } from './reconcile-plan.js';
 export type RegistrationState =
   | { status: 'disabled' }
   | { status: 'pending'; attempts: number; lastError?: string; nextAttemptAt?: string }
-  | { status: 'converged'; at: string; created: number; deleted: number };
+  /** `registrations`: ours as the reconcile left them (for the status page). */
+  | { status: 'converged'; at: string; created: number; deleted: number; registrations: { id: number; event: string }[] };
 
 export interface ReconcilerOptions {
   api: WebhookApi;
@@ -67,7 +68,8 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   const reconcile: Reconciler['reconcile'] = async (opts = {}) => {
     const result = await reconcileWebhooks(options.api, options.wanted(), { ...opts, log });
     if (!result.dryRun) {
-      setState({ status: 'converged', at: new Date(clock.now()).toISOString(), created: result.created.length, deleted: result.deleted.length });
+      const registrations = [...result.plan.keep, ...result.created].map((w) => ({ id: w.id, event: w.event })).sort((a, b) => a.id - b.id);
+      setState({ status: 'converged', at: new Date(clock.now()).toISOString(), created: result.created.length, deleted: result.deleted.length, registrations });
     }
     return result;
   };

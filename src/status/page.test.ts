@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderStatusPage, type StatusSnapshot } from './status-page.js';
+import { renderStatusPage, type StatusSnapshot } from './page.js';
 
 function snapshot(overrides: Partial<StatusSnapshot> = {}): StatusSnapshot {
   return {

@@ -1,0 +1,81 @@
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../clock.js';
+import type { Outbox } from '../outbox/index.js';
+import type { PollPart } from '../poll/index.js';
+import type { Readiness } from '../readiness.js';
+import type { Webhooks } from '../webhooks/index.js';
+import { WEBHOOK_PATH } from '../webhooks/route.js';
+import { createDailyTally } from './daily-tally.js';
+import { renderStatusPage, type StatusSnapshot } from './page.js';
+
+export interface StatusSources {
+  readiness: Readiness;
+  clock: Clock;
+  timezone: string;
+  callbackUrl: () => string;
+  outbox: Outbox;
+  webhooks: Webhooks;
+  poll: PollPart;
+}
+
+/** Registrations as the last successful reconcile left them (ids and events only). */
+function registrations(sources: StatusSources): StatusSnapshot['webhooks'] {
+  const state = sources.webhooks.reconciler.state();
+  const text =
+    state.status === 'converged'
+      ? `converged at ${state.at}`
+      : state.status === 'disabled'
+        ? 'not reconciled at start'
+        : `pending (${state.attempts} attempts${state.lastError ? `: ${state.lastError}` : ''})`;
+  return { callbackUrl: sources.callbackUrl(), state: text, registrations: state.status === 'converged' ? state.registrations : [] };
+}
+
+/**
+ * `GET /` (CONTRACT §5, issue 10): the human status page, and `GET /status.json`, the same figures
+ * for scripts. Deliveries to /webhooks/v2 are tallied per local day as they are answered.
+ */
+export function registerStatusRoutes(http: FastifyInstance, sources: StatusSources): { snapshot(): StatusSnapshot } {
+  const tally = createDailyTally(['received', 'rejected'] as const, sources.timezone);
+  http.addHook('onResponse', async (request, reply) => {
+    if (request.routeOptions.url !== WEBHOOK_PATH) return;
+    const now = sources.clock.now();
+    tally.add('received', now);
+    if (reply.statusCode !== 200) tally.add('rejected', now);
+  });
+
+  const snapshot = (): StatusSnapshot => {
+    const now = sources.clock.now();
+    const { ready, checks } = sources.readiness.evaluate();
+    const today = tally.today(now);
+    return {
+      generatedAt: new Date(now).toISOString(),
+      ready,
+      readiness: checks,
+      ...sources.poll.status(),
+      webhooks: registrations(sources),
+      events: { receivedToday: today.received, rejectedToday: today.rejected, quarantined: sources.webhooks.operator.listQuarantine().length },
+      connectors: sources.outbox.connectors().map((c) => ({
+        name: c.name,
+        type: c.type,
+        streams: c.streams,
+        queueDepth: c.depth,
+        dead: c.dead,
+        check: c.check.ok ? 'ok' : c.check.reason,
+      })),
+      dead: sources.outbox
+        .list({ state: 'dead' })
+        .slice(0, 50)
+        .map((entry) => ({
+          id: entry.id,
+          connector: entry.connector,
+          attempts: entry.attempts,
+          lastError: entry.lastError ?? '',
+          ...(entry.lastAttemptAt ? { at: new Date(entry.lastAttemptAt).toISOString() } : {}),
+        })),
+    };
+  };
+
+  http.get('/', async (_request, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(renderStatusPage(snapshot())));
+  http.get('/status.json', async () => snapshot());
+  return { snapshot };
+}
