@@ -1,4 +1,4 @@
-import { open, truncate } from 'node:fs/promises';
+import { open, truncate, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { AnyRecord } from '../../src/records.js';
 import { syncDir } from '../../src/store/durable-file.js';
@@ -15,6 +15,7 @@ const LEADING_ID = /^\{"id":("(?:[^"\\]|\\.)*")/;
  */
 export class JsonlFile {
   private ids: Set<string> | undefined;
+  private handle: FileHandle | undefined;
   private tail: Promise<unknown> = Promise.resolve();
 
   constructor(readonly file: string) {}
@@ -34,17 +35,16 @@ export class JsonlFile {
     if (fresh.size === 0) return 0;
     const text = [...fresh.values()].map((record) => `${JSON.stringify(Object.assign({ id: record.id }, record))}\n`).join('');
     try {
-      const handle = await open(this.file, 'a');
-      try {
-        await handle.write(text);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
+      // The handle stays open between appends: opening and closing per batch cost more than the write.
+      this.handle ??= await open(this.file, 'a');
+      await this.handle.write(text);
+      await this.handle.sync();
       if (!existed) await syncDir(path.dirname(this.file));
     } catch (error) {
       // Part of the text may be in the file: read it again next time rather than trust the set.
       this.ids = undefined;
+      await this.handle?.close().catch(() => {});
+      this.handle = undefined;
       throw error;
     }
     for (const id of fresh.keys()) ids.add(id);

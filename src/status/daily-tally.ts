@@ -11,8 +11,13 @@ export function createDailyTally<K extends string>(kinds: readonly K[], timeZone
   const format = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
   const zero = () => Object.fromEntries(kinds.map((k) => [k, 0])) as Record<K, number>;
   let day = '';
+  let minute = -1;
   let counts = zero();
   const roll = (nowMs: number) => {
+    // Formatting a date costs microseconds on every webhook; a local day can only change on a minute.
+    const thisMinute = Math.floor(nowMs / 60_000);
+    if (thisMinute === minute) return;
+    minute = thisMinute;
     const current = format.format(nowMs);
     if (current !== day) {
       day = current;

@@ -27,6 +27,11 @@ describe('renderStatusPage', () => {
     expect(html).toContain('http-equiv="refresh"');
   });
 
+  it('shows times in the timezone of the school', () => {
+    const html = renderStatusPage(snapshot({ timeZone: 'Europe/Warsaw' }));
+    expect(html).toContain('<b id="last-poll">2026-11-22 10:59:00</b>');
+  });
+
   it('escapes what it shows', () => {
     const html = renderStatusPage(snapshot());
     expect(html).not.toContain('<script>');

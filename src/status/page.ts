@@ -3,6 +3,8 @@ import type { ReadinessState } from '../readiness.js';
 /** Everything the status page shows. Nothing secret or personal: ids, counts, times and reasons. */
 export interface StatusSnapshot {
   generatedAt: string;
+  /** Times are shown in this zone (poll.timezone), as `YYYY-MM-DD HH:MM:SS`. */
+  timeZone?: string;
   ready: boolean;
   readiness: Record<string, ReadinessState>;
   poll: { lastRunAt?: string; lastOutcome?: string; nextRunAt?: string };
@@ -21,8 +23,17 @@ const row = (cells: unknown[], tag = 'td') => `<tr>${cells.map((c) => `<${tag}>$
 const table = (head: string[], rows: unknown[][], empty: string) =>
   rows.length === 0 ? `<p class="muted">${escape(empty)}</p>` : `<table><thead>${row(head, 'th')}</thead><tbody>${rows.map((r) => row(r)).join('')}</tbody></table>`;
 
+/** An ISO time as local `YYYY-MM-DD HH:MM:SS` (short enough for a phone); anything else as it is. */
+function localTime(value: string | undefined, timeZone: string | undefined): string | undefined {
+  if (!value || !timeZone || !/^\d{4}-\d{2}-\d{2}T/.test(value)) return value;
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) return value;
+  return new Intl.DateTimeFormat('sv-SE', { timeZone, dateStyle: 'short', timeStyle: 'medium' }).format(date);
+}
+
 /** A plain server-rendered page (pure: snapshot in, HTML out) that refreshes itself every 15 s. */
 export function renderStatusPage(s: StatusSnapshot): string {
+  const at = (value: string | undefined) => localTime(value, s.timeZone);
   const reasons = Object.entries(s.readiness).filter(([, state]) => !state.ok) as [string, { ok: false; reason: string }][];
   const queue = s.connectors.reduce((sum, c) => sum + c.queueDepth, 0);
   const dead = s.connectors.reduce((sum, c) => sum + c.dead, 0);
@@ -38,17 +49,17 @@ h1{font-size:1.3rem;margin:.2rem 0}h2{font-size:1.05rem;margin:1.2rem 0 .4rem}
 .ok{background:#1f8a4c}.bad{background:#c0392b}.muted{color:#6b7280}
 .cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:8px}
 .card{background:#fff;border:1px solid #e3e6eb;border-radius:8px;padding:8px 10px}
-.card b{display:block;font-size:1.35rem}
+.card b{display:block;font-size:1.15rem;overflow-wrap:anywhere}
 table{border-collapse:collapse;width:100%;background:#fff;font-size:.9rem;display:block;overflow-x:auto}
 th,td{border-bottom:1px solid #e3e6eb;padding:4px 8px;text-align:left;white-space:nowrap}
 </style></head><body>
 <h1>schoolbridge <span id="readiness" class="badge ${s.ready ? 'ok' : 'bad'}">${s.ready ? 'ready' : 'not ready'}</span></h1>
-<p class="muted">as of ${escape(s.generatedAt)} · refreshes every 15 s</p>
+<p class="muted">as of ${escape(at(s.generatedAt))}${s.timeZone ? ` (${escape(s.timeZone)})` : ''} · refreshes every 15 s</p>
 ${reasons.length ? `<ul id="reasons">${reasons.map(([name, state]) => `<li><b>${escape(name)}</b>: ${escape(state.reason)}</li>`).join('')}</ul>` : ''}
 <div class="cards">
-<div class="card">last poll<b id="last-poll">${escape(s.poll.lastRunAt)}</b>${escape(s.poll.lastOutcome ?? '')}</div>
-<div class="card">next poll<b id="next-poll">${escape(s.poll.nextRunAt)}</b></div>
-<div class="card">last roster export<b id="last-export">${escape(s.export.lastRunAt)}</b>next ${escape(s.export.nextRunAt)}</div>
+<div class="card">last poll<b id="last-poll">${escape(at(s.poll.lastRunAt))}</b>${escape(s.poll.lastOutcome ?? '')}</div>
+<div class="card">next poll<b id="next-poll">${escape(at(s.poll.nextRunAt))}</b></div>
+<div class="card">last roster export<b id="last-export">${escape(at(s.export.lastRunAt))}</b>next ${escape(at(s.export.nextRunAt))}</div>
 <div class="card">queue depth<b id="queue-depth">${queue}</b></div>
 <div class="card">dead deliveries<b id="dead-count">${dead}</b></div>
 <div class="card">events today<b id="events-received">${s.events.receivedToday}</b>rejected <span id="events-rejected">${s.events.rejectedToday}</span> · quarantined <span id="events-quarantined">${s.events.quarantined}</span></div>
@@ -59,7 +70,7 @@ ${table(['name', 'type', 'streams', 'queue', 'dead', 'check'], s.connectors.map(
 <p class="muted">callback ${escape(s.webhooks.callbackUrl)} · ${escape(s.webhooks.state)}</p>
 ${table(['id', 'event'], s.webhooks.registrations.map((r) => [r.id, r.event]), 'none known')}
 <h2>Dead deliveries</h2>
-${table(['id', 'connector', 'attempts', 'last error', 'since'], s.dead.map((d) => [d.id, d.connector, d.attempts, d.lastError.slice(0, 200), d.at]), 'none')}
+${table(['id', 'connector', 'attempts', 'last error', 'since'], s.dead.map((d) => [d.id, d.connector, d.attempts, d.lastError.slice(0, 200), at(d.at)]), 'none')}
 </body></html>
 `;
 }

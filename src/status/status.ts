@@ -49,6 +49,7 @@ export function registerStatusRoutes(http: FastifyInstance, sources: StatusSourc
     const today = tally.today(now);
     return {
       generatedAt: new Date(now).toISOString(),
+      timeZone: sources.timezone,
       ready,
       readiness: checks,
       ...sources.poll.status(),

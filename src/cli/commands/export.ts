@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { ExportResult } from '../../poll/index.js';
 import { runOneShot } from '../context.js';
 import { CliExit } from '../errors.js';
+import { withProgress } from '../progress.js';
 
 const DELIVERY_WAIT_MS = 120_000;
 
@@ -14,14 +15,19 @@ export function registerExportCommand(program: Command): void {
     .action(async (options: { json?: boolean }, command: Command) => {
       const result = await runOneShot(
         command,
-        async (app) => {
-          const exported = await app.poll.exportRoster({ trigger: 'cli' });
-          if (exported.outcome !== 'ok') return { ...exported, pendingDeliveries: 0 };
-          let timer: NodeJS.Timeout | undefined;
-          await Promise.race([app.outbox.whenIdle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, DELIVERY_WAIT_MS)))]);
-          clearTimeout(timer);
-          return { ...exported, pendingDeliveries: app.outbox.depth() };
-        },
+        (app) =>
+          withProgress(
+            'export roster',
+            () => (app.poll.poller.busy() ? 'fetching the roster…' : `delivering: ${app.outbox.depth()} queued`),
+            async () => {
+              const exported = await app.poll.exportRoster({ trigger: 'cli' });
+              if (exported.outcome !== 'ok') return { ...exported, pendingDeliveries: 0 };
+              let timer: NodeJS.Timeout | undefined;
+              await Promise.race([app.outbox.whenIdle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, DELIVERY_WAIT_MS)))]);
+              clearTimeout(timer);
+              return { ...exported, pendingDeliveries: app.outbox.depth() };
+            },
+          ),
         async (call) => (await call('/admin/export', {})) as ExportResult,
       );
       const { cycle: _cycle, ...summary } = result;

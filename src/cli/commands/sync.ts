@@ -6,6 +6,7 @@ import { dryRunCycle } from '../../poll/dry-run.js';
 import { liveHolder } from '../../store/index.js';
 import { callAdmin, globalOptions, loadCliConfig, runOneShot } from '../context.js';
 import { CliExit } from '../errors.js';
+import { withProgress } from '../progress.js';
 
 /** How long a one-shot sync waits for its deliveries before it exits anyway (they stay queued). */
 const DELIVERY_WAIT_MS = 120_000;
@@ -32,10 +33,15 @@ export function registerSyncCommand(program: Command): void {
 async function realRun(command: Command): Promise<CycleResult & { pendingDeliveries?: number }> {
   return runOneShot(
     command,
-    async (app) => {
-      const result = await app.poll.sync({ trigger: 'cli' });
-      return { ...result, pendingDeliveries: await deliver(app) };
-    },
+    (app) =>
+      withProgress(
+        'sync',
+        () => (app.poll.poller.busy() ? 'fetching and diffing students and users…' : `delivering: ${app.outbox.depth()} queued`),
+        async () => {
+          const result = await app.poll.sync({ trigger: 'cli' });
+          return { ...result, pendingDeliveries: await deliver(app) };
+        },
+      ),
     async (call) => (await call('/admin/sync', {})) as CycleResult,
   );
 }
