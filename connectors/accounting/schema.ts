@@ -1,16 +1,6 @@
 import { z } from 'zod';
 import { connectorBaseSchema } from '../../src/connectors/base-schema.js';
-import { httpUrl, int } from '../../src/config/fields.js';
-
-const ianaTimezone = () =>
-  z.string().refine((v) => {
-    try {
-      new Intl.DateTimeFormat('en', { timeZone: v });
-      return true;
-    } catch {
-      return false;
-    }
-  }, 'not a known IANA timezone (e.g. Europe/Warsaw)');
+import { httpUrl, int, timezone } from '../../src/config/fields.js';
 
 export const accountingConfigSchema = connectorBaseSchema.extend({
   type: z.literal('accounting'),
@@ -28,7 +18,7 @@ export const accountingConfigSchema = connectorBaseSchema.extend({
    * The school's timezone: upstream date-times carry no zone and are read as wall-clock time here; the
    * feed's ISO 8601 dates and the ledger's file dates use it.
    */
-  timezone: ianaTimezone().default('Europe/Warsaw'),
+  timezone: timezone().default('Europe/Warsaw'),
   /** Extra headers sent with every request (e.g. an API key of the accounting system); ours win on a clash. */
   headers: z.record(z.string(), z.string()).default({}),
   timeoutMs: int({ min: 1 }).default(15000),

@@ -73,3 +73,14 @@ export async function runOneShot<T>(
     log.flush?.();
   }
 }
+
+/** How long a one-shot command waits for its deliveries before it exits anyway (they stay queued). */
+export const DELIVERY_WAIT_MS = 120_000;
+
+/** Waits, bounded, until the outbox has nothing due; returns how many deliveries are still queued. */
+export async function awaitDeliveries(app: App, limitMs = DELIVERY_WAIT_MS): Promise<number> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([app.outbox.whenIdle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, limitMs)))]);
+  clearTimeout(timer);
+  return app.outbox.depth();
+}

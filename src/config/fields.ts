@@ -44,3 +44,14 @@ export const httpUrl = () =>
       return false;
     }
   }, 'must be an http(s) URL');
+
+/** An IANA timezone name that this Node.js knows (e.g. Europe/Warsaw). */
+export const timezone = () =>
+  z.string().refine((v) => {
+    try {
+      new Intl.DateTimeFormat('en', { timeZone: v });
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'not a known IANA timezone (e.g. Europe/Warsaw)');

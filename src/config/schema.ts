@@ -4,23 +4,13 @@ import { fileConfigSchema } from '../../connectors/file/schema.js';
 import { webhookConfigSchema } from '../../connectors/webhook/schema.js';
 import { googleSheetsConfigSchema } from '../../connectors/google-sheets/schema.js';
 import { accountingConfigSchema } from '../../connectors/accounting/schema.js';
-import { bool, httpUrl, int, num, optionalString } from './fields.js';
+import { bool, httpUrl, int, num, optionalString, timezone } from './fields.js';
 
 /**
  * The one schema of schoolbridge's configuration (CONTRACT §2): it gives the type, the defaults and
  * the error messages with key paths. Every object is strict, so a misspelled key is an error.
  */
 const cron = () => z.string().refine((v) => isValidCron(v), 'not a valid cron expression (5 fields, or 6 with seconds)');
-
-const timezone = () =>
-  z.string().refine((v) => {
-    try {
-      new Intl.DateTimeFormat('en', { timeZone: v });
-      return true;
-    } catch {
-      return false;
-    }
-  }, 'not a known IANA timezone (e.g. Europe/Warsaw)');
 
 const upstreamSchema = z.strictObject({
   /** An http(s) URL, or "sandbox" to start the embedded simulated upstream in-process. */

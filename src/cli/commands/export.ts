@@ -1,10 +1,8 @@
 import type { Command } from 'commander';
 import type { ExportResult } from '../../poll/index.js';
-import { runOneShot } from '../context.js';
+import { awaitDeliveries, runOneShot } from '../context.js';
 import { CliExit } from '../errors.js';
 import { withProgress } from '../progress.js';
-
-const DELIVERY_WAIT_MS = 120_000;
 
 export function registerExportCommand(program: Command): void {
   const group = program.command('export').description('exports to the connectors subscribed to their stream');
@@ -22,10 +20,7 @@ export function registerExportCommand(program: Command): void {
             async () => {
               const exported = await app.poll.exportRoster({ trigger: 'cli' });
               if (exported.outcome !== 'ok') return { ...exported, pendingDeliveries: 0 };
-              let timer: NodeJS.Timeout | undefined;
-              await Promise.race([app.outbox.whenIdle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, DELIVERY_WAIT_MS)))]);
-              clearTimeout(timer);
-              return { ...exported, pendingDeliveries: app.outbox.depth() };
+              return { ...exported, pendingDeliveries: await awaitDeliveries(app) };
             },
           ),
         async (call) => (await call('/admin/export', {})) as ExportResult,

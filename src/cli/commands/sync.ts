@@ -1,15 +1,11 @@
 import type { Command } from 'commander';
-import type { App } from '../../app.js';
 import type { CycleResult } from '../../poll/index.js';
 import { formatChange, formatCycle } from '../../poll/format.js';
 import { dryRunCycle } from '../../poll/dry-run.js';
 import { liveHolder } from '../../store/index.js';
-import { callAdmin, globalOptions, loadCliConfig, runOneShot } from '../context.js';
+import { awaitDeliveries, callAdmin, globalOptions, loadCliConfig, runOneShot } from '../context.js';
 import { CliExit } from '../errors.js';
 import { withProgress } from '../progress.js';
-
-/** How long a one-shot sync waits for its deliveries before it exits anyway (they stay queued). */
-const DELIVERY_WAIT_MS = 120_000;
 
 interface SyncOptions {
   dryRun?: boolean;
@@ -39,7 +35,7 @@ async function realRun(command: Command): Promise<CycleResult & { pendingDeliver
         () => (app.poll.poller.busy() ? 'fetching and diffing students and users…' : `delivering: ${app.outbox.depth()} queued`),
         async () => {
           const result = await app.poll.sync({ trigger: 'cli' });
-          return { ...result, pendingDeliveries: await deliver(app) };
+          return { ...result, pendingDeliveries: await awaitDeliveries(app) };
         },
       ),
     async (call) => (await call('/admin/sync', {})) as CycleResult,
@@ -58,14 +54,6 @@ async function dryRun(command: Command): Promise<CycleResult> {
     return answer;
   }
   return runOneShot(command, (app) => dryRunCycle(app), undefined, { memoryStore: true });
-}
-
-/** Waits (bounded) until the outbox has nothing due; returns what is still queued. */
-async function deliver(app: App): Promise<number> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([app.outbox.whenIdle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, DELIVERY_WAIT_MS)))]);
-  clearTimeout(timer);
-  return app.outbox.depth();
 }
 
 function print(result: CycleResult & { pendingDeliveries?: number }, options: SyncOptions): void {
