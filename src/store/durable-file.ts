@@ -7,19 +7,20 @@ import type { Adapter } from 'lowdb';
  * write a temp file, fsync it, rename it over, fsync the directory (so the rename itself is durable).
  * `chunks` is consumed piece by piece, so a large document is written without one huge string.
  */
-export async function writeFileAtomic(file: string, chunks: AsyncIterable<string> | Iterable<string>): Promise<void> {
+export async function writeFileAtomic(file: string, chunks: AsyncIterable<string> | Iterable<string>): Promise<number> {
   const temp = `${file}.${process.pid}.tmp`;
   const handle = await open(temp, 'w');
+  let bytes = 0;
   try {
     let buffer = '';
     for await (const chunk of chunks) {
       buffer += chunk;
       if (buffer.length >= 1 << 20) {
-        await handle.write(buffer);
+        bytes += (await handle.write(buffer)).bytesWritten;
         buffer = '';
       }
     }
-    if (buffer) await handle.write(buffer);
+    if (buffer) bytes += (await handle.write(buffer)).bytesWritten;
     await handle.sync();
   } catch (error) {
     await handle.close().catch(() => {});
@@ -29,6 +30,7 @@ export async function writeFileAtomic(file: string, chunks: AsyncIterable<string
   await handle.close();
   await rename(temp, file);
   await syncDir(path.dirname(file));
+  return bytes;
 }
 
 export async function syncDir(dir: string): Promise<void> {
@@ -52,6 +54,9 @@ export interface CollectionDocument {
  * acknowledgements; the map handed in must not change while it is written (the store passes a copy).
  */
 export class CollectionFile implements Adapter<CollectionDocument> {
+  /** Size of the document last read or written, in bytes (the store's checkpoint trigger uses it). */
+  bytes = 0;
+
   constructor(readonly file: string) {}
 
   async read(): Promise<CollectionDocument | null> {
@@ -62,12 +67,13 @@ export class CollectionFile implements Adapter<CollectionDocument> {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw error;
     }
+    this.bytes = Buffer.byteLength(text);
     const parsed = JSON.parse(text) as { seq: number; entries: Record<string, unknown> };
     return { seq: parsed.seq, entries: new Map(Object.entries(parsed.entries)) };
   }
 
-  write(data: CollectionDocument): Promise<void> {
-    return writeFileAtomic(this.file, serialize(data));
+  async write(data: CollectionDocument): Promise<void> {
+    this.bytes = await writeFileAtomic(this.file, serialize(data));
   }
 }
 

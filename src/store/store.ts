@@ -14,7 +14,12 @@ export interface StoreOptions {
   /** Directory of the store; undefined keeps everything in memory (tests, dry runs). */
   dir?: string;
   log: Logger;
-  /** Checkpoint once the WAL has grown past this many bytes. */
+  /**
+   * Checkpoint once the WAL has grown past this many bytes, or past twice the size of the documents
+   * if that is more: a checkpoint rewrites whole collections, so a fixed trigger would rewrite a
+   * growing 400 MB snapshot every 64 MB of WAL during a big first poll (quadratic). Proportional,
+   * the WAL stays within a constant factor of the data and checkpoint work stays linear.
+   */
   checkpointBytes?: number;
   /** Also checkpoint this often when anything changed. */
   checkpointIntervalMs?: number;
@@ -56,6 +61,13 @@ export function createStore(options: StoreOptions): Store {
   const checkpointBytes = options.checkpointBytes ?? 64 * 1024 * 1024;
   const collections = new Map<string, Map<string, unknown>>();
   const docSeq = new Map<string, number>();
+  /** Bytes of each collection's document on disk (as last read or written). */
+  const docBytes = new Map<string, number>();
+  const checkpointDue = () => {
+    let total = 0;
+    for (const bytes of docBytes.values()) total += bytes;
+    return (wal?.bytes ?? 0) > Math.max(checkpointBytes, 2 * total);
+  };
   const dirty = new Set<string>();
   let seq = 0;
   let wal: Wal | undefined;
@@ -91,10 +103,12 @@ export function createStore(options: StoreOptions): Store {
     try {
       for (const file of (await readdir(storeDir)).filter((f) => f.endsWith(DOC_SUFFIX))) {
         const name = file.slice(0, -DOC_SUFFIX.length);
-        const db = new Low<CollectionDocument>(new CollectionFile(path.join(storeDir, file)), { seq: 0, entries: new Map() });
+        const adapter = new CollectionFile(path.join(storeDir, file));
+        const db = new Low<CollectionDocument>(adapter, { seq: 0, entries: new Map() });
         await db.read();
         collections.set(name, db.data.entries);
         docSeq.set(name, db.data.seq);
+        docBytes.set(name, adapter.bytes);
         seq = Math.max(seq, db.data.seq);
       }
       const { entries, bytes, torn } = await readWal(storeDir);
@@ -128,9 +142,10 @@ export function createStore(options: StoreOptions): Store {
       for (const name of names) {
         // A shallow copy: values are immutable, so this is the collection exactly as of `atSeq`.
         const data: CollectionDocument = { seq: atSeq, entries: new Map(collection(name)) };
-        const db = new Low<CollectionDocument>(new CollectionFile(path.join(dir, `${name}${DOC_SUFFIX}`)), data);
-        await db.write();
+        const adapter = new CollectionFile(path.join(dir, `${name}${DOC_SUFFIX}`));
+        await new Low<CollectionDocument>(adapter, data).write();
         docSeq.set(name, atSeq);
+        docBytes.set(name, adapter.bytes);
       }
       await wal.removeSegments(older);
       wal.bytes = 0;
@@ -152,7 +167,7 @@ export function createStore(options: StoreOptions): Store {
         if (dir) {
           timer = setInterval(() => void store.checkpoint(), options.checkpointIntervalMs ?? 5 * 60_000);
           timer.unref();
-          if ((wal?.bytes ?? 0) > checkpointBytes) void store.checkpoint();
+          if (checkpointDue()) void store.checkpoint();
         }
       })().finally(() => {
         opening = undefined;
@@ -182,7 +197,7 @@ export function createStore(options: StoreOptions): Store {
       if (!wal) return Promise.resolve();
       return wal.append({ seq, ops }).then(
         () => {
-          if (wal && wal.bytes > checkpointBytes) void store.checkpoint();
+          if (checkpointDue()) void store.checkpoint();
         },
         (error: Error) => {
           log.fatal({ err: error }, 'the store cannot write; refusing further commits until restarted');
