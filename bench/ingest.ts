@@ -118,6 +118,7 @@ async function main(): Promise<void> {
     poll: { onStart: false, schedule: '0 0 1 1 *' },
     export: { onStart: false, schedule: '0 0 1 1 *' },
     store: { dir: path.join(dir, 'store') },
+    ...(process.env.BENCH_DELIVERY_CONCURRENCY ? { delivery: { concurrency: Number(process.env.BENCH_DELIVERY_CONCURRENCY) } } : {}),
     connectors: args['no-connector'] ? [] : [{ name: 'files', type: 'file', streams: ['events', 'invoices'], dir: path.join(dir, 'out') }],
     log: { level: 'silent' },
   });

@@ -1,7 +1,8 @@
+import type { ChangeRecord } from '../records.js';
 import type { Op } from '../store/index.js';
 import type { CycleDeps } from './cycle.js';
 import type { DiffItem } from './diff.js';
-import { deleteEntryOp, putEntryOp, type PolledStream } from './snapshot.js';
+import { CHAIN_LENGTH, deleteEntryOp, putEntryOp, type PolledStream } from './snapshot.js';
 import type { Yielder } from './yielder.js';
 
 /**
@@ -51,11 +52,40 @@ function commitChunk(deps: CommitDeps, stream: PolledStream, chunk: readonly Dif
   // enqueueOps reads the outbox's in-memory state, and commit applies in memory synchronously: keep
   // the two in one tick so the next chunk's enqueueOps sees this one.
   const enqueue = records.length > 0 ? deps.outbox.enqueueOps(records) : [];
+  if (enqueue.length > 0) attachJson(chunk, enqueue);
   const committed = deps.store.commit([...ops, ...extra, ...enqueue]).then(() => {
     if (records.length > 0) deps.outbox.notify();
   });
   committed.catch(() => {}); // awaited by the caller; this only marks it handled while it waits in line
   return committed;
+}
+
+/**
+ * The outbox stores each change record as a store value; its JSON is mostly the record's text and the
+ * previous text, which the diff already has. Giving the store that text (Op.json) saves serializing
+ * 300,000 records again on a first cycle. Matched by identity, so it does not depend on how the
+ * outbox lays out its ops; a value we do not recognise is serialized by the store as usual.
+ */
+function attachJson(chunk: readonly DiffItem[], ops: Op[]): void {
+  const byChange = new Map<unknown, DiffItem>();
+  for (const item of chunk) if (item.change) byChange.set(item.change, item);
+  for (const op of ops) {
+    if (op.op !== 'put' || op.json !== undefined) continue;
+    const item = byChange.get(op.v);
+    if (!item?.change) continue;
+    const json = changeJson(item.change, item.stored === null ? null : item.stored.slice(CHAIN_LENGTH), item.previousJson ?? null);
+    if (json !== undefined) op.json = json;
+  }
+}
+
+const TAIL = ',"record":null,"previous":null}';
+
+/** JSON.stringify(change) with the record and previous texts spliced in, or undefined if the shape is not the known one. */
+export function changeJson(change: ChangeRecord, recordJson: string | null, previousJson: string | null): string | undefined {
+  if ((change.record === null) !== (recordJson === null) || (change.previous === null) !== (previousJson === null)) return undefined;
+  const head = JSON.stringify({ ...change, record: null, previous: null });
+  if (!head.endsWith(TAIL)) return undefined;
+  return `${head.slice(0, -TAIL.length)},"record":${recordJson ?? 'null'},"previous":${previousJson ?? 'null'}}`;
 }
 
 /** End of the chunk starting at `start`: at most `maxItems` items and about `maxBytes` of values. */

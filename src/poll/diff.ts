@@ -37,6 +37,8 @@ export interface DiffItem {
   change: ChangeRecord | undefined;
   /** The new snapshot entry, or null to delete it. */
   stored: string | null;
+  /** The JSON text of `change.previous` (updated, deleted), so a commit need not serialize it again. */
+  previousJson?: string;
 }
 
 /** Diffs one current record against its snapshot entry; undefined when nothing changed. */
@@ -56,7 +58,7 @@ export function diffRecord(ctx: DiffContext, record: PolledRecord, stored: strin
   change.changes = leafChanges(previous, record);
   // Same content written differently (an older snapshot format): store it anew, report nothing.
   if (change.changes.length === 0) return { key, change: undefined, stored: encodeEntry(before.chain, json) };
-  return { key, change, stored: encodeEntry(hash, json) };
+  return { key, change, stored: encodeEntry(hash, json), previousJson: before.json };
 }
 
 /** The change for a key that vanished from the full list. */
@@ -64,7 +66,7 @@ export function deletedItem(ctx: DiffContext, key: string, stored: string): Diff
   const before = decodeEntry(stored);
   const hash = shortHash('deleted', key, before.chain, before.json, '');
   const previous = JSON.parse(before.json) as Record<string, unknown>;
-  return { key, change: changeRecord(ctx, 'deleted', Number(key), hash, null, previous), stored: null };
+  return { key, change: changeRecord(ctx, 'deleted', Number(key), hash, null, previous), stored: null, previousJson: before.json };
 }
 
 function changeRecord(

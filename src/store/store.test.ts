@@ -133,4 +133,33 @@ describe('store', () => {
     expect(reopened.size('big')).toBe(50);
     expect(reopened.stats().walBytes).toBeLessThan(2_000);
   });
+
+  it('writes a put\'s ready-made json verbatim and reads the same value back', async () => {
+    const dir = await newDir();
+    const store = await openStore(dir);
+    const value = { a: 'ż"\\', n: [1, null] };
+    await store.commit([{ op: 'put', c: 'c', k: 'raw', v: value, json: JSON.stringify(value) }, { op: 'put', c: 'c', k: 'plain', v: 2 }, { op: 'del', c: 'c', k: 'none' }]);
+    expect(store.get('c', 'raw')).toBe(value);
+    await store.stop();
+    const [segment] = (await readdir(dir)).filter((f) => f.startsWith('wal-'));
+    const { readFile } = await import('node:fs/promises');
+    expect(JSON.parse(await readFile(path.join(dir, segment!), 'utf8'))).toEqual({
+      s: 1, o: [{ op: 'put', c: 'c', k: 'raw', v: value }, { op: 'put', c: 'c', k: 'plain', v: 2 }, { op: 'del', c: 'c', k: 'none' }],
+    });
+    const reopened = await openStore(dir);
+    expect(reopened.get('c', 'raw')).toEqual(value);
+  });
+
+  it('checkpoints in proportion to the data: a WAL smaller than twice the documents waits', async () => {
+    const dir = await newDir();
+    const store = await openStore(dir, { checkpointBytes: 1_000 });
+    await store.commit([{ op: 'put', c: 'big', k: 'doc', v: 'x'.repeat(10_000) }]);
+    await store.checkpoint(); // a ~10 kB document
+    for (let i = 0; i < 10; i++) await store.commit([{ op: 'put', c: 'small', k: String(i), v: 'y'.repeat(500) }]);
+    expect(store.stats().walBytes).toBeGreaterThan(1_000); // past checkpointBytes, but under 2 × 10 kB: no checkpoint
+    await store.stop();
+    expect((await readdir(dir)).filter((f) => f.endsWith('.db.json'))).toEqual(['big.db.json']);
+    const reopened = await openStore(dir, { checkpointBytes: 1_000 });
+    expect(reopened.size('small')).toBe(10);
+  });
 });
