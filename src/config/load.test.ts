@@ -50,10 +50,9 @@ describe('parseConfig', () => {
     expect(problems(text)).toEqual(['connectors[1].url: required']);
   });
 
-  it('names a missing environment variable', () => {
-    const [line] = problems('upstream:\n  baseUrl: https://school.example\n  token: ${SCHOOL_TOKEN}\n');
-    expect(line).toContain('upstream.token');
-    expect(line).toContain('SCHOOL_TOKEN');
+  it('names a missing environment variable, once', () => {
+    const lines = problems('upstream:\n  baseUrl: https://school.example\n  token: ${SCHOOL_TOKEN}\n  clientSecret: s\n');
+    expect(lines).toEqual(['upstream.token: environment variable SCHOOL_TOKEN is not set (set it, or write ${SCHOOL_TOKEN:-default})']);
   });
 
   it('expands variables, with defaults, and reads numbers from them', () => {

@@ -46,7 +46,13 @@ export function parseConfig(text: string, file: string, env: Env): Config {
   const lines = problems.map(
     (p) => `${formatPath(p.path)}: environment variable ${p.variable} is not set (set it, or write \${${p.variable}:-default})`,
   );
-  if (!result.success) lines.push(...formatIssues(result.error.issues, (at) => knownKeys(at)));
+  if (!result.success) {
+    // A key whose variable is missing already has its line; the schema's complaint about the empty
+    // value it got instead would only repeat it.
+    const unset = new Set(problems.map((p) => formatPath(p.path)));
+    const issues = result.error.issues.filter((issue) => !unset.has(formatPath(issue.path)));
+    lines.push(...formatIssues(issues, (at) => knownKeys(at)));
+  }
   if (lines.length > 0) throw configError(file, lines);
   return result.data!;
 }
