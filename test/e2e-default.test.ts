@@ -25,9 +25,11 @@ describe('npm start on the embedded default', () => {
     cleanups.push(cleanup);
     const port = await freePort();
     // A new user's shell: the daemon's own folder is elsewhere, so the embedded default is used.
-    const child = spawn(process.execPath, [BIN, 'start'], {
+    // Secrets passed the documented way (environment); debug logs on, so as much as possible is logged.
+    const secrets = { SCHOOLBRIDGE_CLIENT_SECRET: 'cs-e2e-7f3a9c', SCHOOLBRIDGE_ADMIN_TOKEN: 'adm-e2e-51d0e2' };
+    const child = spawn(process.execPath, [BIN, 'start', '--verbose'], {
       cwd: dir,
-      env: { ...process.env, SCHOOLBRIDGE_PORT: String(port), SCHOOLBRIDGE_CONFIG: '' },
+      env: { ...process.env, ...secrets, SCHOOLBRIDGE_PORT: String(port), SCHOOLBRIDGE_CONFIG: '' },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     children.push(child);
@@ -62,9 +64,22 @@ describe('npm start on the embedded default', () => {
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(metrics).toContain('schoolbridge_');
 
+    // The admin API: 401 without the token, the work done with it.
+    const admin = `http://127.0.0.1:${port}/admin/sync`;
+    expect((await fetch(admin, { method: 'POST' })).status).toBe(401);
+    const synced = await fetch(admin, { method: 'POST', headers: { authorization: `Bearer ${secrets.SCHOOLBRIDGE_ADMIN_TOKEN}` } });
+    expect(synced.status).toBe(200);
+    expect(await synced.json()).toMatchObject({ outcome: 'ok' });
+
     const stopAt = Date.now();
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(Date.now() - stopAt).toBeLessThan(10_000);
+
+    // Nothing secret in a whole run's logs, debug level included.
+    expect(stderr).toContain('"component":"outbox"');
+    for (const secret of Object.values(secrets)) expect(stderr).not.toContain(secret);
+    expect(stderr).not.toMatch(/Bearer [A-Za-z0-9]/);
+    expect(stderr).not.toContain('oneTimePassword":"');
   }, 120_000);
 });
