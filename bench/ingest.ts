@@ -1,7 +1,7 @@
 /**
  * bench:ingest — webhook intake throughput and ack latency (issue 6, "Done when").
  *
- *   npm run bench:ingest [-- --events 5000 --concurrency 50 --no-connector]
+ *   npm run bench:ingest [-- --events 5000 --concurrency 50 --no-connector --delivery-concurrency 1]
  *
  * Starts the real daemon app in this process (createApp, mode daemon: the real fastify server, the
  * real store with its WAL and fsync group commit in a temp dir, the outbox with a `file` connector on
@@ -46,6 +46,8 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '1000' },
     /** Measure intake alone: no connector, so the outbox enqueues nothing and delivers nothing. */
     'no-connector': { type: 'boolean', default: false },
+    /** Deliveries in flight per connector (delivery.concurrency), to see what delivery costs ingest. */
+    'delivery-concurrency': { type: 'string' },
     // child-process options
     url: { type: 'string' },
     target: { type: 'string' },
@@ -118,7 +120,7 @@ async function main(): Promise<void> {
     poll: { onStart: false, schedule: '0 0 1 1 *' },
     export: { onStart: false, schedule: '0 0 1 1 *' },
     store: { dir: path.join(dir, 'store') },
-    ...(process.env.BENCH_DELIVERY_CONCURRENCY ? { delivery: { concurrency: Number(process.env.BENCH_DELIVERY_CONCURRENCY) } } : {}),
+    ...(args['delivery-concurrency'] ? { delivery: { concurrency: Number(args['delivery-concurrency']) } } : {}),
     connectors: args['no-connector'] ? [] : [{ name: 'files', type: 'file', streams: ['events', 'invoices'], dir: path.join(dir, 'out') }],
     log: { level: 'silent' },
   });
