@@ -16,7 +16,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { pino } from 'pino';
 import { Agent, request } from 'undici';
@@ -111,15 +111,31 @@ async function underLoad<T>(app: App, work: () => Promise<T>): Promise<{ value: 
   const sender = startSender(`${app.server?.url}/webhooks/v2`);
   const loop = monitorEventLoopDelay({ resolution: 5 });
   loop.enable();
+  // Garbage collection of this thread (pauses of the one event loop) and the heap's high-water mark.
+  const gc = { total: 0, max: 0 };
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      gc.total += entry.duration;
+      gc.max = Math.max(gc.max, entry.duration);
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  let heapPeak = process.memoryUsage().heapUsed;
+  const sampler = setInterval(() => {
+    heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed);
+  }, 100);
   const started = performance.now();
   const value = await work();
   const ms = performance.now() - started;
+  clearInterval(sampler);
+  observer.disconnect();
   loop.disable();
   const latencies = await sender.stop();
   const failed = latencies.filter((v) => v < 0).length;
   const webhooks =
     `webhooks ${latencies.length} sent, ack p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, ` +
-    `max ${percentile(latencies, 100).toFixed(1)} ms, failed ${failed}; event-loop delay p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms, max ${(loop.max / 1e6).toFixed(1)} ms`;
+    `max ${percentile(latencies, 100).toFixed(1)} ms, failed ${failed}; event-loop delay p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms, max ${(loop.max / 1e6).toFixed(1)} ms\n` +
+    `             GC ${gc.total.toFixed(0)} ms in all, longest pause ${gc.max.toFixed(0)} ms; heap used peak ${(heapPeak / 1024 / 1024).toFixed(0)} MiB (sampled every 100 ms)`;
   return { value, ms, webhooks };
 }
 

@@ -3,19 +3,21 @@ import type { Clock } from '../clock.js';
 import type { ChangeOp, ChangeRecord } from '../records.js';
 import type { Store } from '../store/index.js';
 import { commitItems } from './commit.js';
-import { deletedItem, diffRecord, sortById, type DiffContext, type DiffItem, type PolledRecord } from './diff.js';
+import { deletedItem, type DiffContext, type DiffItem, type PolledRecord } from './diff.js';
 import { checkDeleteGuard, type AbortReason, type GuardVerdict } from './guard.js';
 import type { ListSource, OutboxPort } from './ports.js';
 import { initialDoneKey, POLLED_STREAMS, STATE_COLLECTION, storeSnapshotView, type PolledStream, type SnapshotView } from './snapshot.js';
+import { createStreamScan, type StreamScan } from './stream-scan.js';
 import { createYielder, type Yielder } from './yielder.js';
 
 /**
- * One poll cycle (issue 7): fetch both full lists, check them, diff them against the snapshot, and
- * commit each chunk of changes together with its snapshot entries in ONE store commit (the Airbyte
- * rule: the state advances only with the records before it). Order matters:
- *   fetch → duplicate ids → delete guard (both streams) → diff → commit.
- * Nothing is committed until every check of every stream has passed, so an aborted cycle leaves the
- * snapshot as it was. A crash between two commits leaves whole chunks only; the next cycle detects
+ * One poll cycle (issue 7): read both full lists, diffing each record against the snapshot as it is
+ * parsed (stream-scan.ts: only changes are held, not 300,000 parsed records), check them, and commit
+ * each chunk of changes together with its snapshot entries in ONE store commit (the Airbyte rule: the
+ * state advances only with the records before it). Order matters:
+ *   read + diff (both lists whole) → duplicate ids → delete guard (both streams) → deletions → commit.
+ * Nothing is committed until both lists have ended whole and every check of every stream has passed,
+ * so a truncated body or an aborted cycle leaves the snapshot as it was. A crash between two commits leaves whole chunks only; the next cycle detects
  * the rest again with the same change ids (see diff.ts).
  */
 export interface CycleDeps {
@@ -63,11 +65,13 @@ export interface CycleOptions {
   dryRun: boolean;
   trigger: string;
   signal: AbortSignal;
+  /** Keep the whole students list for the caller (the roster export); otherwise records are dropped as diffed. */
+  keepStudents?: boolean;
 }
 
 interface StreamPlan {
   stream: PolledStream;
-  records: readonly PolledRecord[];
+  scan: StreamScan;
   snapshot: SnapshotView;
   missing: string[];
   initial: 'emit' | 'baseline' | undefined;
@@ -84,19 +88,20 @@ export class CycleAbort extends Error {
 export async function runPollCycle(deps: CycleDeps, options: CycleOptions, summary: Record<PolledStream, StreamSummary>) {
   const { signal } = options;
   const detectedAt = new Date(deps.clock.now()).toISOString();
-  const [students, users] = await Promise.all([deps.upstream.listStudents({ signal }), deps.upstream.listUsers({ signal })]);
-  const lists: Record<PolledStream, readonly PolledRecord[]> = { students, users };
+  // Both lists are read and diffed record by record as they arrive; only changes are held. The reads
+  // must both finish whole before anything below runs: a truncated body rejects here.
+  const scans = await Promise.all(POLLED_STREAMS.map((stream) => scanStream(deps, stream, detectedAt, options)));
   const yielder = createYielder(deps.budgetMs);
   const plans: StreamPlan[] = [];
-  for (const stream of POLLED_STREAMS) plans.push(await planStream(deps, stream, lists[stream], yielder, signal));
+  for (const scanned of scans) plans.push(await planStream(deps, scanned, yielder, signal));
   for (const plan of plans) {
-    summary[plan.stream].fetched = plan.records.length;
+    summary[plan.stream].fetched = plan.scan.fetched;
     if (plan.initial) summary[plan.stream].initial = plan.initial;
   }
   for (const plan of plans) if (plan.verdict) throw new CycleAbort(plan.verdict.reason, plan.stream, plan.verdict.message);
   const diffs: { plan: StreamPlan; items: DiffItem[] }[] = [];
   for (const plan of plans) {
-    const items = await diffStream(plan, { stream: plan.stream, detectedAt, initial: plan.initial }, yielder, signal);
+    const items = await withDeletions(plan, { stream: plan.stream, detectedAt, initial: plan.initial }, yielder, signal);
     count(summary[plan.stream], items, plan.initial === 'baseline');
     diffs.push({ plan, items });
   }
@@ -108,43 +113,55 @@ export async function runPollCycle(deps: CycleDeps, options: CycleOptions, summa
       await commitItems(deps, plan.stream, items, marker, yielder, signal);
     }
   }
-  return { changes, students: lists.students };
+  const students = plans.find((plan) => plan.stream === 'students')?.scan.kept();
+  return { changes, students };
 }
 
-/** Checks one list and finds its deletions; yields like the diff (200,000 keys are ~100 ms of work). */
-async function planStream(deps: CycleDeps, stream: PolledStream, fetched: readonly PolledRecord[], yielder: Yielder, signal: AbortSignal): Promise<StreamPlan> {
+interface Scanned {
+  stream: PolledStream;
+  scan: StreamScan;
+  snapshot: SnapshotView;
+  initial: 'emit' | 'baseline' | undefined;
+}
+
+/** Reads one list into a StreamScan; a retried read starts a fresh one. */
+async function scanStream(deps: CycleDeps, stream: PolledStream, detectedAt: string, options: CycleOptions): Promise<Scanned> {
   const snapshot = storeSnapshotView(deps.store, stream);
   const initial = deps.store.has(STATE_COLLECTION, initialDoneKey(stream)) ? undefined : deps.initial;
-  const records = sortById(fetched);
-  const present = new Set<string>();
-  for (const record of records) {
-    const key = String(record.id);
-    if (present.has(key)) {
-      const verdict = { reason: 'duplicate_id' as const, stream, message: `the ${stream} list holds id ${key} twice` };
-      return { stream, records, snapshot, missing: [], initial, verdict };
-    }
-    present.add(key);
-    if (yielder.due()) await yielder.pause(signal);
+  const ctx = { stream, detectedAt, initial };
+  const keep = stream === 'students' && options.keepStudents === true;
+  let scan = createStreamScan(ctx, snapshot, keep);
+  const begin = () => {
+    scan = createStreamScan(ctx, snapshot, keep);
+    return (record: PolledRecord) => scan.take(record);
+  };
+  const opts = { signal: options.signal };
+  await (stream === 'students' ? deps.upstream.scanStudents(begin, opts) : deps.upstream.scanUsers(begin, opts));
+  return { stream, scan, snapshot, initial };
+}
+
+/** Checks one read list and finds its deletions; yields (200,000 snapshot keys are ~100 ms of work). */
+async function planStream(deps: CycleDeps, scanned: Scanned, yielder: Yielder, signal: AbortSignal): Promise<StreamPlan> {
+  const { stream, scan, snapshot, initial } = scanned;
+  if (scan.duplicate !== undefined) {
+    const verdict = { reason: 'duplicate_id' as const, stream, message: `the ${stream} list holds id ${scan.duplicate} twice` };
+    return { ...scanned, missing: [], verdict };
   }
   const missing: string[] = [];
   for (const key of snapshot.keys()) {
-    if (!present.has(key)) missing.push(key);
+    if (!scan.present.has(key)) missing.push(key);
     if (yielder.due()) await yielder.pause(signal);
   }
   missing.sort((a, b) => Number(a) - Number(b));
   const verdict = checkDeleteGuard({
-    stream, snapshotSize: snapshot.size, fetched: records.length, deletes: missing.length, maxDeleteRatio: deps.maxDeleteRatio,
+    stream, snapshotSize: snapshot.size, fetched: scan.fetched, deletes: missing.length, maxDeleteRatio: deps.maxDeleteRatio,
   });
-  return { stream, records, snapshot, missing, initial, verdict };
+  return { stream, scan, snapshot, missing, initial, verdict };
 }
 
-async function diffStream(plan: StreamPlan, ctx: DiffContext, yielder: Yielder, signal: AbortSignal): Promise<DiffItem[]> {
-  const items: DiffItem[] = [];
-  for (const record of plan.records) {
-    const item = diffRecord(ctx, record, plan.snapshot.get(String(record.id)));
-    if (item) items.push(item);
-    if (yielder.due()) await yielder.pause(signal);
-  }
+/** The scan's items followed by the deletions, ascending by id within each (the commit order). */
+async function withDeletions(plan: StreamPlan, ctx: DiffContext, yielder: Yielder, signal: AbortSignal): Promise<DiffItem[]> {
+  const items = plan.scan.items();
   for (const key of plan.missing) {
     items.push(deletedItem(ctx, key, plan.snapshot.get(key) as string));
     if (yielder.due()) await yielder.pause(signal);

@@ -169,6 +169,26 @@ describe('poller', () => {
     expect(store.size(snapshotCollection('students'))).toBe(0);
   });
 
+  it('a list that fails after some records were diffed commits nothing, and the next cycle finds the same changes', async () => {
+    await poller.runCycle();
+    const committed = outbox.records().length;
+    lists.students = lists.students.map((s) => (s.id === 2 ? testStudent(2, 'Renamed') : s));
+    lists.users = lists.users.map((u) => (u.id === 1 ? testUser(1, 'Renamed') : u));
+    const expected = (await poller.runCycle({ dryRun: true })).changes!.map((c) => c.id);
+    expect(expected).toHaveLength(2);
+    const whole = lists.scanUsers;
+    lists.scanUsers = async (begin) => {
+      const visit = begin();
+      lists.users.slice(0, 5).forEach((user, index) => visit(structuredClone(user), index)); // the changed user is among them
+      throw new BridgeError('upstream.invalid_json', 'body ends early (truncated)');
+    };
+    expect(await poller.runCycle()).toMatchObject({ outcome: 'failed', reason: 'upstream.invalid_json' });
+    expect(outbox.records()).toHaveLength(committed);
+    lists.scanUsers = whole;
+    expect((await poller.runCycle()).outcome).toBe('ok');
+    expect(outbox.records().slice(committed).map((c) => c.id)).toEqual(expected);
+  });
+
   it('counts cycles, changes and aborts in metrics', async () => {
     const metrics = createMetricsRegistry();
     poller = makePoller({ metrics });

@@ -35,11 +35,13 @@ export interface RunCycleOptions {
   trigger?: string;
   /** Aborts this cycle (between records and chunks; whole chunks stay committed). */
   signal?: AbortSignal;
+  /** Return the students list in CycleOutput (the roster export); otherwise records are dropped as diffed. */
+  keepStudents?: boolean;
 }
 
 export interface CycleOutput {
   result: CycleResult;
-  /** The students list the cycle fetched, when it succeeded (the roster export builds on it). */
+  /** The students list the cycle fetched, when it succeeded and `keepStudents` was set (the roster export builds on it). */
   students: readonly PolledRecord[] | undefined;
 }
 
@@ -141,7 +143,7 @@ async function runOne(deps: CycleDeps, opts: RunCycleOptions, signal: AbortSigna
   });
   if (signal.aborted) return { result: result({ outcome: 'failed', reason: 'poll.stopped', message: 'the poller is stopped' }), students: undefined };
   try {
-    const { changes, students } = await runPollCycle(deps, { dryRun: opts.dryRun === true, trigger: opts.trigger ?? 'manual', signal }, summary);
+    const { changes, students } = await runPollCycle(deps, { dryRun: opts.dryRun === true, trigger: opts.trigger ?? 'manual', signal, keepStudents: opts.keepStudents === true }, summary);
     return { result: result({ outcome: 'ok', ...(opts.dryRun ? { changes } : {}) }), students };
   } catch (error) {
     if (error instanceof CycleAbort) return { result: result({ outcome: 'aborted', reason: error.reason, stream: error.stream, message: error.message }), students: undefined };

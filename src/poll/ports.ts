@@ -13,4 +13,5 @@ export interface OutboxPort {
   notify(): void;
 }
 
-export type ListSource = Pick<UpstreamClient, 'listStudents' | 'listUsers'>;
+/** The element-by-element reads (the cycle); the whole-array reads stay for other callers and tests. */
+export type ListSource = Pick<UpstreamClient, 'scanStudents' | 'scanUsers'>;

@@ -56,7 +56,7 @@ export function createRosterExporter(options: RosterExporterOptions): RosterExpo
 
   async function exportRoster(opts: { trigger?: string; signal?: AbortSignal } = {}): Promise<ExportResult> {
     const trigger = opts.trigger ?? 'manual';
-    const { result: cycle, students } = await poller.cycle({ trigger: `export:${trigger}`, ...(opts.signal ? { signal: opts.signal } : {}) });
+    const { result: cycle, students } = await poller.cycle({ trigger: `export:${trigger}`, keepStudents: true, ...(opts.signal ? { signal: opts.signal } : {}) });
     if (cycle.outcome !== 'ok' || !students) {
       return finish({ outcome: 'failed', reason: cycle.reason, message: `the fresh poll did not succeed: ${cycle.message ?? cycle.outcome}`, rows: 0, enqueued: false, cycle });
     }

@@ -1,6 +1,6 @@
 import type { AnyRecord } from '../records.js';
 import type { Op, Store } from '../store/index.js';
-import type { Student, User } from '../upstream/index.js';
+import type { ListVisitor, Student, UpstreamClient, User } from '../upstream/index.js';
 import type { ListSource, OutboxPort } from './ports.js';
 
 /**
@@ -41,8 +41,8 @@ export function memoryOutbox(store: Store): MemoryOutbox {
   return outbox;
 }
 
-/** An upstream whose lists a test sets; each call returns fresh copies. */
-export interface MemoryLists extends ListSource {
+/** An upstream whose lists a test sets; each call returns (or visits) fresh copies. */
+export interface MemoryLists extends ListSource, Pick<UpstreamClient, 'listStudents' | 'listUsers'> {
   students: Student[];
   users: User[];
   /** When set, the next list call waits for it (to hold a cycle mid-flight). */
@@ -62,8 +62,17 @@ export function memoryLists(students: Student[] = [], users: User[] = []): Memor
       await waitGate(lists.gate, opts?.signal);
       return structuredClone(lists.users);
     },
+    // Through the list methods, so a test that replaces listUsers (a failing read) affects the cycle too.
+    scanStudents: async (begin, opts) => visitAll(await lists.listStudents(opts), begin),
+    scanUsers: async (begin, opts) => visitAll(await lists.listUsers(opts), begin),
   };
   return lists;
+}
+
+function visitAll<T>(items: readonly T[], begin: () => ListVisitor<T>): number {
+  const visit = begin();
+  items.forEach((item, index) => visit(item, index));
+  return items.length;
 }
 
 async function waitGate(gate: Promise<void> | undefined, signal: AbortSignal | undefined): Promise<void> {

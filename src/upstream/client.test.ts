@@ -271,6 +271,42 @@ describe('answers', () => {
     expect(error.code).toBe('upstream.network');
   });
 
+  it('scanStudents hands over each normalized element and starts a fresh visitor on a retried read', async () => {
+    const full = JSON.stringify({ data: { students: [aStudent(1), aStudent(2, { isAdult: '1' }), aStudent(3)] } });
+    const cut: Handler = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(full.length) });
+      res.write(full.slice(0, full.indexOf('"id":3')));
+      setImmediate(() => res.socket?.destroy());
+    };
+    on('GET', '/api/v2/students', cut, raw(200, full));
+    const attempts: number[][] = [];
+    const total = await client({ retry: { random: () => 0 } }).scanStudents(() => {
+      const seenIds: number[] = [];
+      attempts.push(seenIds);
+      return (student, index) => {
+        expect(index).toBe(seenIds.length);
+        seenIds.push(student.id);
+        if (student.id === 2) expect(student.isAdult).toBe(1);
+      };
+    });
+    expect(total).toBe(3);
+    expect(attempts).toEqual([[1, 2], [1, 2, 3]]); // the cut attempt saw two, the retry all three from the start
+  });
+
+  it('scanUsers rejects a cut body after it has seen some elements (the caller commits nothing)', async () => {
+    const full = JSON.stringify({ data: { users: [{ id: 1 }, { id: 2 }, { id: 3 }] } });
+    const cut: Handler = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(full.length) });
+      res.write(full.slice(0, full.indexOf('{"id":3')));
+      setImmediate(() => res.socket?.destroy());
+    };
+    on('GET', '/api/v2/users', cut);
+    const ids: number[] = [];
+    const error = await failure(client({ retry: { maxAttempts: 1 } }).scanUsers(() => (user) => ids.push(user.id)));
+    expect(error.code).toBe('upstream.network');
+    expect(ids).toEqual([1, 2]);
+  });
+
   it('getStudent asks by ?id= and maps 404', async () => {
     on('GET', '/api/v2/student', json(200, { data: { student: aStudent(5) } }), json(404, { error: { code: 'notFound', message: 'Student was not found' } }));
     const upstream = client();

@@ -4,13 +4,13 @@ import { call, type CallContext, type CallSpec } from './call.js';
 import { pick, readJson } from './envelope.js';
 import { createHttp, type BodyStream } from './http.js';
 import { extractOneTimePasswords, normalizeInPlace } from './normalize.js';
-import { readList } from './read-list.js';
+import { readList, scanList } from './read-list.js';
 import { resolveRetryPolicy } from './retry.js';
 import { deletedWebhookSchema, studentSchema, userSchema, validate, webhookSchema } from './schemas.js';
 import { createAuthorizer } from './authorize.js';
 import { createStaticTokenSource } from './token.js';
 import type {
-  CallOptions, CreateStudentInput, LastContact, StudentWriteResult, UpdateStudentInput, UpstreamClient,
+  CallOptions, CreateStudentInput, LastContact, ListVisitor, StudentWriteResult, UpdateStudentInput, UpstreamClient,
   UpstreamClientOptions,
 } from './types.js';
 
@@ -56,6 +56,16 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       read: (body: BodyStream) => readList(body, { path: ['data', key], map, ...(opts?.signal ? { signal: opts.signal } : {}) }),
     });
 
+  // A retried attempt reads the body from its first byte again: `begin` gives a fresh visitor each time.
+  const scan = <T>(path: string, key: 'students' | 'users', map: (value: unknown, index: number) => T, begin: () => ListVisitor<T>, opts?: CallOptions) =>
+    tracked({
+      method: 'GET', path, safe: true, signal: opts?.signal,
+      read: (body: BodyStream) => scanList(body, { path: ['data', key], map, ...(opts?.signal ? { signal: opts.signal } : {}) }, begin()),
+    });
+
+  const student = (v: unknown, i: number) => validate(studentSchema, normalizeInPlace(v), `data.students[${i}]`);
+  const user = (v: unknown, i: number) => validate(userSchema, normalizeInPlace(v), `data.users[${i}]`);
+
   const writeResult = async (body: BodyStream): Promise<StudentWriteResult> => {
     const raw = pick(await readJson(body), ['data', 'student'], 'object');
     const oneTimePasswords = extractOneTimePasswords(raw);
@@ -63,10 +73,10 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   };
 
   return {
-    listStudents: (opts) =>
-      list('/api/v2/students', 'students', (v, i) => validate(studentSchema, normalizeInPlace(v), `data.students[${i}]`), opts),
-    listUsers: (opts) =>
-      list('/api/v2/users', 'users', (v, i) => validate(userSchema, normalizeInPlace(v), `data.users[${i}]`), opts),
+    listStudents: (opts) => list('/api/v2/students', 'students', student, opts),
+    listUsers: (opts) => list('/api/v2/users', 'users', user, opts),
+    scanStudents: (begin, opts) => scan('/api/v2/students', 'students', student, begin, opts),
+    scanUsers: (begin, opts) => scan('/api/v2/users', 'users', user, begin, opts),
     getStudent: (id, opts) =>
       tracked({
         method: 'GET', path: '/api/v2/student', query: { id: String(id) }, safe: true, signal: opts?.signal,

@@ -23,14 +23,30 @@ const SLICE_BYTES = 256 * 1024;
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export async function readList<T>(body: AsyncIterable<Uint8Array>, options: ReadListOptions<T>): Promise<T[]> {
+  const items: T[] = [];
+  await scanList(body, options, (item) => items.push(item));
+  return items;
+}
+
+/**
+ * Like readList, but hands each mapped element to `visit` as soon as it is parsed and keeps none:
+ * a caller that needs only part of a 300,000-element list (the poller keeps the changed ones) never
+ * holds the whole of it. Resolves with the element count once the body has ended and was whole; until
+ * then the caller must treat what it saw as provisional (a later byte may still make the list invalid).
+ * `visit` runs inside the work budget, so its time counts before the next yield.
+ */
+export async function scanList<T>(body: AsyncIterable<Uint8Array>, options: ReadListOptions<T>, visit: (item: T, index: number) => void): Promise<number> {
   const scanner = new ListScanner(options.path);
   const budget = options.budgetMs ?? 5;
-  const items: T[] = [];
+  let count = 0;
   let since = performance.now();
   for await (const chunk of body) {
     for (let offset = 0; offset < chunk.length; offset += SLICE_BYTES) {
       const values = scanner.push(chunk.subarray(offset, offset + SLICE_BYTES));
-      for (const value of values) items.push(options.map(value, items.length));
+      for (const value of values) {
+        visit(options.map(value, count), count);
+        count += 1;
+      }
       if (performance.now() - since >= budget) {
         await yieldToLoop();
         options.signal?.throwIfAborted();
@@ -39,5 +55,5 @@ export async function readList<T>(body: AsyncIterable<Uint8Array>, options: Read
     }
   }
   scanner.end();
-  return items;
+  return count;
 }

@@ -123,9 +123,20 @@ export interface LastContact {
   error?: string;
 }
 
+/** Takes one element of a list as soon as it is parsed, validated and normalized. */
+export type ListVisitor<T> = (item: T, index: number) => void;
+
 export interface UpstreamClient {
   listStudents(opts?: CallOptions): Promise<Student[]>;
   listUsers(opts?: CallOptions): Promise<User[]>;
+  /**
+   * The lists element by element, none kept (the poller, 300,000 records). `begin` is called at the
+   * start of every attempt — a retried read starts over from the first element — and returns that
+   * attempt's visitor. Resolves with the element count only once the whole body was read and valid;
+   * a truncated or malformed body rejects, after the visitor may have seen some elements.
+   */
+  scanStudents(begin: () => ListVisitor<Student>, opts?: CallOptions): Promise<number>;
+  scanUsers(begin: () => ListVisitor<User>, opts?: CallOptions): Promise<number>;
   getStudent(id: number, opts?: CallOptions): Promise<Student>;
   createStudent(input: CreateStudentInput, opts?: CallOptions): Promise<StudentWriteResult>;
   updateStudent(id: number, input: UpdateStudentInput, opts?: CallOptions): Promise<StudentWriteResult>;
