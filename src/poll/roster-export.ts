@@ -78,6 +78,8 @@ export function createRosterExporter(options: RosterExporterOptions): RosterExpo
     exports.inc({ outcome: result.outcome });
     const { cycle: _cycle, ...fields } = result;
     if (result.outcome === 'ok') log.info(fields, result.enqueued ? 'roster exported' : 'roster unchanged since the last export today');
+    // Stopping mid-export is not a failure of the export: the next start or schedule runs it again.
+    else if (result.reason === 'poll.stopped') log.info(fields, `roster export interrupted: ${result.message}`);
     else log.error(fields, `roster export failed: ${result.message}`);
     return result;
   }
