@@ -59,24 +59,24 @@ describe('google-sheets service-account auth', () => {
     const ctx = connect(keyFile);
     const result = await googleSheetsConnector.check(ctx);
     expect(result).toMatchObject({ ok: false, reason: expect.stringContaining(`share the spreadsheet with ${EMAIL}`) });
-    expect((await googleSheetsConnector.deliver(ctx, [change(1, 'created', student(1))]))[0]).toMatchObject({ status: 'dead', error: { code: 'sheets_forbidden' } });
+    expect((await googleSheetsConnector.deliver(ctx, [change(1, 'created', student(1))]))[0]).toMatchObject({ status: 'dead', error: { code: 'sheets.forbidden' } });
   });
 
   it('reports a bad key and a missing key file', async () => {
     const { connect } = await setup();
     const bad = join(dir, 'bad.json');
     await writeFile(bad, JSON.stringify({ type: 'service_account', client_email: EMAIL, private_key: 'not a key' }));
-    expect(await googleSheetsConnector.check(connect(bad))).toMatchObject({ ok: false, reason: expect.stringContaining('sheets_credentials') });
+    expect(await googleSheetsConnector.check(connect(bad))).toMatchObject({ ok: false, reason: expect.stringContaining('sheets.credentials') });
     expect(await googleSheetsConnector.check(connect(join(dir, 'missing.json')))).toMatchObject({ ok: false, reason: expect.stringContaining('cannot read the service-account key') });
     const notSa = join(dir, 'user.json');
     await writeFile(notSa, JSON.stringify({ type: 'authorized_user' }));
-    expect((await googleSheetsConnector.deliver(connect(notSa), [change(1, 'created', student(1))]))[0]).toMatchObject({ status: 'dead', error: { code: 'sheets_credentials' } });
+    expect((await googleSheetsConnector.deliver(connect(notSa), [change(1, 'created', student(1))]))[0]).toMatchObject({ status: 'dead', error: { code: 'sheets.credentials' } });
   });
 
   it('makes the workbook cell limit a dead, clearly worded outcome', async () => {
     const { connect } = await setup({ cellLimit: 30_000 });
     const ctx = connect(keyFile);
     const out = await googleSheetsConnector.deliver(ctx, [change(1, 'created', student(1))]);
-    expect(out[0]).toMatchObject({ status: 'dead', error: { code: 'sheets_cell_limit', message: expect.stringContaining('cell limit') } });
+    expect(out[0]).toMatchObject({ status: 'dead', error: { code: 'sheets.cell_limit', message: expect.stringContaining('cell limit') } });
   });
 });

@@ -109,7 +109,7 @@ describe('google-sheets connector', () => {
     await googleSheetsConnector.deliver(ctx, [change(1, 'created', student(1))]);
     fake.spreadsheet(ID).sheets.find((s) => s.title === 'Students')!.rows[0]![0] = 'Student';
     const [out] = await googleSheetsConnector.deliver(ctx, [change(2, 'created', student(2))]);
-    expect(out).toMatchObject({ status: 'retry', error: { code: 'sheets_header' } });
+    expect(out).toMatchObject({ status: 'retry', error: { code: 'sheets.header' } });
     expect(await googleSheetsConnector.check(ctx)).toMatchObject({ ok: false, reason: expect.stringContaining('"id"') });
     expect(fake.values(ID, 'Students')).toHaveLength(2);
   });
@@ -118,7 +118,7 @@ describe('google-sheets connector', () => {
     const ctx = connect();
     fake.failNext(429, { retryAfter: '7' });
     const first = await googleSheetsConnector.deliver(ctx, [change(1, 'created', student(1))]);
-    expect(first).toEqual([{ status: 'retry', retryAfterMs: 7000, error: expect.objectContaining({ code: 'sheets_rate_limited' }) }]);
+    expect(first).toEqual([{ status: 'retry', retryAfterMs: 7000, error: expect.objectContaining({ code: 'sheets.rate_limited' }) }]);
     // The limiter is paused by the 429; a new session (as after the back-off) goes straight through.
     ctx.cache.clear();
     expect(await googleSheetsConnector.deliver(ctx, [change(1, 'created', student(1))])).toEqual([{ status: 'done' }]);
@@ -128,9 +128,9 @@ describe('google-sheets connector', () => {
   it('makes a 5xx retryable and a missing spreadsheet dead', async () => {
     const ctx = connect();
     fake.failNext(503);
-    expect((await googleSheetsConnector.deliver(ctx, [change(1, 'created', student(1))]))[0]).toMatchObject({ status: 'retry', error: { code: 'sheets_unavailable' } });
+    expect((await googleSheetsConnector.deliver(ctx, [change(1, 'created', student(1))]))[0]).toMatchObject({ status: 'retry', error: { code: 'sheets.unavailable' } });
     const missing = connect({ spreadsheetId: 'nope' });
-    expect((await googleSheetsConnector.deliver(missing, [change(1, 'created', student(1))]))[0]).toMatchObject({ status: 'dead', error: { code: 'sheets_not_found' } });
+    expect((await googleSheetsConnector.deliver(missing, [change(1, 'created', student(1))]))[0]).toMatchObject({ status: 'dead', error: { code: 'sheets.not_found' } });
   });
 
   it('upserts invoices by invoice id and appends events by record id, keeping formulas as text', async () => {
@@ -166,6 +166,6 @@ describe('google-sheets connector', () => {
   it('reports a missing spreadsheet and a bad token in check()', async () => {
     expect(await googleSheetsConnector.check(connect())).toEqual({ ok: true });
     expect(await googleSheetsConnector.check(connect({ spreadsheetId: 'other' }))).toMatchObject({ ok: false, reason: expect.stringContaining('not found') });
-    expect(await googleSheetsConnector.check(connect({ accessToken: 'bad' }))).toMatchObject({ ok: false, reason: expect.stringContaining('sheets_unauthenticated') });
+    expect(await googleSheetsConnector.check(connect({ accessToken: 'bad' }))).toMatchObject({ ok: false, reason: expect.stringContaining('sheets.unauthenticated') });
   });
 });

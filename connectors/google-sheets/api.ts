@@ -50,7 +50,7 @@ export function createSheetsApi(deps: ApiDeps): SheetsApi {
       return await run();
     } catch (error) {
       const failure = classifySheetsError(error, deps.clock.now(), { spreadsheetId, ...(deps.email ? { email: deps.email } : {}) });
-      if (failure.code === 'sheets_rate_limited' && failure.retryAfterMs) limiter.pause(failure.retryAfterMs);
+      if (failure.code === 'sheets.rate_limited' && failure.retryAfterMs) limiter.pause(failure.retryAfterMs);
       throw failure;
     }
   };

@@ -35,10 +35,10 @@ async function serviceAccount(file: string): Promise<JWT> {
   try {
     key = JSON.parse(await readFile(file, 'utf8')) as typeof key;
   } catch (error) {
-    throw new BridgeError('sheets_credentials', `cannot read the service-account key ${file}: ${(error as Error).message}`, { cause: error });
+    throw new BridgeError('sheets.credentials', `cannot read the service-account key ${file}: ${(error as Error).message}`, { cause: error });
   }
   if (key.type !== 'service_account' || typeof key.client_email !== 'string' || typeof key.private_key !== 'string') {
-    throw new BridgeError('sheets_credentials', `${file} is not a service-account JSON key (needs type "service_account", client_email, private_key)`);
+    throw new BridgeError('sheets.credentials', `${file} is not a service-account JSON key (needs type "service_account", client_email, private_key)`);
   }
   const jwt = new googleAuth.JWT({
     email: key.client_email,
@@ -62,7 +62,7 @@ export async function createSheetsClient(options: ClientOptions): Promise<Sheets
     auth = new googleAuth.OAuth2();
     auth.setCredentials({ access_token: options.accessToken });
   } else {
-    throw new BridgeError('sheets_credentials', 'set credentialsFile or accessToken');
+    throw new BridgeError('sheets.credentials', 'set credentialsFile or accessToken');
   }
   const dispatcher = options.dispatcher;
   const fetchImplementation = ((input: string | URL, init?: RequestInit) =>

@@ -8,19 +8,19 @@ const ctx = { spreadsheetId: 'S', email: 'sa@p.iam.gserviceaccount.com' };
 
 describe('classifySheetsError', () => {
   it.each([
-    [http(429, 'Quota exceeded', { 'retry-after': '7' }), 'sheets_rate_limited', true, 7000],
-    [http(429, 'Quota exceeded'), 'sheets_rate_limited', true, QUOTA_BACKOFF_MS],
-    [http(503, 'unavailable'), 'sheets_unavailable', true, undefined],
-    [http(500, 'internal', { 'retry-after': '2' }), 'sheets_unavailable', true, 2000],
-    [http(400, 'This action would increase the number of cells in the workbook above the limit of 10000000 cells.'), 'sheets_cell_limit', false, undefined],
-    [http(400, 'Unable to parse range: Students!1:1'), 'sheets_tab_changed', true, undefined],
-    [http(400, 'Invalid value'), 'sheets_rejected', false, undefined],
-    [http(401, 'Request had invalid authentication credentials.'), 'sheets_unauthenticated', false, undefined],
-    [http(403, 'The caller does not have permission'), 'sheets_forbidden', false, undefined],
-    [http(404, 'Requested entity was not found.'), 'sheets_not_found', false, undefined],
-    [Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), 'sheets_network', true, undefined],
-    [Object.assign(new Error('error:1E08010C:DECODER routines::unsupported'), { code: 'ERR_OSSL_UNSUPPORTED' }), 'sheets_credentials', false, undefined],
-    [Object.assign(new Error('aborted'), { name: 'AbortError' }), 'sheets_aborted', true, undefined],
+    [http(429, 'Quota exceeded', { 'retry-after': '7' }), 'sheets.rate_limited', true, 7000],
+    [http(429, 'Quota exceeded'), 'sheets.rate_limited', true, QUOTA_BACKOFF_MS],
+    [http(503, 'unavailable'), 'sheets.unavailable', true, undefined],
+    [http(500, 'internal', { 'retry-after': '2' }), 'sheets.unavailable', true, 2000],
+    [http(400, 'This action would increase the number of cells in the workbook above the limit of 10000000 cells.'), 'sheets.cell_limit', false, undefined],
+    [http(400, 'Unable to parse range: Students!1:1'), 'sheets.tab_changed', true, undefined],
+    [http(400, 'Invalid value'), 'sheets.rejected', false, undefined],
+    [http(401, 'Request had invalid authentication credentials.'), 'sheets.unauthenticated', false, undefined],
+    [http(403, 'The caller does not have permission'), 'sheets.forbidden', false, undefined],
+    [http(404, 'Requested entity was not found.'), 'sheets.not_found', false, undefined],
+    [Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), 'sheets.network', true, undefined],
+    [Object.assign(new Error('error:1E08010C:DECODER routines::unsupported'), { code: 'ERR_OSSL_UNSUPPORTED' }), 'sheets.credentials', false, undefined],
+    [Object.assign(new Error('aborted'), { name: 'AbortError' }), 'sheets.aborted', true, undefined],
   ])('%#: %s', (error, code, retryable, retryAfterMs) => {
     const result = classifySheetsError(error, 0, ctx);
     expect(result).toMatchObject({ code, retryable });

@@ -41,13 +41,13 @@ export function classifySheetsError(error: unknown, now: number, context: { spre
   if (status === undefined) {
     const code = String(failure.code ?? '');
     if (code === 'AbortError' || (error as Error | undefined)?.name === 'AbortError') {
-      return new BridgeError('sheets_aborted', 'Sheets request aborted', { retryable: true, cause: error });
+      return new BridgeError('sheets.aborted', 'Sheets request aborted', { retryable: true, cause: error });
     }
     if (code.startsWith('ERR_OSSL') || /private key|DECODER|PEM/i.test(apiMessage(failure))) {
-      return new BridgeError('sheets_credentials', `the service-account key cannot sign requests (${apiMessage(failure)}); download a new JSON key`, { cause: error });
+      return new BridgeError('sheets.credentials', `the service-account key cannot sign requests (${apiMessage(failure)}); download a new JSON key`, { cause: error });
     }
     if (isNetworkError(error) || code === 'TimeoutError' || /network|socket|timed? ?out/i.test(apiMessage(failure))) {
-      return new BridgeError('sheets_network', `Sheets unreachable: ${apiMessage(failure)}`, { retryable: true, cause: error });
+      return new BridgeError('sheets.network', `Sheets unreachable: ${apiMessage(failure)}`, { retryable: true, cause: error });
     }
     throw error;
   }
@@ -55,21 +55,21 @@ export function classifySheetsError(error: unknown, now: number, context: { spre
   const retryAfterMs = parseRetryAfter(headerOf(failure.response, 'retry-after'), now);
   const options = { status, cause: error, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
   if (status === 429) {
-    return new BridgeError('sheets_rate_limited', `Sheets quota exceeded: ${message}`, { ...options, retryable: true, retryAfterMs: retryAfterMs ?? QUOTA_BACKOFF_MS });
+    return new BridgeError('sheets.rate_limited', `Sheets quota exceeded: ${message}`, { ...options, retryable: true, retryAfterMs: retryAfterMs ?? QUOTA_BACKOFF_MS });
   }
-  if (isRetryableStatus(status)) return new BridgeError('sheets_unavailable', `Sheets answered ${status}: ${message}`, { ...options, retryable: true });
+  if (isRetryableStatus(status)) return new BridgeError('sheets.unavailable', `Sheets answered ${status}: ${message}`, { ...options, retryable: true });
   if (status === 400 && isCellLimitMessage(message)) {
-    return new BridgeError('sheets_cell_limit', `spreadsheet ${context.spreadsheetId} is at Google's 10 million cell limit: ${message}. Move old rows or tabs to another spreadsheet`, options);
+    return new BridgeError('sheets.cell_limit', `spreadsheet ${context.spreadsheetId} is at Google's 10 million cell limit: ${message}. Move old rows or tabs to another spreadsheet`, options);
   }
   if (status === 400 && /Unable to parse range/i.test(message)) {
     // A tab renamed or deleted since we read the spreadsheet's tabs: read them again and retry.
-    return new BridgeError('sheets_tab_changed', `a tab changed under us: ${message}`, { ...options, retryable: true });
+    return new BridgeError('sheets.tab_changed', `a tab changed under us: ${message}`, { ...options, retryable: true });
   }
-  if (status === 401) return new BridgeError('sheets_unauthenticated', `Google rejected the credentials: ${message}`, options);
+  if (status === 401) return new BridgeError('sheets.unauthenticated', `Google rejected the credentials: ${message}`, options);
   if (status === 403) {
     const who = context.email ? `share the spreadsheet with ${context.email} as Editor` : 'the token needs the spreadsheets scope and edit access';
-    return new BridgeError('sheets_forbidden', `no access to spreadsheet ${context.spreadsheetId} (${message}): ${who}`, options);
+    return new BridgeError('sheets.forbidden', `no access to spreadsheet ${context.spreadsheetId} (${message}): ${who}`, options);
   }
-  if (status === 404) return new BridgeError('sheets_not_found', `spreadsheet ${context.spreadsheetId} not found: check spreadsheetId (the id in /d/<id>/edit)`, options);
-  return new BridgeError('sheets_rejected', `Sheets answered ${status}: ${message}`, options);
+  if (status === 404) return new BridgeError('sheets.not_found', `spreadsheet ${context.spreadsheetId} not found: check spreadsheetId (the id in /d/<id>/edit)`, options);
+  return new BridgeError('sheets.rejected', `Sheets answered ${status}: ${message}`, options);
 }

@@ -37,8 +37,8 @@ async function settle(ctx: Ctx, session: Session, indexes: number[], outcomes: D
     for (const i of indexes) outcomes[i] = { status: 'done' };
   } catch (error) {
     const bridge = failure(error, ctx, session);
-    if (bridge.code === 'sheets_tab_changed') session.meta = undefined;
-    if (bridge.code === 'sheets_header') session.problem = bridge.message;
+    if (bridge.code === 'sheets.tab_changed') session.meta = undefined;
+    if (bridge.code === 'sheets.header') session.problem = bridge.message;
     ctx.log.warn({ code: bridge.code, records: indexes.length }, describeError(bridge));
     for (const i of indexes) outcomes[i] = outcomeOf(bridge);
   }

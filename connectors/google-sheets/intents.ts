@@ -18,7 +18,7 @@ export function toIntent(record: AnyRecord, index: number, columns: readonly Col
   const op = 'op' in record && record.op === 'deleted' ? 'delete' : 'upsert';
   const data = record.record;
   if (op === 'upsert' && (data === null || data === undefined)) {
-    return new BridgeError('sheets_bad_record', `record ${record.id} has no data to write`);
+    return new BridgeError('sheets.bad_record', `record ${record.id} has no data to write`);
   }
   const key = rowKey(record);
   const at = 'op' in record ? record.detectedAt : record.receivedAt;

@@ -83,7 +83,7 @@ export async function ensureCellRoom(session: Session, api: SheetsApi, adding: n
   meta = await loadMeta(session, api, true);
   const inUse = cellsInUse(meta);
   if (cellVerdict(inUse, adding) === 'over') {
-    throw new BridgeError('sheets_cell_limit',
+    throw new BridgeError('sheets.cell_limit',
       `spreadsheet ${spreadsheetId} would exceed Google's ${CELL_LIMIT.toLocaleString('en')} cell limit (${inUse} in use, ${adding} more needed); move old rows or tabs to another spreadsheet`);
   }
 }

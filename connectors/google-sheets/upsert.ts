@@ -47,7 +47,7 @@ async function readTab(env: Env, job: TabJob, tab: TabInfo): Promise<TabState> {
   let cols = wanted.map((i) => guess[i]!);
   const [header = [], ...first] = await env.api.batchGet([headerRange(tab.title), ...readable(cols).map((c) => columnRange(tab.title, c))]);
   const resolved = resolveHeader(header[0] ?? [], job.columns.map((c) => c.title));
-  if (!resolved.ok) throw new BridgeError('sheets_header', `tab "${tab.title}": ${resolved.reason}`, { retryable: true });
+  if (!resolved.ok) throw new BridgeError('sheets.header', `tab "${tab.title}": ${resolved.reason}`, { retryable: true });
   const actual = wanted.map((i) => resolved.positions[i]!);
   let data = first;
   if (actual.some((c, i) => c !== cols[i])) {
