@@ -76,7 +76,7 @@ describe('invoice deliveries', () => {
     const updated = sandbox.control.updateInvoice(invoice.id, { statusOffice: 2, statusOfficeName: 'paid' });
     expect((await delivered).event).toBe('invoice.updated');
     expect(JSON.parse(receiver.received[0]!.body.toString())).toEqual({ event: 'invoice.updated', object: updated });
-    expect(() => sandbox.control.updateInvoice(999_999, {})).toThrow(expect.objectContaining({ code: 'SANDBOX_NOT_FOUND' }));
+    expect(() => sandbox.control.updateInvoice(999_999, {})).toThrow(expect.objectContaining({ code: 'sandbox.not_found' }));
   });
 
   it('does not deliver to a deleted registration', async () => {

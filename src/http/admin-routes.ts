@@ -24,7 +24,7 @@ const isReply = (value: unknown): value is AdminReply =>
 
 function statusOf(error: unknown): number {
   if (!isBridgeError(error)) return 500;
-  if (/not_found$|NOT_FOUND$/.test(error.code)) return 404;
+  if (/not_found$/.test(error.code)) return 404;
   if (/busy$|locked$/.test(error.code)) return 409;
   if (/invalid|bad_request/.test(error.code)) return 400;
   return 500;

@@ -44,7 +44,7 @@ export function createInvoiceBook(): InvoiceBook {
     },
     update(id, fields, now) {
       const invoice = invoices.get(id);
-      if (!invoice) throw new BridgeError('SANDBOX_NOT_FOUND', 'Invoice was not found', { status: 404, context: { id } });
+      if (!invoice) throw new BridgeError('sandbox.not_found', 'Invoice was not found', { status: 404, context: { id } });
       Object.assign(invoice, { updatedAt: now }, fields, { id });
       return structuredClone(invoice);
     },

@@ -79,13 +79,13 @@ export class SchoolState {
 
   studentRow(id: number): StudentRow {
     const row = this.studentsById.get(id);
-    if (!row) throw new BridgeError('SANDBOX_NOT_FOUND', 'Student was not found', { status: 404, context: { id } });
+    if (!row) throw new BridgeError('sandbox.not_found', 'Student was not found', { status: 404, context: { id } });
     return row;
   }
 
   userRow(id: number): UserRow {
     const row = this.usersById.get(id);
-    if (!row) throw new BridgeError('SANDBOX_NOT_FOUND', 'User was not found', { status: 404, context: { id } });
+    if (!row) throw new BridgeError('sandbox.not_found', 'User was not found', { status: 404, context: { id } });
     return row;
   }
 

@@ -208,7 +208,7 @@ export interface SandboxEvents {
   request: (request: RequestInfo) => void;
 }
 
-/** The in-process twin of the `/_sandbox/` control API. Unknown ids throw BridgeError `SANDBOX_NOT_FOUND`. */
+/** The in-process twin of the `/_sandbox/` control API. Unknown ids throw BridgeError `sandbox.not_found`. */
 export interface SandboxControl {
   createInvoice(fields?: Record<string, unknown>): Invoice;
   updateInvoice(id: number, fields: Record<string, unknown>): Invoice;
