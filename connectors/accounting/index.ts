@@ -5,7 +5,7 @@ import type { AnyRecord, EventRecord } from '../../src/records.js';
 import { checkAccounting } from './check.js';
 import { buildFeedBody, isInvoiceObject } from './feed.js';
 import { createLedger, type Ledger } from './ledger.js';
-import { postSigned } from '../webhook/signed-post.js';
+import { postSigned } from '../../src/connectors/signed-post.js';
 import { accountingConfigSchema, type AccountingConfig } from './schema.js';
 
 type Ctx = ConnectorContext<AccountingConfig>;

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import type { Connector } from '../../src/connectors/types.js';
 import { describeError } from '../../src/errors.js';
-import { postSigned } from './signed-post.js';
+import { postSigned } from '../../src/connectors/signed-post.js';
 import { webhookConfigSchema, type WebhookConfig } from './schema.js';
 
 /**

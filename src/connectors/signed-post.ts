@@ -1,6 +1,6 @@
 import { request, type Dispatcher } from 'undici';
-import type { DeliveryOutcome } from '../../src/connectors/types.js';
-import { signatureHeader } from '../../src/signature/index.js';
+import type { DeliveryOutcome } from './types.js';
+import { signatureHeader } from '../signature/index.js';
 import { classifyFailure, classifyResponse } from './classify.js';
 
 export interface SignedPost {
