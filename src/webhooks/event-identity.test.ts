@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from './canonical.js';
+import { canonicalJson } from '../canonical.js';
 import { parseEventBody, type EventBody } from './event-body.js';
 import { eventRecords, identifyEvent, inboxIdOf } from './event-identity.js';
 import { invoice } from './testing.js';

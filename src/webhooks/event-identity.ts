@@ -1,5 +1,5 @@
 import type { EventRecord } from '../records.js';
-import { canonicalJson, sha256Hex } from './canonical.js';
+import { canonicalJson, sha256Hex } from '../canonical.js';
 import type { EventBody } from './event-body.js';
 
 /**
