@@ -18,6 +18,9 @@ export const fileConnector: Connector<FileConfig> = {
   type: 'file',
   configSchema: fileConfigSchema,
   batchSize: () => BATCH_SIZE,
+  // Appends to a file are serialized (one writer per file), so batches in parallel would only queue
+  // behind each other and split the records into more, smaller appends and fsyncs.
+  maxConcurrency: () => 1,
 
   async check(ctx) {
     try {

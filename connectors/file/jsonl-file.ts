@@ -1,5 +1,6 @@
 import { open, truncate, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { knownJson } from '../../src/record-json.js';
 import type { AnyRecord } from '../../src/records.js';
 import { syncDir } from '../../src/store/durable-file.js';
 
@@ -33,7 +34,8 @@ export class JsonlFile {
     const fresh = new Map<string, AnyRecord>();
     for (const record of records) if (!ids.has(record.id) && !fresh.has(record.id)) fresh.set(record.id, record);
     if (fresh.size === 0) return 0;
-    const text = [...fresh.values()].map((record) => `${JSON.stringify(Object.assign({ id: record.id }, record))}\n`).join('');
+    let text = '';
+    for (const record of fresh.values()) text += `${lineOf(record)}\n`;
     try {
       // The handle stays open between appends: opening and closing per batch cost more than the write.
       this.handle ??= await open(this.file, 'a');
@@ -88,6 +90,12 @@ export class JsonlFile {
     this.ids = ids;
     return true;
   }
+}
+
+/** The record as one JSON line, `id` first: the text made at intake when there is one. */
+function lineOf(record: AnyRecord): string {
+  const known = knownJson(record);
+  return known?.startsWith('{"id":') ? known : JSON.stringify(Object.assign({ id: record.id }, record));
 }
 
 export function readId(line: string): string | undefined {

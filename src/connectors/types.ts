@@ -41,6 +41,11 @@ export interface Connector<C extends { name: string; type: string; streams: read
   configSchema: z.ZodType<C>;
   /** Records handed to one `deliver` call at most (default 1). */
   batchSize?(config: C): number;
+  /**
+   * Batches in flight at most, when the connector cannot use `delivery.concurrency` of them (the
+   * smaller of the two applies). Default: no limit of its own.
+   */
+  maxConcurrency?(config: C): number;
   /** Credentials and reachability, shown in /readyz. Must not throw. */
   check(ctx: ConnectorContext<C>): Promise<CheckResult>;
   /** One outcome per record, same order, same length. Throwing counts as `retry` for every record. */

@@ -112,6 +112,28 @@ describe('outbox', () => {
     expect(a.delivered().slice(3)).toEqual([create1.id, update1.id, update1b.id]);
   });
 
+  it('runs no more batches at once than delivery.concurrency, nor than the connector allows', async () => {
+    const peaks: Record<string, number> = {};
+    const measured = (name: string, maxConcurrency?: number): Connector => {
+      let inFlight = 0;
+      const base = scriptedConnector(async () => {
+        inFlight++;
+        peaks[name] = Math.max(peaks[name] ?? 0, inFlight);
+        await new Promise((resolve) => setImmediate(resolve));
+        inFlight--;
+        return { status: 'done' };
+      }).connector;
+      return maxConcurrency === undefined ? base : { ...base, maxConcurrency: () => maxConcurrency };
+    };
+    const { outbox } = await setup([
+      { name: 'free', connector: measured('free') },
+      { name: 'single', connector: measured('single', 1) },
+    ], { concurrency: 4 });
+    await outbox.enqueue([1, 2, 3, 4, 5, 6, 7, 8].map((k) => change('students', k)));
+    await outbox.whenIdle();
+    expect(peaks).toEqual({ free: 4, single: 1 });
+  });
+
   it('hands batches up to the batch size and applies per-record outcomes', async () => {
     const bad = change('students', 3);
     const a = scriptedConnector((r) => (r.id === bad.id ? rejected() : { status: 'done' }), 3);

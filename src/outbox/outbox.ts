@@ -5,6 +5,7 @@ import type { Clock } from '../clock.js';
 import type { ConnectorContext, DeliveryOutcome } from '../connectors/types.js';
 import type { Component } from '../lifecycle.js';
 import type { ReadinessState } from '../readiness.js';
+import { knownJson } from '../record-json.js';
 import type { AnyRecord } from '../records.js';
 import type { Op, Store } from '../store/index.js';
 import { createConnectorChecks } from './connector-checks.js';
@@ -20,7 +21,7 @@ import { putEntry as put, startupOps, sweepOps } from './recovery.js';
 import { retryByHand, settle, type Settled } from './transitions.js';
 import { ConnectorWorker, type WorkerHost } from './worker.js';
 
-export type OutboxStore = Pick<Store, 'get' | 'has' | 'entries' | 'commit'>;
+export type OutboxStore = Pick<Store, 'get' | 'has' | 'entries' | 'commit' | 'stage'>;
 
 export interface OutboxOptions {
   store: OutboxStore;
@@ -107,7 +108,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
     record: (key) => store.get<AnyRecord>(RECORDS, key),
     isHead: (entry) => index.head(entry.connector, entry.order) === entry.id,
     isRunning: () => state === 'running',
-    commitLeases: (entries) => track(store.commit(entries.map(put))),
+    // Leases are staged, not written: after a crash every lease is pending again anyway (recovery.ts).
+    stageLeases: (entries) => store.stage(entries.map(put)),
     settle: settleBatch,
   };
   const workers = options.connectors.map((instance) => new ConnectorWorker(host, instance, contextFor(instance)));
@@ -258,7 +260,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
           ops.push(put(entry));
           if (!newRecords.has(record.id) && !store.has(RECORDS, record.id)) {
             newRecords.add(record.id);
-            ops.push({ op: 'put', c: RECORDS, k: record.id, v: record });
+            const json = knownJson(record);
+            ops.push({ op: 'put', c: RECORDS, k: record.id, v: record, ...(json === undefined ? {} : { json }) });
           }
         }
       }

@@ -18,8 +18,8 @@ export interface WorkerHost {
   /** Whether the entry is the oldest of its connector and order key. */
   isHead(entry: OutboxEntry): boolean;
   isRunning(): boolean;
-  /** Puts the leased entries (not awaited: a lost lease only means "pending", which it was). */
-  commitLeases(entries: OutboxEntry[]): void;
+  /** Puts the leased entries in memory only (a lost lease only means "pending", which it was). */
+  stageLeases(entries: OutboxEntry[]): void;
   settle(worker: ConnectorWorker, leased: OutboxEntry[], outcomes: DeliveryOutcome[], startedAt: number): void;
 }
 
@@ -34,6 +34,8 @@ export class ConnectorWorker {
   private readonly ready = new ReadyHeap();
   private wake: { at: number; abort: AbortController } | undefined;
   readonly batchSize: number;
+  /** Batches in flight at most: delivery.concurrency, or less if the connector says so. */
+  readonly concurrency: number;
 
   constructor(
     private readonly host: WorkerHost,
@@ -41,6 +43,8 @@ export class ConnectorWorker {
     readonly ctx: ConnectorContext,
   ) {
     this.batchSize = Math.max(1, Math.floor(instance.connector.batchSize?.(instance.config) ?? 1));
+    const own = instance.connector.maxConcurrency?.(instance.config) ?? Infinity;
+    this.concurrency = Math.max(1, Math.floor(Math.min(host.concurrency, own)));
   }
 
   get name(): string {
@@ -57,7 +61,7 @@ export class ConnectorWorker {
 
   pump(): void {
     if (!this.host.isRunning()) return;
-    while (this.batches.size < this.host.concurrency) {
+    while (this.batches.size < this.concurrency) {
       const { batch, wakeAt } = takeReady(this.ready, this.host.clock.now(), this.batchSize, (candidate) => {
         const entry = this.host.get(candidate.id);
         return stillStands(entry, candidate, entry !== undefined && this.host.isHead(entry), this.inFlight.has(candidate.id)) ? entry : undefined;
@@ -80,7 +84,7 @@ export class ConnectorWorker {
     const now = this.host.clock.now();
     const leased = batch.map((entry) => lease(entry, now, this.host.leaseMs));
     for (const entry of leased) this.inFlight.add(entry.id);
-    this.host.commitLeases(leased);
+    this.host.stageLeases(leased);
     const run = this.run(leased).finally(() => {
       for (const entry of leased) this.inFlight.delete(entry.id);
       this.batches.delete(run);

@@ -47,6 +47,25 @@ describe('store', () => {
     await store.durable();
   });
 
+  it('staged ops are seen at once, written by no commit, and reach a checkpoint', async () => {
+    const dir = await newDir();
+    const first = await openStore(dir);
+    await first.commit([{ op: 'put', c: 'outbox', k: 'a', v: { status: 'pending' } }]);
+    first.stage([{ op: 'put', c: 'outbox', k: 'a', v: { status: 'active' } }]);
+    expect(first.get('outbox', 'a')).toEqual({ status: 'active' });
+    await first.durable();
+    await first.stop(); // no checkpoint at stop: as after a crash, only the WAL speaks
+    const second = await openStore(dir);
+    expect(second.get('outbox', 'a')).toEqual({ status: 'pending' });
+    second.stage([{ op: 'put', c: 'outbox', k: 'a', v: { status: 'active' } }]);
+    await second.commit([{ op: 'put', c: 'outbox', k: 'b', v: 1 }]);
+    await second.checkpoint();
+    await second.stop();
+    const third = await openStore(dir);
+    expect(third.get('outbox', 'a')).toEqual({ status: 'active' });
+    expect(third.get('outbox', 'b')).toBe(1);
+  });
+
   it('groups concurrent commits and keeps their order', async () => {
     const dir = await newDir();
     const store = await openStore(dir);

@@ -43,6 +43,12 @@ export interface Store extends Component {
    * stays unhealthy until restarted, so nothing is ever acknowledged without being on disk.
    */
   commit(ops: Op[]): Promise<void>;
+  /**
+   * Applies the ops in memory only, without writing them: a crash forgets them. Only for state that
+   * recovery rebuilds anyway, such as an outbox lease (every lease is pending again at start), where
+   * a write per delivery batch would cost the WAL and the fsync without saving anything.
+   */
+  stage(ops: Op[]): void;
   /** Resolves when everything committed so far is durable. */
   durable(): Promise<void>;
   checkpoint(): Promise<void>;
@@ -204,6 +210,12 @@ export function createStore(options: StoreOptions): Store {
           throw unavailable(error);
         },
       );
+    },
+    stage(ops) {
+      if (!open) throw new BridgeError('store.closed', 'the store is not open', { retryable: true });
+      // Staged values reach the next checkpoint like any other: the seq they are filed under is the
+      // last committed one, so a replay of later commits still applies over them.
+      apply(ops, seq, false);
     },
     async durable() {
       await wal?.drain();

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { describeError } from '../errors.js';
+import { recordJson } from '../record-json.js';
 import type { AnyRecord } from '../records.js';
 import { verifySignature } from '../signature/index.js';
 import type { Op, Store } from '../store/index.js';
@@ -66,6 +67,8 @@ export function createIntake(options: IntakeOptions): Intake {
   const storeEvent = async (body: EventBody, identity: EventIdentity, text: string): Promise<IntakeAnswer> => {
     const now = clock.now();
     const records = eventRecords(body, identity, new Date(now).toISOString());
+    // Serialized once here; the store's WAL and the file connector both use this text.
+    for (const record of records) recordJson(record);
     const entry: InboxEntry = {
       id: identity.id, event: body.event, receivedAt: new Date(now).toISOString(), receivedAtMs: now,
       body: text, recordIds: records.map((r) => r.id), reprocessed: 0,

@@ -25,19 +25,24 @@ export function registerWebhookRoute(http: FastifyInstance, options: WebhookRout
   void http.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: limit }, (_request, body, done) => done(null, body));
-    scope.addHook('onResponse', async (_request, reply) => {
+    // Callback hooks, not async ones: no promise per delivery on the hot path.
+    scope.addHook('onResponse', (_request, reply, done) => {
       metrics.ackSeconds.observe({ status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+      done();
     });
     scope.setErrorHandler((error: FastifyError, _request, reply) => answerError(error, reply, metrics, log));
     scope.route({
       method: 'POST',
       url: WEBHOOK_PATH,
       bodyLimit: limit,
-      onRequest: async (request, reply) => {
-        if (Number(request.headers['content-length']) > limit) return tooLarge(reply, metrics);
+      onRequest: (request, reply, done) => {
+        if (Number(request.headers['content-length']) > limit) {
+          tooLarge(reply, metrics);
+          return;
+        }
         // Fastify answers 415 to a malformed Content-Type before any parser runs; ours are all bytes.
         if (request.headers['content-type'] !== undefined) request.headers['content-type'] = 'application/octet-stream';
-        return undefined;
+        done();
       },
       handler: async (request: FastifyRequest, reply: FastifyReply) => {
         const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
