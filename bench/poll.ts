@@ -148,8 +148,10 @@ async function measureCycle(app: App, name: string, url: string, dispatcher: Age
   const base = await baseline(url, dispatcher);
   const { value: result, ms, webhooks } = await underLoad(app, () => app.poll.poller.runCycle({ trigger: 'bench' }));
   const s = result.streams;
+  const p = result.phases;
   console.log(
     `${name.padEnd(12)} ${result.outcome} ${ms.toFixed(0).padStart(7)} ms  baseline ${base.toFixed(0).padStart(6)} ms  ratio ${(ms / base).toFixed(2)}\n` +
+      `             read and diff ${p.readMs} ms, checks ${p.checkMs} ms, commit ${p.commitMs} ms\n` +
       `             students +${s.students.created} ~${s.students.updated} -${s.students.deleted}, users +${s.users.created} ~${s.users.updated} -${s.users.deleted}\n` +
       `             ${webhooks}`,
   );

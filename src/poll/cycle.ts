@@ -45,6 +45,13 @@ export interface StreamSummary {
   initial?: 'emit' | 'baseline';
 }
 
+/** Where a cycle's time went (ms): reading and diffing both lists, the checks and deletions, the commit. */
+export interface CyclePhases {
+  readMs: number;
+  checkMs: number;
+  commitMs: number;
+}
+
 export interface CycleResult {
   outcome: 'ok' | 'aborted' | 'failed';
   /** Abort reason (empty_list, mass_delete, duplicate_id) or error code. */
@@ -56,6 +63,8 @@ export interface CycleResult {
   trigger: string;
   startedAt: string;
   durationMs: number;
+  /** Phases reached, in order; a failed or aborted cycle has the ones it finished. */
+  phases: Partial<CyclePhases>;
   streams: Record<PolledStream, StreamSummary>;
   /** Dry runs only: the changes that a real cycle would commit. */
   changes?: ChangeRecord[];
@@ -85,12 +94,19 @@ export class CycleAbort extends Error {
 }
 
 /** Runs the checks and the diff; throws CycleAbort for a guard, BridgeError for an upstream or store failure. */
-export async function runPollCycle(deps: CycleDeps, options: CycleOptions, summary: Record<PolledStream, StreamSummary>) {
+export async function runPollCycle(deps: CycleDeps, options: CycleOptions, summary: Record<PolledStream, StreamSummary>, phases: Partial<CyclePhases> = {}) {
   const { signal } = options;
+  let phaseStart = deps.clock.now();
+  const phaseDone = (phase: keyof CyclePhases) => {
+    const now = deps.clock.now();
+    phases[phase] = now - phaseStart;
+    phaseStart = now;
+  };
   const detectedAt = new Date(deps.clock.now()).toISOString();
   // Both lists are read and diffed record by record as they arrive; only changes are held. The reads
   // must both finish whole before anything below runs: a truncated body rejects here.
   const scans = await Promise.all(POLLED_STREAMS.map((stream) => scanStream(deps, stream, detectedAt, options)));
+  phaseDone('readMs');
   const yielder = createYielder(deps.budgetMs);
   const plans: StreamPlan[] = [];
   for (const scanned of scans) plans.push(await planStream(deps, scanned, yielder, signal));
@@ -107,11 +123,13 @@ export async function runPollCycle(deps: CycleDeps, options: CycleOptions, summa
   }
   // Only dry runs return their changes: a real cycle's are in the outbox (and may be 300,000).
   const changes = options.dryRun ? diffs.flatMap(({ items }) => items.flatMap((item) => (item.change ? [item.change] : []))) : [];
+  phaseDone('checkMs');
   if (!options.dryRun) {
     for (const { plan, items } of diffs) {
       const marker = plan.initial ? { c: STATE_COLLECTION, k: initialDoneKey(plan.stream), v: { at: detectedAt, mode: plan.initial } } : undefined;
       await commitItems(deps, plan.stream, items, marker, yielder, signal);
     }
+    phaseDone('commitMs');
   }
   const students = plans.find((plan) => plan.stream === 'students')?.scan.kept();
   return { changes, students };

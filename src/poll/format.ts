@@ -11,7 +11,9 @@ export function formatCycle(result: CycleResult): string {
   });
   const head = result.dryRun ? 'dry run (nothing written or delivered)' : `poll cycle ${result.outcome}`;
   const why = result.outcome === 'ok' ? '' : `: ${result.message ?? result.reason}`;
-  return [`${head}${why} in ${result.durationMs} ms`, ...lines].join('\n');
+  const { readMs, checkMs, commitMs } = result.phases ?? {};
+  const phases = readMs === undefined ? '' : ` (read and diff ${readMs} ms${checkMs === undefined ? '' : `, checks ${checkMs} ms`}${commitMs === undefined ? '' : `, commit ${commitMs} ms`})`;
+  return [`${head}${why} in ${result.durationMs} ms${phases}`, ...lines].join('\n');
 }
 
 export function formatChange(change: ChangeRecord): string {

@@ -49,6 +49,9 @@ describe('poller', () => {
     expect(store.size(snapshotCollection('students'))).toBe(10);
     expect(store.has(STATE_COLLECTION, initialDoneKey('users'))).toBe(true);
     expect(outbox.notified).toBeGreaterThan(0);
+    expect(Object.keys(first.phases)).toEqual(['readMs', 'checkMs', 'commitMs']);
+    const phaseTotal = Object.values(first.phases).reduce((a, b) => a + b, 0);
+    expect(Object.values(first.phases).every((ms) => ms >= 0) && phaseTotal <= first.durationMs).toBe(true);
 
     const commit = vi.spyOn(store, 'commit');
     const second = await poller.runCycle();
@@ -133,6 +136,7 @@ describe('poller', () => {
     const commit = vi.spyOn(store, 'commit');
     const result = await poller.runCycle({ dryRun: true });
     expect(result).toMatchObject({ outcome: 'ok', dryRun: true });
+    expect(Object.keys(result.phases)).toEqual(['readMs', 'checkMs']); // no commit phase
     expect(result.changes).toHaveLength(20);
     expect(commit).not.toHaveBeenCalled();
     expect(poller.lastResult()).toBeUndefined();

@@ -5,7 +5,7 @@ import { describeError, isBridgeError } from '../errors.js';
 import type { Component } from '../lifecycle.js';
 import type { ReadinessState } from '../readiness.js';
 import type { Store } from '../store/index.js';
-import { CycleAbort, emptySummary, runPollCycle, type CycleDeps, type CycleResult } from './cycle.js';
+import { CycleAbort, emptySummary, runPollCycle, type CycleDeps, type CyclePhases, type CycleResult } from './cycle.js';
 import type { PolledRecord } from './diff.js';
 import { createPollMetrics, type PollMetrics } from './poll-metrics.js';
 import type { ListSource, OutboxPort } from './ports.js';
@@ -137,13 +137,14 @@ export function createPoller(options: PollerOptions): Poller {
 async function runOne(deps: CycleDeps, opts: RunCycleOptions, signal: AbortSignal, clock: Clock): Promise<CycleOutput> {
   const started = clock.now();
   const summary = emptySummary();
+  const phases: Partial<CyclePhases> = {};
   const result = ({ outcome, ...fields }: Partial<CycleResult> & Pick<CycleResult, 'outcome'>): CycleResult => ({
     outcome, dryRun: opts.dryRun === true, trigger: opts.trigger ?? 'manual', startedAt: new Date(started).toISOString(),
-    durationMs: clock.now() - started, streams: summary, ...fields,
+    durationMs: clock.now() - started, phases, streams: summary, ...fields,
   });
   if (signal.aborted) return { result: result({ outcome: 'failed', reason: 'poll.stopped', message: 'the poller is stopped' }), students: undefined };
   try {
-    const { changes, students } = await runPollCycle(deps, { dryRun: opts.dryRun === true, trigger: opts.trigger ?? 'manual', signal, keepStudents: opts.keepStudents === true }, summary);
+    const { changes, students } = await runPollCycle(deps, { dryRun: opts.dryRun === true, trigger: opts.trigger ?? 'manual', signal, keepStudents: opts.keepStudents === true }, summary, phases);
     return { result: result({ outcome: 'ok', ...(opts.dryRun ? { changes } : {}) }), students };
   } catch (error) {
     if (error instanceof CycleAbort) return { result: result({ outcome: 'aborted', reason: error.reason, stream: error.stream, message: error.message }), students: undefined };
