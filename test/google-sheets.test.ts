@@ -61,6 +61,19 @@ describe('google-sheets connector', () => {
     expect(fake.writes()).toBe(0);
   });
 
+  it('deliveries running at once cannot write to rows another one is deleting', async () => {
+    const ctx = connect();
+    await googleSheetsConnector.deliver(ctx, [1, 2, 3, 4].map((k) => change(k, 'created', student(k))));
+    // As the outbox would with delivery.concurrency > 1: a deletion above row 4 and an update of row 4.
+    const [removed, updated] = await Promise.all([
+      googleSheetsConnector.deliver(ctx, [change(1, 'deleted', null)]),
+      googleSheetsConnector.deliver(ctx, [change(3, 'updated', student(3, 'Celina'))]),
+    ]);
+    expect([removed, updated]).toEqual([[{ status: 'done' }], [{ status: 'done' }]]);
+    expect(column('id')).toEqual([2, 3, 4]);
+    expect(column('First name')).toEqual(['Ann2', 'Celina', 'Ann4']);
+  });
+
   it('does not let an older change that is retried late undo a newer one', async () => {
     const ctx = connect();
     const older = change(1, 'updated', student(1, 'Old'), '2026-02-01T00:00:00.000Z');

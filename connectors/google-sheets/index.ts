@@ -85,7 +85,6 @@ async function deliverRoster(ctx: Ctx, session: Session, items: { record: Roster
 }
 
 async function deliver(ctx: Ctx, records: readonly AnyRecord[]): Promise<DeliveryOutcome[]> {
-  const outcomes: DeliveryOutcome[] = new Array<DeliveryOutcome>(records.length);
   let session: Session;
   try {
     session = await getSession(ctx);
@@ -93,6 +92,14 @@ async function deliver(ctx: Ctx, records: readonly AnyRecord[]): Promise<Deliver
     const bridge = failure(error, ctx);
     return records.map(() => outcomeOf(bridge));
   }
+  // One delivery at a time per spreadsheet (see Session.turn), whatever delivery.concurrency says.
+  const run = session.turn.then(() => deliverInTurn(ctx, session, records));
+  session.turn = run.catch(() => undefined);
+  return run;
+}
+
+async function deliverInTurn(ctx: Ctx, session: Session, records: readonly AnyRecord[]): Promise<DeliveryOutcome[]> {
+  const outcomes: DeliveryOutcome[] = new Array<DeliveryOutcome>(records.length);
   const groups = new Map<AnyRecord['stream'], { record: AnyRecord; index: number }[]>();
   records.forEach((record, index) => {
     const list = groups.get(record.stream) ?? [];
@@ -125,6 +132,8 @@ export const googleSheetsConnector: Connector<GoogleSheetsConfig> = {
   type: 'google-sheets',
   configSchema: googleSheetsConfigSchema,
   batchSize: (config) => config.batchSize,
+  // Deliveries to the spreadsheet take turns anyway (Session.turn): more batches would only wait.
+  maxConcurrency: () => 1,
   check,
   deliver,
 };

@@ -23,6 +23,12 @@ export interface Session {
   lastRosterAt: number;
   /** A problem a person must fix in the sheet (e.g. a lost id header), shown by check(). */
   problem: string | undefined;
+  /**
+   * The delivery before the next one's turn. Deliveries to a spreadsheet run one at a time: each
+   * reads where rows are and then writes by row number, so another one deleting rows in between
+   * would shift them under it (an update landing on the wrong student's row).
+   */
+  turn: Promise<unknown>;
 }
 
 const KEY = 'google-sheets:session';
@@ -45,6 +51,7 @@ export async function getSession(ctx: ConnectorContext<GoogleSheetsConfig>): Pro
     positions: new Map(),
     lastRosterAt: Number.NEGATIVE_INFINITY,
     problem: undefined,
+    turn: Promise.resolve(),
   }));
   ctx.cache.set(KEY, created);
   // A bad key file is not cached: the next call reads it again (the operator may have fixed it).
