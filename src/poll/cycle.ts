@@ -7,7 +7,7 @@ import { deletedItem, type DiffContext, type DiffItem, type PolledRecord } from 
 import { checkDeleteGuard, type AbortReason, type GuardVerdict } from './guard.js';
 import type { ListSource, OutboxPort } from './ports.js';
 import { initialDoneKey, POLLED_STREAMS, STATE_COLLECTION, storeSnapshotView, type PolledStream, type SnapshotView } from './snapshot.js';
-import { createStreamScan, type StreamScan } from './stream-scan.js';
+import { createStreamScan, type RawIndex, type StreamScan } from './stream-scan.js';
 import { createYielder, type Yielder } from './yielder.js';
 
 /**
@@ -32,6 +32,13 @@ export interface CycleDeps {
   chunkBytes: number;
   maxInFlight: number;
   budgetMs: number;
+  /**
+   * Per stream, the raw index of the last cycle that committed whole (stream-scan.ts): records whose
+   * bytes are in it are taken without parsing. Kept in memory only (a restart starts without one);
+   * dropped as soon as a commit begins, so a cycle failing halfway can never leave an index that
+   * disagrees with the snapshot.
+   */
+  rawIndexes?: Map<PolledStream, RawIndex>;
 }
 
 export interface StreamSummary {
@@ -127,8 +134,10 @@ export async function runPollCycle(deps: CycleDeps, options: CycleOptions, summa
   if (!options.dryRun) {
     for (const { plan, items } of diffs) {
       const marker = plan.initial ? { c: STATE_COLLECTION, k: initialDoneKey(plan.stream), v: { at: detectedAt, mode: plan.initial } } : undefined;
+      if (items.length > 0 || marker) deps.rawIndexes?.delete(plan.stream);
       await commitItems(deps, plan.stream, items, marker, yielder, signal);
     }
+    for (const { plan } of diffs) deps.rawIndexes?.set(plan.stream, plan.scan.rawIndex());
     phaseDone('commitMs');
   }
   const students = plans.find((plan) => plan.stream === 'students')?.scan.kept();
@@ -148,10 +157,11 @@ async function scanStream(deps: CycleDeps, stream: PolledStream, detectedAt: str
   const initial = deps.store.has(STATE_COLLECTION, initialDoneKey(stream)) ? undefined : deps.initial;
   const ctx = { stream, detectedAt, initial };
   const keep = stream === 'students' && options.keepStudents === true;
-  let scan = createStreamScan(ctx, snapshot, keep);
+  const previous = deps.rawIndexes?.get(stream);
+  let scan = createStreamScan(ctx, snapshot, keep, previous);
   const begin = () => {
-    scan = createStreamScan(ctx, snapshot, keep);
-    return (record: PolledRecord) => scan.take(record);
+    scan = createStreamScan(ctx, snapshot, keep, previous);
+    return Object.assign((record: PolledRecord) => scan.take(record), { known: (raw: Uint8Array) => scan.known(raw) });
   };
   const opts = { signal: options.signal };
   await (stream === 'students' ? deps.upstream.scanStudents(begin, opts) : deps.upstream.scanUsers(begin, opts));

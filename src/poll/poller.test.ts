@@ -132,6 +132,47 @@ describe('poller', () => {
     expect((await poller.runCycle()).streams.students).toMatchObject({ created: 0, updated: 0 });
   });
 
+  it('after a committed cycle, only records whose bytes changed are parsed and diffed', async () => {
+    await poller.runCycle();
+    lists.students[4] = testStudent(5, 'Inna');
+    const parsed: number[] = [];
+    const scan = lists.scanStudents;
+    lists.scanStudents = (begin, opts) =>
+      scan(() => {
+        const visit = begin();
+        return Object.assign((item: Parameters<typeof visit>[0], index: number) => {
+          parsed.push(item.id);
+          visit(item, index);
+        }, { known: visit.known });
+      }, opts);
+    const result = await poller.runCycle();
+    expect(result.streams.students).toMatchObject({ fetched: 10, created: 0, updated: 1, deleted: 0 });
+    expect(parsed).toEqual([5]);
+  });
+
+  it('a commit failing halfway leaves no shortcut behind: a record sent again as it was before is diffed', async () => {
+    await poller.runCycle(); // indexes every record's bytes
+    for (const id of [1, 2, 3, 4, 5, 6, 7]) lists.students[id - 1] = testStudent(id, `Zmiana${id}`);
+    const realCommit = store.commit.bind(store);
+    let calls = 0;
+    const commit = vi.spyOn(store, 'commit').mockImplementation((ops) => {
+      calls += 1;
+      if (calls === 2) return Promise.reject(new BridgeError('store.unavailable', 'disk full (injected)', { retryable: true }));
+      return realCommit(ops);
+    });
+    expect(await poller.runCycle()).toMatchObject({ outcome: 'failed', reason: 'store.unavailable' });
+    commit.mockRestore();
+    // The first chunk (students 1-3) was committed; now student 1 comes back byte for byte as it was
+    // in the last whole cycle. The snapshot says Zmiana1, so that is a change, not a known record.
+    expect(store.get<string>(snapshotCollection('students'), '1')).toContain('Zmiana1');
+    lists.students[0] = testStudent(1);
+    const before = outbox.records().length;
+    expect((await poller.runCycle()).outcome).toBe('ok');
+    const back = (outbox.records().slice(before) as ChangeRecord[]).filter((r) => r.stream === 'students' && r.key === 1);
+    expect(back.map((r) => r.op)).toEqual(['updated']);
+    expect(back[0]!.changes.some((c) => 'from' in c && c.from === 'Zmiana1')).toBe(true);
+  });
+
   it('a dry run reports the changes and commits nothing', async () => {
     const commit = vi.spyOn(store, 'commit');
     const result = await poller.runCycle({ dryRun: true });

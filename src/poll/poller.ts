@@ -70,6 +70,7 @@ export function createPoller(options: PollerOptions): Poller {
     initial: options.poll.initial, maxDeleteRatio: options.poll.maxDeleteRatio,
     chunkSize: options.chunkSize ?? 1000, chunkBytes: options.chunkBytes ?? 1024 * 1024,
     maxInFlight: options.maxInFlight ?? 4, budgetMs: options.budgetMs ?? 4,
+    rawIndexes: new Map(),
   };
   const listeners = new Set<(result: CycleResult) => void>();
   let controller = new AbortController();

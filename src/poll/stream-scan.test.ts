@@ -33,6 +33,31 @@ describe('createStreamScan', () => {
     expect(scan.kept()).toBeUndefined();
   });
 
+  it('takes records whose raw bytes the last cycle indexed without a diff, and declines the rest', () => {
+    const before = [user(1, 'A'), user(2, 'B'), user(3, 'C')];
+    const snapshot = mapSnapshot(snapshotOf(before));
+    const raw = (record: PolledRecord) => Buffer.from(` ${JSON.stringify(record)}`); // bytes as sent, not as stored
+    const first = createStreamScan(ctx, snapshot);
+    for (const record of before) {
+      expect(first.known(raw(record))).toBe(false); // no index yet: everything is parsed
+      first.take(record);
+    }
+    expect([...first.rawIndex().values()]).toEqual(['1', '2', '3']);
+
+    const second = createStreamScan(ctx, snapshot, false, first.rawIndex());
+    expect(second.known(raw(user(1, 'A')))).toBe(true);
+    expect(second.known(raw(user(2, 'Bis')))).toBe(false);
+    second.take(user(2, 'Bis'));
+    expect(second.known(raw(user(1, 'A')))).toBe(true); // the same bytes twice: a duplicate id
+    expect(second.duplicate).toBe('1');
+    expect(second.fetched).toBe(3);
+    expect(second.items().map((item) => [item.key, item.change?.op])).toEqual([['2', 'updated']]);
+
+    // Indexed bytes of a key the snapshot no longer holds, or a scan that keeps records: parsed.
+    expect(createStreamScan(ctx, mapSnapshot(new Map()), false, first.rawIndex()).known(raw(user(1, 'A')))).toBe(false);
+    expect(createStreamScan(ctx, snapshot, true, first.rawIndex()).known(raw(user(1, 'A')))).toBe(false);
+  });
+
   it('sorts its items by id when the list arrives out of order, and keeps the records when asked', () => {
     const scan = createStreamScan(ctx, mapSnapshot(new Map()), true);
     for (const id of [10, 2, 33, 4]) scan.take(user(id, 'X'));

@@ -71,7 +71,12 @@ export function memoryLists(students: Student[] = [], users: User[] = []): Memor
 
 function visitAll<T>(items: readonly T[], begin: () => ListVisitor<T>): number {
   const visit = begin();
-  items.forEach((item, index) => visit(item, index));
+  items.forEach((item, index) => {
+    // As the real client does: the element's raw bytes first (here its JSON), then, unless the
+    // visitor claims them, the parsed element.
+    if (visit.known?.(Buffer.from(JSON.stringify(item)))) return;
+    visit(item, index);
+  });
   return items.length;
 }
 

@@ -84,11 +84,22 @@ export class ListScanner {
   private capEscape = false;
   private capSegments: Uint8Array[] = [];
 
-  /** `target` is the path of the array, e.g. ['data', 'students']. */
-  constructor(target: readonly string[]) {
+  /**
+   * `target` is the path of the array, e.g. ['data', 'students']. `known` (ListVisitor.known) may
+   * claim an element by its raw bytes: it is then counted but not parsed or returned.
+   */
+  constructor(target: readonly string[], private readonly known?: (raw: Uint8Array) => boolean) {
     if (target.length === 0) throw new Error('ListScanner needs a non-empty target path');
     this.target = target;
   }
+
+  /** Elements of the array completed so far, claimed ones included. */
+  get count(): number {
+    return this.elements;
+  }
+
+  /** List positions of the elements last returned by push (claimed ones leave gaps). */
+  indexes: number[] = [];
 
   /** The array's path as errors name it. */
   get targetPath(): string {
@@ -98,6 +109,7 @@ export class ListScanner {
   /** Consumes one chunk; returns the elements completed in it, parsed, in order. */
   push(chunk: Uint8Array): unknown[] {
     this.out = [];
+    this.indexes = [];
     let i = 0;
     while (i < chunk.length) {
       i = this.purpose === undefined ? this.structural(chunk, i) : this.capture(chunk, i);
@@ -292,6 +304,15 @@ export class ListScanner {
     const segments = this.capSegments;
     this.purpose = undefined;
     this.capSegments = [];
+    if (purpose.kind === 'element' && this.known) {
+      const bytes = segments.length === 1 ? (segments[0] as Uint8Array) : Buffer.concat(segments);
+      if (this.known(bytes)) {
+        this.elements++;
+        return;
+      }
+      segments.length = 0;
+      segments.push(bytes);
+    }
     const value = this.parse(segments, purpose, at);
     switch (purpose.kind) {
       case 'key': {
@@ -302,6 +323,7 @@ export class ListScanner {
         return;
       }
       case 'element':
+        this.indexes.push(this.elements);
         this.elements++;
         this.out.push(value);
         return;

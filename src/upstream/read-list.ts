@@ -1,4 +1,5 @@
 import { ListScanner } from './list-scanner.js';
+import type { ListVisitor } from './types.js';
 
 /**
  * Reads a list envelope from a body stream without holding the event loop (issue 4, large lists).
@@ -29,23 +30,24 @@ export async function readList<T>(body: AsyncIterable<Uint8Array>, options: Read
 }
 
 /**
- * Like readList, but hands each mapped element to `visit` as soon as it is parsed and keeps none:
+ * Like readList, but hands each mapped element to `visit` as soon as it is parsed and keeps none
+ * (elements `visit.known` claims by their raw bytes are only counted):
  * a caller that needs only part of a 300,000-element list (the poller keeps the changed ones) never
  * holds the whole of it. Resolves with the element count once the body has ended and was whole; until
  * then the caller must treat what it saw as provisional (a later byte may still make the list invalid).
  * `visit` runs inside the work budget, so its time counts before the next yield.
  */
-export async function scanList<T>(body: AsyncIterable<Uint8Array>, options: ReadListOptions<T>, visit: (item: T, index: number) => void): Promise<number> {
-  const scanner = new ListScanner(options.path);
+export async function scanList<T>(body: AsyncIterable<Uint8Array>, options: ReadListOptions<T>, visit: ListVisitor<T>): Promise<number> {
+  const scanner = new ListScanner(options.path, visit.known);
   const budget = options.budgetMs ?? 5;
-  let count = 0;
   let since = performance.now();
   for await (const chunk of body) {
     for (let offset = 0; offset < chunk.length; offset += SLICE_BYTES) {
       const values = scanner.push(chunk.subarray(offset, offset + SLICE_BYTES));
-      for (const value of values) {
-        visit(options.map(value, count), count);
-        count += 1;
+      const indexes = scanner.indexes;
+      for (let i = 0; i < values.length; i++) {
+        const index = indexes[i]!;
+        visit(options.map(values[i], index), index);
       }
       if (performance.now() - since >= budget) {
         await yieldToLoop();
@@ -55,5 +57,5 @@ export async function scanList<T>(body: AsyncIterable<Uint8Array>, options: Read
     }
   }
   scanner.end();
-  return count;
+  return scanner.count;
 }

@@ -124,7 +124,15 @@ export interface LastContact {
 }
 
 /** Takes one element of a list as soon as it is parsed, validated and normalized. */
-export type ListVisitor<T> = (item: T, index: number) => void;
+export type ListVisitor<T> = ((item: T, index: number) => void) & {
+  /**
+   * Optional: sees each element's raw bytes before it is parsed. Returning true says the caller
+   * already holds this exact element (it has seen these bytes before, validated) and has taken it:
+   * it is then neither parsed, nor validated, nor visited, only counted. Declined elements are
+   * visited as usual, in list order. The poll uses it to skip records unchanged since its last cycle.
+   */
+  known?: (raw: Uint8Array) => boolean;
+};
 
 export interface UpstreamClient {
   listStudents(opts?: CallOptions): Promise<Student[]>;
