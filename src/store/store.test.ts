@@ -66,6 +66,17 @@ describe('store', () => {
     expect(third.get('outbox', 'b')).toBe(1);
   });
 
+  it('keeps big commits (written off the event loop) and small ones (written on it) alike', async () => {
+    const dir = await newDir();
+    const first = await openStore(dir);
+    const big = 'ż'.repeat(400_000); // 800 KB of UTF-8, past the synchronous-write limit
+    await Promise.all([first.commit([{ op: 'put', c: 'c', k: 'big', v: big }]), first.commit([{ op: 'put', c: 'c', k: 'small', v: 1 }])]);
+    await first.stop();
+    const second = await openStore(dir);
+    expect(second.get('c', 'big')).toBe(big);
+    expect(second.get('c', 'small')).toBe(1);
+  });
+
   it('groups concurrent commits and keeps their order', async () => {
     const dir = await newDir();
     const store = await openStore(dir);

@@ -19,6 +19,8 @@ export interface WalEntry {
 }
 
 const SEGMENT = /^wal-(\d{12})\.log$/;
+/** Largest group-commit batch written with writeSync on the event loop (see flushLoop). */
+const SYNC_WRITE_BYTES = 256 * 1024;
 const segmentName = (firstSeq: number) => `wal-${String(firstSeq).padStart(12, '0')}.log`;
 
 /**
@@ -105,9 +107,12 @@ export class Wal {
       this.queue = [];
       try {
         const text = batch.length === 1 ? batch[0]!.line : batch.map((item) => item.line).join('');
-        // Written synchronously: a page-cache append of a few KB costs less than the thread-pool round
-        // trip, which under load queues behind connector writes. Only the fsync goes to the pool.
-        const bytesWritten = writeAll(this.handle!.fd, Buffer.from(text));
+        // Small batches (webhook acknowledgements) are written synchronously: a page-cache append of a
+        // few KB costs less than the thread-pool round trip, which under load queues behind connector
+        // writes. Big ones (a poll's chunks) go to the pool, where a disk throttling writeback can
+        // hold a pool thread but never the event loop. The fsync always goes to the pool.
+        const bytes = Buffer.from(text);
+        const bytesWritten = bytes.length <= SYNC_WRITE_BYTES ? writeAllSync(this.handle!.fd, bytes) : await writeAll(this.handle!, bytes);
         // datasync: the data and the file size; the segment's directory entry was synced at creation.
         await this.handle!.datasync();
         this.bytes += bytesWritten;
@@ -121,10 +126,16 @@ export class Wal {
   }
 }
 
-/** writeSync until every byte is written (a regular file may take a large buffer in parts). */
-function writeAll(fd: number, buffer: Buffer): number {
+/** Writes until every byte is written (a regular file may take a large buffer in parts). */
+function writeAllSync(fd: number, buffer: Buffer): number {
   let written = 0;
   while (written < buffer.length) written += writeSync(fd, buffer, written, buffer.length - written);
+  return written;
+}
+
+async function writeAll(handle: FileHandle, buffer: Buffer): Promise<number> {
+  let written = 0;
+  while (written < buffer.length) written += (await handle.write(buffer, written, buffer.length - written)).bytesWritten;
   return written;
 }
 
