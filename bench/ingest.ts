@@ -182,7 +182,8 @@ async function main(): Promise<void> {
     // and how late its event loop ran timers (CPU contention) during the intake run.
     const ack = await app.metrics.getSingleMetricAsString('schoolbridge_webhook_ack_seconds');
     process.stdout.write(`server side: ack p50 ≤ ${bucketQuantile(ack, 0.5)} s, p99 ≤ ${bucketQuantile(ack, 0.99)} s (histogram buckets); event-loop delay p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms\n` +
-      `server CPU per request: bare ${perEvent(bareCpu)} µs, intake ${perEvent(intakeCpu)} µs (measured run only; store, outbox and file connector included, until the outbox is idle)\n`);
+      `server CPU per request: bare ${perEvent(bareCpu)} µs, intake ${perEvent(intakeCpu)} µs (measured run only; store, outbox and file connector included, until the outbox is idle)\n` +
+      `slowest WAL fsync: ${app.store.stats().slowestFsyncMs} ms (warm-up included; a slow disk shows here)\n`);
   } finally {
     await bare.close();
     await app.stop();

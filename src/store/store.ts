@@ -53,7 +53,8 @@ export interface Store extends Component {
   durable(): Promise<void>;
   checkpoint(): Promise<void>;
   health(): { ok: true } | { ok: false; reason: string };
-  stats(): { walBytes: number; seq: number; collections: Record<string, number> };
+  /** `slowestFsyncMs`: the longest WAL fsync since the store opened (wall time, event-loop lag included). */
+  stats(): { walBytes: number; seq: number; slowestFsyncMs: number; collections: Record<string, number> };
   /** Records where the holding daemon can be reached (the lock file), for one-shot CLI commands. */
   advertise(patch: Partial<LockInfo>): Promise<void>;
   readonly dir: string | undefined;
@@ -233,7 +234,10 @@ export function createStore(options: StoreOptions): Store {
       return { ok: true };
     },
     stats() {
-      return { walBytes: wal?.bytes ?? 0, seq, collections: Object.fromEntries([...collections].map(([k, v]) => [k, v.size])) };
+      return {
+        walBytes: wal?.bytes ?? 0, seq, slowestFsyncMs: Math.round(wal?.slowestSyncMs ?? 0),
+        collections: Object.fromEntries([...collections].map(([k, v]) => [k, v.size])),
+      };
     },
     async advertise(patch) {
       await lock?.update(patch);

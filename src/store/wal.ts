@@ -36,6 +36,8 @@ export class Wal {
   private rotateTo: number | undefined;
   private failure: Error | undefined;
   bytes = 0;
+  /** The longest fsync so far (ms, wall time): a slow disk shows here before anywhere else. */
+  slowestSyncMs = 0;
 
   constructor(private readonly dir: string) {}
 
@@ -114,7 +116,9 @@ export class Wal {
         const bytes = Buffer.from(text);
         const bytesWritten = bytes.length <= SYNC_WRITE_BYTES ? writeAllSync(this.handle!.fd, bytes) : await writeAll(this.handle!, bytes);
         // datasync: the data and the file size; the segment's directory entry was synced at creation.
+        const syncStarted = performance.now();
         await this.handle!.datasync();
+        this.slowestSyncMs = Math.max(this.slowestSyncMs, performance.now() - syncStarted);
         this.bytes += bytesWritten;
         for (const item of batch) item.resolve();
       } catch (error) {
