@@ -51,7 +51,9 @@ export interface CollectionDocument {
 /**
  * lowdb adapter for a collection document (lowdb's two-method port). Serialization yields to the
  * event loop between slices, so checkpointing a 300,000-record snapshot does not stall webhook
- * acknowledgements; the map handed in must not change while it is written (the store passes a copy).
+ * acknowledgements. The map may change while it is written (the store passes its live map, see
+ * runCheckpoint): a key deleted and added again meanwhile can appear twice, and reading keeps the
+ * later one, as JSON.parse does.
  */
 export class CollectionFile implements Adapter<CollectionDocument> {
   /** Size of the document last read or written, in bytes (the store's checkpoint trigger uses it). */

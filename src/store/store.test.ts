@@ -180,6 +180,37 @@ describe('store', () => {
     expect(reopened.get('c', 'raw')).toEqual(value);
   });
 
+  it('a checkpoint written while commits go on, then a crash: the reopened store holds the latest state', async () => {
+    const dir = await newDir();
+    const first = await openStore(dir);
+    await first.commit(Array.from({ length: 20_000 }, (_, i) => ({ op: 'put' as const, c: 'c', k: `k${i}`, v: { n: i, pad: 'x'.repeat(200) } })));
+    let written = false;
+    const checkpoint = first.checkpoint().then(() => {
+      written = true;
+    });
+    let roundsWhileWriting = 0;
+    // While it writes: updates, deletions, deletions added back, new keys.
+    for (let round = 0; round < 20; round++) {
+      if (!written) roundsWhileWriting++;
+      const i = round * 997;
+      await first.commit([
+        { op: 'put', c: 'c', k: `k${i}`, v: { n: `updated ${i}` } },
+        { op: 'del', c: 'c', k: `k${i + 1}` },
+        { op: 'del', c: 'c', k: `k${i + 2}` },
+        { op: 'put', c: 'c', k: `k${i + 2}`, v: 'back' },
+        { op: 'put', c: 'c', k: `new${round}`, v: round },
+      ]);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await checkpoint;
+    expect(roundsWhileWriting).toBeGreaterThan(5);
+    const expected = [...first.entries('c')].sort(([a], [b]) => a.localeCompare(b));
+    await first.stop(); // no checkpoint at stop: the document plus the WAL must give this state
+    const second = await openStore(dir);
+    expect([...second.entries('c')].sort(([a], [b]) => a.localeCompare(b))).toEqual(expected);
+    expect(second.size('c')).toBe(20_000 - 20 + 20);
+  });
+
   it('checkpoints in proportion to the data: a WAL smaller than twice the documents waits', async () => {
     const dir = await newDir();
     const store = await openStore(dir, { checkpointBytes: 1_000 });
