@@ -2,6 +2,9 @@ import { open, rename, unlink, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Adapter } from 'lowdb';
 
+/** Bytes of a document written between two fsyncs (see writeFileAtomic). */
+const SYNC_EVERY_BYTES = 4 * 1024 * 1024;
+
 /**
  * Writes `file` so that a crash at any instant leaves either the old or the new content, whole:
  * write a temp file, fsync it, rename it over, fsync the directory (so the rename itself is durable).
@@ -11,13 +14,22 @@ export async function writeFileAtomic(file: string, chunks: AsyncIterable<string
   const temp = `${file}.${process.pid}.tmp`;
   const handle = await open(temp, 'w');
   let bytes = 0;
+  let unsynced = 0;
   try {
     let buffer = '';
     for await (const chunk of chunks) {
       buffer += chunk;
       if (buffer.length >= 1 << 20) {
-        bytes += (await handle.write(buffer)).bytesWritten;
+        const written = (await handle.write(buffer)).bytesWritten;
+        bytes += written;
+        unsynced += written;
         buffer = '';
+        // Flushed as it goes: a 400 MB document left to one fsync at the end makes every WAL fsync
+        // behind it (a webhook's acknowledgement) wait for the whole of it to reach the disk.
+        if (unsynced >= SYNC_EVERY_BYTES) {
+          await handle.datasync();
+          unsynced = 0;
+        }
       }
     }
     if (buffer) bytes += (await handle.write(buffer)).bytesWritten;
