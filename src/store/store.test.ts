@@ -1,4 +1,4 @@
-import { appendFile, readdir, writeFile } from 'node:fs/promises';
+import { appendFile, readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../log.js';
@@ -209,6 +209,19 @@ describe('store', () => {
     const second = await openStore(dir);
     expect([...second.entries('c')].sort(([a], [b]) => a.localeCompare(b))).toEqual(expected);
     expect(second.size('c')).toBe(20_000 - 20 + 20);
+  });
+
+  it('counts the WAL bytes committed while a checkpoint runs (they stay in the new segment)', async () => {
+    const dir = await newDir();
+    const store = await openStore(dir);
+    await store.commit(Array.from({ length: 5000 }, (_, i) => ({ op: 'put' as const, c: 'c', k: `k${i}`, v: 'x'.repeat(100) })));
+    const checkpoint = store.checkpoint();
+    await store.commit([{ op: 'put', c: 'c', k: 'during', v: 'y'.repeat(1000) }]);
+    await checkpoint;
+    const segments = (await readdir(dir)).filter((f) => f.startsWith('wal-'));
+    const onDisk = (await Promise.all(segments.map((f) => stat(path.join(dir, f))))).reduce((sum, s) => sum + s.size, 0);
+    expect(onDisk).toBeGreaterThan(1000);
+    expect(store.stats().walBytes).toBe(onDisk);
   });
 
   it('checkpoints in proportion to the data: a WAL smaller than twice the documents waits', async () => {

@@ -143,6 +143,8 @@ export function createStore(options: StoreOptions): Store {
     if (!wal || !dir || dirty.size === 0) return;
     const atSeq = seq;
     const older = await wal.rotate(atSeq + 1);
+    // What the older segments hold; commits made while the documents are written go to the new one.
+    const olderBytes = wal.bytes;
     const names = [...dirty];
     dirty.clear();
     try {
@@ -158,7 +160,7 @@ export function createStore(options: StoreOptions): Store {
         docBytes.set(name, adapter.bytes);
       }
       await wal.removeSegments(older);
-      wal.bytes = 0;
+      wal.bytes -= olderBytes;
       log.debug({ seq: atSeq, collections: names }, 'checkpoint written');
     } catch (error) {
       for (const name of names) dirty.add(name);
