@@ -4,6 +4,7 @@ import { Low } from 'lowdb';
 import type { Logger } from 'pino';
 import { BridgeError, describeError } from '../errors.js';
 import type { Component } from '../lifecycle.js';
+import { checkpointDue } from './checkpoint-policy.js';
 import { CollectionFile, type CollectionDocument } from './durable-file.js';
 import { acquireLock, type LockInfo } from './lock.js';
 import { Wal, readWal, type Op } from './wal.js';
@@ -14,14 +15,9 @@ export interface StoreOptions {
   /** Directory of the store; undefined keeps everything in memory (tests, dry runs). */
   dir?: string;
   log: Logger;
-  /**
-   * Checkpoint once the WAL has grown past this many bytes, or past twice the size of the documents
-   * if that is more: a checkpoint rewrites whole collections, so a fixed trigger would rewrite a
-   * growing 400 MB snapshot every 64 MB of WAL during a big first poll (quadratic). Proportional,
-   * the WAL stays within a constant factor of the data and checkpoint work stays linear.
-   */
+  /** Checkpoint once the WAL has grown past this many bytes or twice the documents (checkpoint-policy.ts). */
   checkpointBytes?: number;
-  /** Also checkpoint this often when anything changed. */
+  /** Also look this often, and checkpoint once the WAL holds a tenth of the documents (checkpoint-policy.ts). */
   checkpointIntervalMs?: number;
 }
 
@@ -70,10 +66,10 @@ export function createStore(options: StoreOptions): Store {
   const docSeq = new Map<string, number>();
   /** Bytes of each collection's document on disk (as last read or written). */
   const docBytes = new Map<string, number>();
-  const checkpointDue = () => {
+  const due = (trigger: 'write' | 'timer') => {
     let total = 0;
     for (const bytes of docBytes.values()) total += bytes;
-    return (wal?.bytes ?? 0) > Math.max(checkpointBytes, 2 * total);
+    return checkpointDue(trigger, wal?.bytes ?? 0, total, checkpointBytes);
   };
   const dirty = new Set<string>();
   let seq = 0;
@@ -177,9 +173,11 @@ export function createStore(options: StoreOptions): Store {
         if (dir) await recover(dir);
         open = true;
         if (dir) {
-          timer = setInterval(() => void store.checkpoint(), options.checkpointIntervalMs ?? 5 * 60_000);
+          timer = setInterval(() => {
+            if (due('timer')) void store.checkpoint();
+          }, options.checkpointIntervalMs ?? 5 * 60_000);
           timer.unref();
-          if (checkpointDue()) void store.checkpoint();
+          if (due('write')) void store.checkpoint();
         }
       })().finally(() => {
         opening = undefined;
@@ -209,7 +207,7 @@ export function createStore(options: StoreOptions): Store {
       if (!wal) return Promise.resolve();
       return wal.append({ seq, ops }).then(
         () => {
-          if (checkpointDue()) void store.checkpoint();
+          if (due('write')) void store.checkpoint();
         },
         (error: Error) => {
           log.fatal({ err: error }, 'the store cannot write; refusing further commits until restarted');
