@@ -7,7 +7,7 @@ import type { Config } from './config/index.js';
 import { registerAdminRoutes } from './http/admin-routes.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { createLifecycle, type Component } from './lifecycle.js';
-import { createMetricsRegistry } from './metrics.js';
+import { createMetricsRegistry, histogram } from './metrics.js';
 import { adminList, adminRetry, createConnectorInstances, createOutbox, type Outbox } from './outbox/index.js';
 import { createPollPart, type PollPart } from './poll/index.js';
 import { createReadiness, type Readiness } from './readiness.js';
@@ -75,7 +75,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   const connectorInstances = createConnectorInstances(config.connectors);
 
   // --- store (CONTRACT §7) -----------------------------------------------------------------------
-  const store = createStore({ dir: options.memoryStore ? undefined : config.store.dir, log: log.child({ component: 'store' }) });
+  const fsyncSeconds = histogram(metrics, 'schoolbridge_store_fsync_seconds', 'Wall time of each WAL fsync (every acknowledged write waits for one)');
+  const store = createStore({
+    dir: options.memoryStore ? undefined : config.store.dir,
+    log: log.child({ component: 'store' }),
+    onFsync: (ms) => fsyncSeconds.observe(ms / 1000),
+  });
   components.push(store);
   readiness.register('store', () => store.health());
 

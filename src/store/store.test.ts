@@ -77,6 +77,18 @@ describe('store', () => {
     expect(second.get('c', 'small')).toBe(1);
   });
 
+  it('tells the time of each fsync, and reports the slowest', async () => {
+    const syncs: number[] = [];
+    const store = createStore({ dir: await newDir(), log, onFsync: (ms) => syncs.push(ms) });
+    await store.start();
+    cleanups.push(() => store.stop());
+    await store.commit([{ op: 'put', c: 'c', k: 'a', v: 1 }]);
+    await store.commit([{ op: 'put', c: 'c', k: 'b', v: 2 }]);
+    expect(syncs).toHaveLength(2);
+    expect(syncs.every((ms) => ms >= 0)).toBe(true);
+    expect(store.stats().slowestFsyncMs).toBe(Math.round(Math.max(...syncs)));
+  });
+
   it('groups concurrent commits and keeps their order', async () => {
     const dir = await newDir();
     const store = await openStore(dir);

@@ -19,6 +19,8 @@ export interface StoreOptions {
   checkpointBytes?: number;
   /** Also look this often, and checkpoint once the WAL holds a tenth of the documents (checkpoint-policy.ts). */
   checkpointIntervalMs?: number;
+  /** Told the wall time of each WAL fsync, in ms: a slow disk delays every acknowledgement. */
+  onFsync?: (ms: number) => void;
 }
 
 /**
@@ -123,7 +125,7 @@ export function createStore(options: StoreOptions): Store {
         apply(entry.ops, entry.seq, true);
         seq = Math.max(seq, entry.seq);
       }
-      wal = new Wal(storeDir);
+      wal = new Wal(storeDir, options.onFsync);
       await wal.open(seq + 1);
       wal.bytes = bytes;
       log.info({ dir: storeDir, seq, walBytes: bytes, collections: Object.fromEntries([...collections].map(([k, v]) => [k, v.size])) }, 'store opened');

@@ -39,7 +39,8 @@ export class Wal {
   /** The longest fsync so far (ms, wall time): a slow disk shows here before anywhere else. */
   slowestSyncMs = 0;
 
-  constructor(private readonly dir: string) {}
+  /** `onSync`: told each fsync's wall time in ms (the store's fsync metric). */
+  constructor(private readonly dir: string, private readonly onSync?: (ms: number) => void) {}
 
   async open(nextSeq: number): Promise<void> {
     await this.openSegment(nextSeq);
@@ -118,7 +119,9 @@ export class Wal {
         // datasync: the data and the file size; the segment's directory entry was synced at creation.
         const syncStarted = performance.now();
         await this.handle!.datasync();
-        this.slowestSyncMs = Math.max(this.slowestSyncMs, performance.now() - syncStarted);
+        const syncMs = performance.now() - syncStarted;
+        this.slowestSyncMs = Math.max(this.slowestSyncMs, syncMs);
+        this.onSync?.(syncMs);
         this.bytes += bytesWritten;
         for (const item of batch) item.resolve();
       } catch (error) {
