@@ -107,7 +107,7 @@ const percentile = (values: number[], p: number) => {
 };
 
 /** Webhook ack latencies (measured by the sender thread) and this event loop's delays while `work` runs. */
-async function underLoad<T>(app: App, work: () => Promise<T>): Promise<{ value: T; ms: number; webhooks: string }> {
+async function underLoad<T>(app: App, work: () => Promise<T>): Promise<{ value: T; ms: number; sent: number; webhooks: string }> {
   const sender = startSender(`${app.server?.url}/webhooks/v2`);
   const loop = monitorEventLoopDelay({ resolution: 5 });
   loop.enable();
@@ -136,7 +136,7 @@ async function underLoad<T>(app: App, work: () => Promise<T>): Promise<{ value: 
     `webhooks ${latencies.length} sent, ack p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, ` +
     `max ${percentile(latencies, 100).toFixed(1)} ms, failed ${failed}; event-loop delay p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms, max ${(loop.max / 1e6).toFixed(1)} ms\n` +
     `             GC ${gc.total.toFixed(0)} ms in all, longest pause ${gc.max.toFixed(0)} ms; heap used peak ${(heapPeak / 1024 / 1024).toFixed(0)} MiB (sampled every 100 ms)`;
-  return { value, ms, webhooks };
+  return { value, ms, sent: latencies.length, webhooks };
 }
 
 async function measureCycle(app: App, name: string, url: string, dispatcher: Agent): Promise<void> {
@@ -148,7 +148,11 @@ async function measureCycle(app: App, name: string, url: string, dispatcher: Age
   // Likewise the store's checkpoint of the previous cycle's writes (after a first cycle, the whole
   // snapshot): it is measured here, webhooks included, instead of landing inside the next cycle.
   const checkpoint = await underLoad(app, () => app.store.checkpoint());
-  if (checkpoint.ms > 50) console.log(`             (checkpoint of the previous writes first: ${checkpoint.ms.toFixed(0)} ms; ${checkpoint.webhooks.trim()})`);
+  if (checkpoint.ms > 50) {
+    // A short checkpoint may see no webhook at all: then there are no latencies to show.
+    const figures = checkpoint.sent > 0 ? `; ${checkpoint.webhooks.trim()}` : '';
+    console.log(`             (checkpoint of the previous writes first: ${checkpoint.ms.toFixed(0)} ms${figures})`);
+  }
   const base = await baseline(url, dispatcher);
   const { value: result, ms, webhooks } = await underLoad(app, () => app.poll.poller.runCycle({ trigger: 'bench' }));
   const s = result.streams;

@@ -66,11 +66,12 @@ export function createIntake(options: IntakeOptions): Intake {
 
   const storeEvent = async (body: EventBody, identity: EventIdentity, text: string): Promise<IntakeAnswer> => {
     const now = clock.now();
-    const records = eventRecords(body, identity, new Date(now).toISOString());
+    const receivedAt = new Date(now).toISOString();
+    const records = eventRecords(body, identity, receivedAt);
     // Serialized once here; the store's WAL and the file connector both use this text.
     for (const record of records) recordJson(record);
     const entry: InboxEntry = {
-      id: identity.id, event: body.event, receivedAt: new Date(now).toISOString(), receivedAtMs: now,
+      id: identity.id, event: body.event, receivedAt, receivedAtMs: now,
       body: text, recordIds: records.map((r) => r.id), reprocessed: 0,
     };
     // No await between the dedupe check (in receive) and this commit: the commit applies in memory
