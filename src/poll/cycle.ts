@@ -3,11 +3,12 @@ import type { Clock } from '../clock.js';
 import type { ChangeOp, ChangeRecord } from '../records.js';
 import type { Store } from '../store/index.js';
 import { commitItems } from './commit.js';
-import { deletedItem, type DiffContext, type DiffItem, type PolledRecord } from './diff.js';
+import { deletedItem, type DiffContext, type DiffItem } from './diff.js';
 import { checkDeleteGuard, type AbortReason, type GuardVerdict } from './guard.js';
 import type { ListSource, OutboxPort } from './ports.js';
 import { initialDoneKey, POLLED_STREAMS, STATE_COLLECTION, storeSnapshotView, type PolledStream, type SnapshotView } from './snapshot.js';
-import { createStreamScan, type RawIndex, type StreamScan } from './stream-scan.js';
+import type { ListWorker } from './list-worker.js';
+import { createStreamScan, type StreamScan } from './stream-scan.js';
 import { createYielder, type Yielder } from './yielder.js';
 
 /**
@@ -33,12 +34,12 @@ export interface CycleDeps {
   maxInFlight: number;
   budgetMs: number;
   /**
-   * Per stream, the raw index of the last cycle that committed whole (stream-scan.ts): records whose
-   * bytes are in it are taken without parsing. Kept in memory only (a restart starts without one);
-   * dropped as soon as a commit begins, so a cycle failing halfway can never leave an index that
-   * disagrees with the snapshot.
+   * Parses the lists off the event loop (list-worker.ts). It keeps, per stream, the raw index of the
+   * last cycle that committed whole: records whose bytes are in it are taken without parsing. In
+   * memory only (a restart starts without one); dropped as soon as a commit begins and replaced only
+   * after the last one, so a cycle failing halfway never leaves an index that disagrees with the snapshot.
    */
-  rawIndexes?: Map<PolledStream, RawIndex>;
+  lists: ListWorker;
 }
 
 export interface StreamSummary {
@@ -87,6 +88,7 @@ export interface CycleOptions {
 
 interface StreamPlan {
   stream: PolledStream;
+  readId: number;
   scan: StreamScan;
   snapshot: SnapshotView;
   missing: string[];
@@ -134,10 +136,10 @@ export async function runPollCycle(deps: CycleDeps, options: CycleOptions, summa
   if (!options.dryRun) {
     for (const { plan, items } of diffs) {
       const marker = plan.initial ? { c: STATE_COLLECTION, k: initialDoneKey(plan.stream), v: { at: detectedAt, mode: plan.initial } } : undefined;
-      if (items.length > 0 || marker) deps.rawIndexes?.delete(plan.stream);
+      if (items.length > 0 || marker) deps.lists.drop(plan.stream);
       await commitItems(deps, plan.stream, items, marker, yielder, signal);
     }
-    for (const { plan } of diffs) deps.rawIndexes?.set(plan.stream, plan.scan.rawIndex());
+    for (const { plan } of diffs) deps.lists.adopt(plan.stream, plan.readId);
     phaseDone('commitMs');
   }
   const students = plans.find((plan) => plan.stream === 'students')?.scan.kept();
@@ -149,28 +151,36 @@ interface Scanned {
   scan: StreamScan;
   snapshot: SnapshotView;
   initial: 'emit' | 'baseline' | undefined;
+  /** The list worker's id of the read (its index is adopted once the cycle has committed). */
+  readId: number;
 }
 
-/** Reads one list into a StreamScan; a retried read starts a fresh one. */
+/** Reads one list through the list worker into a StreamScan; a retried read starts a fresh one. */
 async function scanStream(deps: CycleDeps, stream: PolledStream, detectedAt: string, options: CycleOptions): Promise<Scanned> {
   const snapshot = storeSnapshotView(deps.store, stream);
   const initial = deps.store.has(STATE_COLLECTION, initialDoneKey(stream)) ? undefined : deps.initial;
   const ctx = { stream, detectedAt, initial };
   const keep = stream === 'students' && options.keepStudents === true;
-  const previous = deps.rawIndexes?.get(stream);
-  let scan = createStreamScan(ctx, snapshot, keep, previous);
-  const begin = () => {
-    scan = createStreamScan(ctx, snapshot, keep, previous);
-    return Object.assign((record: PolledRecord) => scan.take(record), { known: (raw: Uint8Array) => scan.known(raw) });
-  };
-  const opts = { signal: options.signal };
-  await (stream === 'students' ? deps.upstream.scanStudents(begin, opts) : deps.upstream.scanUsers(begin, opts));
-  return { stream, scan, snapshot, initial };
+  // The roster export keeps whole records, so every one is parsed: no index then.
+  let useIndex = !keep;
+  for (;;) {
+    let scan = createStreamScan(ctx, snapshot, keep);
+    const { id } = await deps.upstream.fetchList(stream, (body) => {
+      scan = createStreamScan(ctx, snapshot, keep);
+      // An empty snapshot (a first cycle): the worker makes each record's snapshot entry as well.
+      const fresh = snapshot.size === 0 ? { initial } : undefined;
+      return deps.lists.parse(stream, body, { useIndex, fresh, signal: options.signal }, scan);
+    }, { signal: options.signal });
+    if (scan.stale === undefined || !useIndex) return { stream, scan, snapshot, initial, readId: id };
+    deps.log.warn({ stream, key: scan.stale }, 'the raw index knew a record the snapshot does not hold: reading the list again in full');
+    deps.lists.drop(stream);
+    useIndex = false;
+  }
 }
 
 /** Checks one read list and finds its deletions; yields (200,000 snapshot keys are ~100 ms of work). */
 async function planStream(deps: CycleDeps, scanned: Scanned, yielder: Yielder, signal: AbortSignal): Promise<StreamPlan> {
-  const { stream, scan, snapshot, initial } = scanned;
+  const { stream, scan, snapshot, initial, readId } = scanned;
   if (scan.duplicate !== undefined) {
     const verdict = { reason: 'duplicate_id' as const, stream, message: `the ${stream} list holds id ${scan.duplicate} twice` };
     return { ...scanned, missing: [], verdict };
@@ -184,7 +194,7 @@ async function planStream(deps: CycleDeps, scanned: Scanned, yielder: Yielder, s
   const verdict = checkDeleteGuard({
     stream, snapshotSize: snapshot.size, fetched: scan.fetched, deletes: missing.length, maxDeleteRatio: deps.maxDeleteRatio,
   });
-  return { stream, scan, snapshot, missing, initial, verdict };
+  return { stream, readId, scan, snapshot, missing, initial, verdict };
 }
 
 /** The scan's items followed by the deletions, ascending by id within each (the commit order). */

@@ -39,26 +39,45 @@ export interface DiffItem {
   stored: string | null;
   /** The JSON text of `change.previous` (updated, deleted), so a commit need not serialize it again. */
   previousJson?: string;
+  /** The snapshot put op, already encoded (Op.encoded; the list worker makes them on a first cycle). */
+  encoded?: Uint8Array;
 }
 
 /** Diffs one current record against its snapshot entry; undefined when nothing changed. */
 export function diffRecord(ctx: DiffContext, record: PolledRecord, stored: string | undefined): DiffItem | undefined {
-  const key = String(record.id);
-  const json = JSON.stringify(record);
+  return diffText(ctx, String(record.id), JSON.stringify(record), stored, () => record);
+}
+
+/**
+ * The same from the record's text (what the list worker hands over): the record itself is parsed
+ * only when a change needs it (`record` gives it), so an unchanged or silently recorded one never is.
+ */
+export function diffText(
+  ctx: DiffContext, key: string, json: string, stored: string | undefined,
+  record: () => PolledRecord = () => JSON.parse(json) as PolledRecord,
+): DiffItem | undefined {
   if (stored !== undefined && holdsJson(stored, json)) return undefined;
-  if (stored === undefined) {
-    if (ctx.initial === 'baseline') return { key, change: undefined, stored: encodeEntry(BASELINE_CHAIN, json) };
-    const hash = shortHash('created', key, '', '', json);
-    return { key, change: changeRecord(ctx, 'created', record.id, hash, record, null), stored: encodeEntry(hash, json) };
-  }
+  if (stored === undefined) return newItem(ctx, key, json, newChain(ctx.initial, key, json), record);
   const before = decodeEntry(stored);
   const previous = JSON.parse(before.json) as Record<string, unknown>;
   const hash = shortHash('updated', key, before.chain, before.json, json);
-  const change = changeRecord(ctx, 'updated', record.id, hash, record, previous);
-  change.changes = leafChanges(previous, record);
+  const current = record();
+  const change = changeRecord(ctx, 'updated', Number(key), hash, current, previous);
+  change.changes = leafChanges(previous, current);
   // Same content written differently (an older snapshot format): store it anew, report nothing.
   if (change.changes.length === 0) return { key, change: undefined, stored: encodeEntry(before.chain, json) };
   return { key, change, stored: encodeEntry(hash, json), previousJson: before.json };
+}
+
+/** The chain of a key the snapshot does not hold: the created change's hash, or the baseline padding. */
+export function newChain(initial: DiffContext['initial'], key: string, json: string): string {
+  return initial === 'baseline' ? BASELINE_CHAIN : shortHash('created', key, '', '', json);
+}
+
+/** The item of a key the snapshot does not hold, its chain given (`newChain`, maybe made by the list worker). */
+export function newItem(ctx: DiffContext, key: string, json: string, chain: string, record: () => PolledRecord, encoded?: Uint8Array): DiffItem {
+  const change = ctx.initial === 'baseline' ? undefined : changeRecord(ctx, 'created', Number(key), chain, record(), null);
+  return { key, change, stored: encodeEntry(chain, json), ...(encoded ? { encoded } : {}) };
 }
 
 /** The change for a key that vanished from the full list. */

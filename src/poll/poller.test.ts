@@ -4,6 +4,7 @@ import { BridgeError } from '../errors.js';
 import { createMetricsRegistry } from '../metrics.js';
 import type { ChangeRecord } from '../records.js';
 import { createStore, type Store } from '../store/index.js';
+import { createListWorker } from './list-worker.js';
 import { createPoller, type Poller, type PollerOptions } from './poller.js';
 import { initialDoneKey, snapshotCollection, STATE_COLLECTION } from './snapshot.js';
 import { memoryLists, memoryOutbox, testStudent, testUser, type MemoryLists, type MemoryOutbox } from './testing.js';
@@ -133,21 +134,26 @@ describe('poller', () => {
   });
 
   it('after a committed cycle, only records whose bytes changed are parsed and diffed', async () => {
-    await poller.runCycle();
+    const parsed: string[] = [];
+    const worker = createListWorker();
+    await poller.stop();
+    poller = makePoller({
+      lists: {
+        ...worker,
+        parse: (stream, body, options, sink) =>
+          worker.parse(stream, body, options, { ...sink, parsed: (pairs) => {
+            if (stream === 'students') parsed.push(...pairs.filter((_, i) => i % 2 === 0));
+            sink.parsed(pairs);
+          } }),
+      },
+    });
+    await poller.runCycle(); // this worker's first read: everything parsed, indexed once committed
+    expect(parsed).toHaveLength(10);
+    parsed.length = 0;
     lists.students[4] = testStudent(5, 'Inna');
-    const parsed: number[] = [];
-    const scan = lists.scanStudents;
-    lists.scanStudents = (begin, opts) =>
-      scan(() => {
-        const visit = begin();
-        return Object.assign((item: Parameters<typeof visit>[0], index: number) => {
-          parsed.push(item.id);
-          visit(item, index);
-        }, { known: visit.known });
-      }, opts);
     const result = await poller.runCycle();
     expect(result.streams.students).toMatchObject({ fetched: 10, created: 0, updated: 1, deleted: 0 });
-    expect(parsed).toEqual([5]);
+    expect(parsed).toEqual(['5']);
   });
 
   it('a commit failing halfway leaves no shortcut behind: a record sent again as it was before is diffed', async () => {
@@ -221,15 +227,19 @@ describe('poller', () => {
     lists.users = lists.users.map((u) => (u.id === 1 ? testUser(1, 'Renamed') : u));
     const expected = (await poller.runCycle({ dryRun: true })).changes!.map((c) => c.id);
     expect(expected).toHaveLength(2);
-    const whole = lists.scanUsers;
-    lists.scanUsers = async (begin) => {
-      const visit = begin();
-      lists.users.slice(0, 5).forEach((user, index) => visit(structuredClone(user), index)); // the changed user is among them
-      throw new BridgeError('upstream.invalid_json', 'body ends early (truncated)');
+    const whole = lists.fetchList;
+    lists.fetchList = async (list, read, opts) => {
+      if (list === 'students') return whole(list, read, opts);
+      // The body breaks off in the seventh user: the six before it (the changed one among them) are parsed and diffed.
+      const bytes = Buffer.from(JSON.stringify({ data: { users: lists.users } }));
+      const cut = bytes.indexOf(Buffer.from('{"id":7,')) + 10;
+      return read((async function* () {
+        yield bytes.subarray(0, cut);
+      })());
     };
     expect(await poller.runCycle()).toMatchObject({ outcome: 'failed', reason: 'upstream.invalid_json' });
     expect(outbox.records()).toHaveLength(committed);
-    lists.scanUsers = whole;
+    lists.fetchList = whole;
     expect((await poller.runCycle()).outcome).toBe('ok');
     expect(outbox.records().slice(committed).map((c) => c.id)).toEqual(expected);
   });

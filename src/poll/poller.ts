@@ -7,6 +7,7 @@ import type { ReadinessState } from '../readiness.js';
 import type { Store } from '../store/index.js';
 import { CycleAbort, emptySummary, runPollCycle, type CycleDeps, type CyclePhases, type CycleResult } from './cycle.js';
 import type { PolledRecord } from './diff.js';
+import { createListWorker, type ListWorker } from './list-worker.js';
 import { createPollMetrics, type PollMetrics } from './poll-metrics.js';
 import type { ListSource, OutboxPort } from './ports.js';
 import { POLLED_STREAMS } from './snapshot.js';
@@ -26,6 +27,8 @@ export interface PollerOptions {
   maxInFlight?: number;
   /** Longest stretch of synchronous diff work between yields to the event loop (default 4 ms). */
   budgetMs?: number;
+  /** The list worker (default: its own, stopped with the poller). */
+  lists?: ListWorker;
 }
 
 export interface RunCycleOptions {
@@ -70,7 +73,7 @@ export function createPoller(options: PollerOptions): Poller {
     initial: options.poll.initial, maxDeleteRatio: options.poll.maxDeleteRatio,
     chunkSize: options.chunkSize ?? 1000, chunkBytes: options.chunkBytes ?? 1024 * 1024,
     maxInFlight: options.maxInFlight ?? 4, budgetMs: options.budgetMs ?? 4,
-    rawIndexes: new Map(),
+    lists: options.lists ?? createListWorker(),
   };
   const listeners = new Set<(result: CycleResult) => void>();
   let controller = new AbortController();
@@ -121,6 +124,7 @@ export function createPoller(options: PollerOptions): Poller {
       });
       await Promise.race([queue, bound]);
       clearTimeout(timer);
+      await deps.lists.stop();
     },
     cycle,
     runCycle: async (opts) => (await cycle(opts)).result,

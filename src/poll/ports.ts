@@ -13,5 +13,5 @@ export interface OutboxPort {
   notify(): void;
 }
 
-/** The element-by-element reads (the cycle); the whole-array reads stay for other callers and tests. */
-export type ListSource = Pick<UpstreamClient, 'scanStudents' | 'scanUsers'>;
+/** The full lists, their bodies read by the list worker (the cycle). */
+export type ListSource = Pick<UpstreamClient, 'fetchList'>;

@@ -61,8 +61,13 @@ export function storeSnapshotView(store: Store, stream: PolledStream): SnapshotV
   };
 }
 
-export function putEntryOp(stream: PolledStream, key: string, stored: string): Op {
-  return { op: 'put', c: snapshotCollection(stream), k: key, v: stored };
+export function putEntryOp(stream: PolledStream, key: string, stored: string, encoded?: Uint8Array): Op {
+  return { op: 'put', c: snapshotCollection(stream), k: key, v: stored, ...(encoded ? { encoded } : {}) };
+}
+
+/** What putEntryOp's op is as WAL text (JSON.stringify of it), without building the op: the list worker encodes it. */
+export function putEntryText(stream: PolledStream, key: string, stored: string): string {
+  return `{"op":"put","c":"${snapshotCollection(stream)}","k":${JSON.stringify(key)},"v":${JSON.stringify(stored)}}`;
 }
 
 export function deleteEntryOp(stream: PolledStream, key: string): Op {

@@ -1,6 +1,6 @@
 import type { AnyRecord } from '../records.js';
 import type { Op, Store } from '../store/index.js';
-import type { ListVisitor, Student, UpstreamClient, User } from '../upstream/index.js';
+import type { Student, UpstreamClient, User } from '../upstream/index.js';
 import type { ListSource, OutboxPort } from './ports.js';
 
 /**
@@ -62,22 +62,20 @@ export function memoryLists(students: Student[] = [], users: User[] = []): Memor
       await waitGate(lists.gate, opts?.signal);
       return structuredClone(lists.users);
     },
-    // Through the list methods, so a test that replaces listUsers (a failing read) affects the cycle too.
-    scanStudents: async (begin, opts) => visitAll(await lists.listStudents(opts), begin),
-    scanUsers: async (begin, opts) => visitAll(await lists.listUsers(opts), begin),
+    // Through the list methods, so a test that replaces listUsers (a failing read) affects the cycle
+    // too. The body is the list as API v2 sends it, in small chunks, as a socket would deliver it.
+    async fetchList(list, read, opts) {
+      const items = list === 'students' ? await lists.listStudents(opts) : await lists.listUsers(opts);
+      return read(jsonBody({ data: { [list]: items } }));
+    },
   };
   return lists;
 }
 
-function visitAll<T>(items: readonly T[], begin: () => ListVisitor<T>): number {
-  const visit = begin();
-  items.forEach((item, index) => {
-    // As the real client does: the element's raw bytes first (here its JSON), then, unless the
-    // visitor claims them, the parsed element.
-    if (visit.known?.(Buffer.from(JSON.stringify(item)))) return;
-    visit(item, index);
-  });
-  return items.length;
+/** A JSON value as a response body of 64 KiB chunks. */
+export async function* jsonBody(value: unknown, chunkBytes = 64 * 1024): AsyncIterable<Uint8Array> {
+  const bytes = Buffer.from(JSON.stringify(value));
+  for (let offset = 0; offset < bytes.length; offset += chunkBytes) yield bytes.subarray(offset, offset + chunkBytes);
 }
 
 async function waitGate(gate: Promise<void> | undefined, signal: AbortSignal | undefined): Promise<void> {

@@ -192,6 +192,28 @@ describe('store', () => {
     expect(reopened.get('c', 'raw')).toEqual(value);
   });
 
+  it('writes a put\'s ready-made encoded op verbatim, beside text ops, and reads the same value back', async () => {
+    const dir = await newDir();
+    const store = await openStore(dir);
+    const value = 'ż"\\ entry';
+    const encoded = Buffer.from(JSON.stringify({ op: 'put', c: 'c', k: 'enc', v: value }));
+    const ops = [
+      { op: 'put' as const, c: 'c', k: 'first', v: 1 },
+      { op: 'put' as const, c: 'c', k: 'enc', v: value, encoded },
+      { op: 'put' as const, c: 'c', k: 'raw', v: [2], json: '[2]' },
+      { op: 'del' as const, c: 'c', k: 'none' },
+    ];
+    await store.commit(ops);
+    await store.stop();
+    const [segment] = (await readdir(dir)).filter((f) => f.startsWith('wal-'));
+    const { readFile } = await import('node:fs/promises');
+    const { encoded: _bytes, ...plain } = ops[1]!;
+    expect(await readFile(path.join(dir, segment!), 'utf8')).toBe(`${JSON.stringify({ s: 1, o: [ops[0], plain, { op: 'put', c: 'c', k: 'raw', v: [2] }, ops[3]] })}\n`);
+    const reopened = await openStore(dir);
+    expect(reopened.get('c', 'enc')).toBe(value);
+    expect(reopened.get('c', 'raw')).toEqual([2]);
+  });
+
   it('a checkpoint written while commits go on, then a crash: the reopened store holds the latest state', async () => {
     const dir = await newDir();
     const first = await openStore(dir);

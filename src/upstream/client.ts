@@ -77,6 +77,8 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     listUsers: (opts) => list('/api/v2/users', 'users', user, opts),
     scanStudents: (begin, opts) => scan('/api/v2/students', 'students', student, begin, opts),
     scanUsers: (begin, opts) => scan('/api/v2/users', 'users', user, begin, opts),
+    fetchList: (list, read, opts) =>
+      tracked({ method: 'GET', path: `/api/v2/${list}`, safe: true, signal: opts?.signal, read: (body: BodyStream) => read(body) }),
     getStudent: (id, opts) =>
       tracked({
         method: 'GET', path: '/api/v2/student', query: { id: String(id) }, safe: true, signal: opts?.signal,

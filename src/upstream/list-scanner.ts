@@ -82,6 +82,8 @@ export class ListScanner {
   private capDepth = 0;
   private capInString = false;
   private capEscape = false;
+  /** Whitespace seen between the tokens of the value being captured. */
+  private capSpaced = false;
   private capSegments: Uint8Array[] = [];
 
   /**
@@ -101,6 +103,12 @@ export class ListScanner {
   /** List positions of the elements last returned by push (claimed ones leave gaps). */
   indexes: number[] = [];
 
+  /**
+   * The JSON texts of the elements last returned by push, as received, when they hold no whitespace
+   * between tokens (else undefined): such a text is one line that JSON.parse reads back to the element.
+   */
+  texts: (string | undefined)[] = [];
+
   /** The array's path as errors name it. */
   get targetPath(): string {
     return joinPath('', this.target);
@@ -110,6 +118,7 @@ export class ListScanner {
   push(chunk: Uint8Array): unknown[] {
     this.out = [];
     this.indexes = [];
+    this.texts = [];
     let i = 0;
     while (i < chunk.length) {
       i = this.purpose === undefined ? this.structural(chunk, i) : this.capture(chunk, i);
@@ -227,6 +236,7 @@ export class ListScanner {
     this.capSegments = [];
     this.capInString = false;
     this.capEscape = false;
+    this.capSpaced = false;
     if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
       this.capKind = 'container';
       this.capDepth = 0;
@@ -278,6 +288,7 @@ export class ListScanner {
       const b = chunk[i] as number;
       if (b === QUOTE) inString = true;
       else if (b === OPEN_OBJECT || b === OPEN_ARRAY) depth++;
+      else if (isWhitespace(b)) this.capSpaced = true;
       else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
         depth--;
         if (depth === 0) return i;
@@ -342,11 +353,14 @@ export class ListScanner {
     } catch (error) {
       throw invalidJson(`invalid UTF-8 near byte ${this.offset + at}`, error);
     }
+    let value: unknown;
     try {
-      return JSON.parse(text);
+      value = JSON.parse(text);
     } catch (error) {
       const where = purpose.kind === 'element' ? `${this.targetPath}[${this.elements}]` : `byte ${this.offset + at}`;
       throw invalidJson(`${(error as Error).message} (in ${where})`, error);
     }
+    if (purpose.kind === 'element') this.texts.push(this.capSpaced ? undefined : text);
+    return value;
   }
 }

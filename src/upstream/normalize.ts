@@ -17,18 +17,24 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /**
  * Normalizes a value the caller owns, in place, and returns it. The client uses this on objects it
  * has just parsed: copying 300,000 objects of a big list cost more main-thread time than parsing.
+ * `changes.count` goes up by one per value changed or removed (the list worker keeps a record's text
+ * as received when nothing was).
  */
-export function normalizeInPlace(value: unknown): unknown {
+export function normalizeInPlace(value: unknown, changes?: { count: number }): unknown {
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = normalizeInPlace(value[i]);
+    for (let i = 0; i < value.length; i++) value[i] = normalizeInPlace(value[i], changes);
     return value;
   }
   if (!isPlainObject(value)) return value;
   for (const key of Object.keys(value)) {
     const field = value[key];
-    if (key === SECRET_FIELD) delete value[key];
-    else if (FLAG_FIELDS.has(key) && (field === '0' || field === '1')) value[key] = field === '1' ? 1 : 0;
-    else if (typeof field === 'object' && field !== null) normalizeInPlace(field);
+    if (key === SECRET_FIELD) {
+      delete value[key];
+      if (changes) changes.count += 1;
+    } else if (FLAG_FIELDS.has(key) && (field === '0' || field === '1')) {
+      value[key] = field === '1' ? 1 : 0;
+      if (changes) changes.count += 1;
+    } else if (typeof field === 'object' && field !== null) normalizeInPlace(field, changes);
   }
   return value;
 }

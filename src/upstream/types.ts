@@ -145,6 +145,12 @@ export interface UpstreamClient {
    */
   scanStudents(begin: () => ListVisitor<Student>, opts?: CallOptions): Promise<number>;
   scanUsers(begin: () => ListVisitor<User>, opts?: CallOptions): Promise<number>;
+  /**
+   * GET one full list and hand its body, unread, to `read` (the poll parses it in a worker thread).
+   * The same call as the others (auth, retries, errors, lastContact): a retried attempt calls `read`
+   * again with the new body; `read` rejects for a body it finds malformed or truncated.
+   */
+  fetchList<T>(list: 'students' | 'users', read: (body: AsyncIterable<Uint8Array>) => Promise<T>, opts?: CallOptions): Promise<T>;
   getStudent(id: number, opts?: CallOptions): Promise<Student>;
   createStudent(input: CreateStudentInput, opts?: CallOptions): Promise<StudentWriteResult>;
   updateStudent(id: number, input: UpdateStudentInput, opts?: CallOptions): Promise<StudentWriteResult>;

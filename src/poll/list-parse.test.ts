@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { testStudent, testUser } from './testing.js';
+import { diffRecords, mapSnapshot } from './diff.js';
+import { ListParse } from './list-parse.js';
+import { putEntryOp } from './snapshot.js';
+
+/** A body as the upstream might send it: spaces inside the elements, so raw bytes differ from our texts. */
+const body = (list: string, items: readonly unknown[]) =>
+  Buffer.from(`{"data": {"${list}": [${items.map((item) => JSON.stringify(item, null, 1)).join(', ')}]}, "status": "ok"}`);
+
+/** Pushes a body in chunks of `size` bytes; returns every batch merged and the count. */
+function parseAll(parse: ListParse, bytes: Uint8Array, size = 7) {
+  const known: string[] = [];
+  const parsed: string[] = [];
+  for (let offset = 0; offset < bytes.length; offset += size) {
+    const batch = parse.push(bytes.subarray(offset, offset + size));
+    known.push(...batch.known);
+    parsed.push(...batch.parsed);
+  }
+  return { known, parsed, count: parse.end() };
+}
+
+describe('ListParse', () => {
+  it('turns each element into its key and normalized text, and indexes its raw bytes', () => {
+    const raw = { ...testUser(2), isArchived: '1', oneTimePassword: 'secret' };
+    const first = new ListParse('users');
+    const out = parseAll(first, body('users', [testUser(1), raw]));
+    expect(out.count).toBe(2);
+    expect(out.known).toEqual([]);
+    const { oneTimePassword: _secret, ...normalized } = { ...raw, isArchived: 1 };
+    expect(out.parsed).toEqual(['1', JSON.stringify(testUser(1)), '2', JSON.stringify(normalized)]);
+    expect([...first.index().values()]).toEqual(['1', '2']);
+  });
+
+  it('keeps a compact element\'s text as received unless normalization changed it', () => {
+    const raw = '{"id":1,"login":"a\\/b","lastName":"\\u0141\u00f3d\u017a","isArchived":0}';
+    const flagged = '{"id":2,"login":"c","isArchived":"1"}';
+    const parse = new ListParse('users');
+    const out = parseAll(parse, Buffer.from(`{"data":{"users":[${raw},${flagged}]}}`), 5);
+    expect(out.parsed).toEqual(['1', raw, '2', '{"id":2,"login":"c","isArchived":1}']);
+    expect(JSON.parse(out.parsed[1]!)).toEqual({ id: 1, login: 'a/b', lastName: 'Łódź', isArchived: 0 });
+  });
+
+  it('with the previous index, takes unchanged bytes by key without parsing, and parses the rest', () => {
+    const first = new ListParse('students');
+    parseAll(first, body('students', [testStudent(1), testStudent(2), testStudent(3)]));
+    const second = new ListParse('students', { previous: first.index() });
+    const out = parseAll(second, body('students', [testStudent(1), testStudent(2, 'Zmiana'), testStudent(3), testStudent(4)]), 100);
+    expect(out.known).toEqual(['1', '3']);
+    expect(out.parsed.filter((_, i) => i % 2 === 0)).toEqual(['2', '4']);
+    expect(out.count).toBe(4);
+    expect([...second.index().values()].sort()).toEqual(['1', '2', '3', '4']);
+  });
+
+  it('rejects an element that does not fit API v2, naming it, and a body cut short', () => {
+    const bad = new ListParse('users');
+    expect(() => parseAll(bad, body('users', [testUser(1), { ...testUser(2), id: '2' }]))).toThrow(
+      expect.objectContaining({ code: 'upstream.invalid_response', message: expect.stringContaining('data.users[1].id') }),
+    );
+    const bytes = body('users', [testUser(1), testUser(2)]);
+    const cut = new ListParse('users');
+    expect(() => parseAll(cut, bytes.subarray(0, bytes.length - 30))).toThrow(expect.objectContaining({ code: 'upstream.invalid_json' }));
+  });
+
+  it('for an empty snapshot, makes each record\'s entry and its encoded put op exactly as the diff would', () => {
+    for (const initial of ['emit', 'baseline'] as const) {
+      const students = [testStudent(1), testStudent(2, 'Ż"\\'), testStudent(3)];
+      const parse = new ListParse('students', { fresh: { initial } });
+      const chains: string[] = [];
+      const ops: Buffer[] = [];
+      for (const chunk of [body('students', students).subarray(0, 900), body('students', students).subarray(900)]) {
+        const batch = parse.push(chunk);
+        if (!batch.fresh) continue;
+        chains.push(...batch.fresh.chains);
+        batch.fresh.ends.forEach((end, i) => ops.push(Buffer.from(batch.fresh!.ops.subarray(i === 0 ? 0 : batch.fresh!.ends[i - 1], end))));
+      }
+      const ctx = { stream: 'students' as const, detectedAt: '2026-11-22T10:00:00.000Z', initial };
+      const items = diffRecords(ctx, mapSnapshot(new Map()), students);
+      expect(chains).toEqual(items.map((item) => item.stored!.slice(0, 12)));
+      expect(ops.map((op) => op.toString())).toEqual(items.map((item) => JSON.stringify(putEntryOp('students', item.key, item.stored!))));
+    }
+  });
+});

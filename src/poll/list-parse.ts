@@ -1,0 +1,132 @@
+import { hash } from 'node:crypto';
+import { ListScanner } from '../upstream/list-scanner.js';
+import { normalizeInPlace } from '../upstream/normalize.js';
+import { studentSchema, userSchema, validate } from '../upstream/schemas.js';
+import { newChain, type DiffContext } from './diff.js';
+import { putEntryText, type PolledStream } from './snapshot.js';
+
+/**
+ * One list body turned into record texts (issue 7): the work the list worker does off the daemon's
+ * event loop. Bytes go in as they arrive; out come, per pushed chunk, the keys of records whose raw
+ * bytes the previous index knew (unchanged since the last committed cycle: not parsed at all) and
+ * `[key, text]` pairs of the others, parsed, normalized, validated and serialized again
+ * (`JSON.stringify`, the upstream's key order: the snapshot's text form, see snapshot.ts).
+ *
+ * A malformed body, a truncated one or an element that does not fit API v2 throws the client's own
+ * `upstream.*` BridgeError, naming the element (`data.users[17].id`); the caller commits nothing.
+ * Pure apart from hashing: no I/O, no threads, so it is tested in-process (list-parse.test.ts).
+ */
+export interface ParseBatch {
+  /** Keys recognised by their raw bytes. */
+  known: string[];
+  /** Flat pairs: key, text, key, text… */
+  parsed: string[];
+  /** When parsing for an empty snapshot: each parsed record's snapshot entry, made ready. */
+  fresh?: FreshEntries;
+}
+
+/**
+ * On a first cycle every record is new, and its snapshot entry depends on nothing but its text: the
+ * worker makes it here, off the daemon's thread, exactly as the diff would (`newChain`, `putEntryText`).
+ */
+export interface FreshEntries {
+  /** Per parsed record, its chain. */
+  chains: string[];
+  /** The records' snapshot put ops, encoded one after the other; record i's ends at ends[i]. */
+  ops: Uint8Array;
+  ends: number[];
+}
+
+export interface ListParseOptions {
+  /** The index of the last committed cycle; none parses every record. */
+  previous?: RawIndex | undefined;
+  /** Set when the stream's snapshot is empty: each record's entry is made ready (ParseBatch.fresh). */
+  fresh?: { initial: DiffContext['initial'] } | undefined;
+}
+
+/** Hash of a record's raw bytes (as the upstream sent them) → its key. */
+export type RawIndex = ReadonlyMap<string, string>;
+
+/** SHA-256: a collision would hide a change, so not a short or non-cryptographic hash. */
+const rawHash = (raw: Uint8Array): string => hash('sha256', raw, 'base64');
+
+const SCHEMAS = { students: studentSchema, users: userSchema } as const;
+
+export class ListParse {
+  private readonly scanner: ListScanner;
+  private readonly next = new Map<string, string>();
+  /** Hashes of the elements declined by `known`, in list order, waiting to be parsed. */
+  private readonly declined: string[] = [];
+  private known: string[] = [];
+
+  private readonly previous: RawIndex | undefined;
+  private readonly fresh: ListParseOptions['fresh'];
+
+  constructor(private readonly stream: PolledStream, options: ListParseOptions = {}) {
+    this.previous = options.previous;
+    this.fresh = options.fresh;
+    this.scanner = new ListScanner(['data', stream], (raw) => this.claim(raw));
+  }
+
+  push(chunk: Uint8Array): ParseBatch {
+    this.known = [];
+    const values = this.scanner.push(chunk);
+    const indexes = this.scanner.indexes;
+    const texts = this.scanner.texts;
+    const parsed: string[] = [];
+    const changes = { count: 0 };
+    for (let i = 0; i < values.length; i++) {
+      changes.count = 0;
+      const value = validate(SCHEMAS[this.stream], normalizeInPlace(values[i], changes), `data.${this.stream}[${indexes[i]}]`);
+      const key = String(value.id);
+      // The text as received when it is one compact line that normalization left alone (it reads back
+      // to the same record): serializing it again would cost as much as parsing it.
+      parsed.push(key, (changes.count === 0 ? texts[i] : undefined) ?? JSON.stringify(value));
+      this.next.set(this.declined.shift() as string, key);
+    }
+    return { known: this.known, parsed, ...(this.fresh && parsed.length > 0 ? { fresh: this.entries(parsed, this.fresh.initial) } : {}) };
+  }
+
+  private entries(parsed: readonly string[], initial: DiffContext['initial']): FreshEntries {
+    const chains: string[] = [];
+    const texts: string[] = [];
+    const ends: number[] = [];
+    let end = 0;
+    for (let i = 0; i < parsed.length; i += 2) {
+      const key = parsed[i] as string;
+      const json = parsed[i + 1] as string;
+      const chain = newChain(initial, key, json);
+      const text = putEntryText(this.stream, key, chain + json);
+      chains.push(chain);
+      texts.push(text);
+      ends.push((end += Buffer.byteLength(text)));
+    }
+    // Unpooled memory of its own: the worker transfers it to the daemon's thread.
+    const ops = Buffer.allocUnsafeSlow(end);
+    ops.write(texts.join(''));
+    return { chains, ops, ends };
+  }
+
+  /** Call once the body has ended: the element count, or the error of a body that ended early. */
+  end(): number {
+    this.scanner.end();
+    return this.scanner.count;
+  }
+
+  /** Raw hash → key of every record of this list: the next cycle's index, once this one has committed. */
+  index(): RawIndex {
+    return this.next;
+  }
+
+  private claim(raw: Uint8Array): boolean {
+    const hashed = rawHash(raw);
+    const key = this.previous?.get(hashed);
+    if (key === undefined) {
+      this.declined.push(hashed);
+      return false;
+    }
+    this.known.push(key);
+    this.next.set(hashed, key);
+    return true;
+  }
+}

@@ -1,0 +1,26 @@
+import type { DiffContext } from './diff.js';
+import type { FreshEntries } from './list-parse.js';
+import type { PolledStream } from './snapshot.js';
+
+/** Messages between the list worker (list-worker-thread.ts) and its main-thread side (list-worker.ts). */
+export type ToWorker =
+  | { t: 'begin'; id: number; stream: PolledStream; useIndex: boolean; fresh?: { initial: DiffContext['initial'] } }
+  | { t: 'chunk'; id: number; bytes: Uint8Array }
+  | { t: 'end'; id: number; stream: PolledStream }
+  | { t: 'abort'; id: number }
+  /** A commit of the stream begins: its committed index no longer matches the snapshot. */
+  | { t: 'drop'; stream: PolledStream }
+  /** Every commit of the cycle succeeded: read `id`'s index becomes the stream's committed one. */
+  | { t: 'adopt'; stream: PolledStream; id: number };
+
+export interface WireError {
+  code: string;
+  message: string;
+  retryable: boolean;
+  context?: Record<string, unknown>;
+}
+
+export type ToMain =
+  | { t: 'batch'; id: number; known: string[]; parsed: string[]; fresh?: FreshEntries }
+  | { t: 'done'; id: number; count: number }
+  | { t: 'error'; id: number; error: WireError };

@@ -1,0 +1,168 @@
+import { Worker } from 'node:worker_threads';
+import { BridgeError } from '../errors.js';
+import type { DiffContext } from './diff.js';
+import type { FreshEntries } from './list-parse.js';
+import type { ToMain, ToWorker } from './list-worker-protocol.js';
+import type { PolledStream } from './snapshot.js';
+
+/**
+ * The main-thread side of the list worker (issue 7, event loop): a worker thread that turns list
+ * bodies into record texts (list-parse.ts), so scanning, hashing, parsing, validating and
+ * serializing 300,000 records run on the machine's other core instead of between webhook
+ * acknowledgements. The daemon's thread only moves the body's bytes over and diffs what comes back.
+ *
+ * The raw indexes live in the worker (list-worker-thread.ts); this side only says when a stream's
+ * index stops matching the snapshot (`drop`, before a commit) and when a read's index may replace it
+ * (`adopt`, after the cycle's last commit). A worker that dies takes its indexes with it, which is
+ * safe: the next read parses everything. It is started on the first read and never keeps the process
+ * alive (unref).
+ */
+export interface ParseSink {
+  /** Keys whose records are byte for byte what the last committed cycle saw. */
+  known(keys: readonly string[]): void;
+  /** Flat pairs key, text of the other records, in list order; `fresh` when asked for (ParseOptions.fresh). */
+  parsed(pairs: readonly string[], fresh?: FreshEntries): void;
+}
+
+export interface ListWorker {
+  /**
+   * Parses one list body, handing each batch to `sink` as it comes. Resolves once the body has ended
+   * whole with the element count and this read's id (for `adopt`); rejects with the upstream.* error
+   * of a malformed or truncated body, after the sink may have seen some records.
+   */
+  parse(stream: PolledStream, body: AsyncIterable<Uint8Array>, options: ParseOptions, sink: ParseSink): Promise<{ count: number; id: number }>;
+  drop(stream: PolledStream): void;
+  adopt(stream: PolledStream, id: number): void;
+  stop(): Promise<void>;
+}
+
+export interface ParseOptions {
+  /** Skip records whose bytes the stream's committed index knows (false: parse every one). */
+  useIndex: boolean;
+  /** The stream's snapshot is empty: have each record's snapshot entry made in the worker (list-parse.ts). */
+  fresh?: { initial: DiffContext['initial'] } | undefined;
+  signal?: AbortSignal;
+}
+
+/** Bytes per message to the worker, and messages not yet answered before the reader waits. */
+const SLICE_BYTES = 256 * 1024;
+const MAX_IN_FLIGHT = 8;
+
+interface Read {
+  stream: PolledStream;
+  sink: ParseSink;
+  inFlight: number;
+  wake: (() => void) | undefined;
+  error: Error | undefined;
+  resolve: (count: number) => void;
+  reject: (error: Error) => void;
+}
+
+export function createListWorker(): ListWorker {
+  // One thread per stream: both lists are read at once, and each stream's index stays in its thread.
+  const threads = new Map<PolledStream, Worker>();
+  let nextId = 1;
+  const reads = new Map<number, Read>();
+
+  const post = (stream: PolledStream, message: ToWorker, transfer?: ArrayBuffer[]) => threads.get(stream)?.postMessage(message, transfer);
+
+  function failRead(read: Read, error: Error): void {
+    read.error ??= error;
+    read.reject(read.error);
+    read.wake?.();
+  }
+
+  function onMessage(message: ToMain): void {
+    const read = reads.get(message.id);
+    if (!read || read.error) return;
+    if (message.t === 'batch') {
+      read.inFlight -= 1;
+      try {
+        if (message.known.length > 0) read.sink.known(message.known);
+        if (message.parsed.length > 0) read.sink.parsed(message.parsed, message.fresh);
+      } catch (error) {
+        failRead(read, error as Error);
+      }
+      read.wake?.();
+    } else if (message.t === 'done') {
+      read.resolve(message.count);
+    } else {
+      const { code, message: text, retryable, context } = message.error;
+      failRead(read, new BridgeError(code, text, { retryable, ...(context ? { context } : {}) }));
+    }
+  }
+
+  function spawn(stream: PolledStream): Worker {
+    const spawned = new Worker(new URL('./list-worker-boot.mjs', import.meta.url));
+    spawned.unref();
+    const lost = (error: Error) => {
+      if (threads.get(stream) !== spawned) return;
+      threads.delete(stream);
+      const failure = new BridgeError('poll.list_worker', `the list worker stopped: ${error.message}`, { retryable: true, cause: error });
+      for (const read of reads.values()) if (read.stream === stream) failRead(read, failure);
+    };
+    spawned.on('message', onMessage);
+    spawned.on('error', lost);
+    spawned.on('exit', (code) => lost(new Error(`exit code ${code}`)));
+    return spawned;
+  }
+
+  async function parse(stream: PolledStream, body: AsyncIterable<Uint8Array>, options: ParseOptions, sink: ParseSink) {
+    if (!threads.has(stream)) threads.set(stream, spawn(stream));
+    const id = nextId++;
+    let read!: Read;
+    const done = new Promise<number>((resolve, reject) => {
+      read = { stream, sink, inFlight: 0, wake: undefined, error: undefined, resolve, reject };
+    });
+    done.catch(() => {}); // awaited below; this only keeps an early failure from being "unhandled"
+    reads.set(id, read);
+    post(stream, { t: 'begin', id, stream, useIndex: options.useIndex, ...(options.fresh ? { fresh: options.fresh } : {}) });
+    try {
+      let parts: Uint8Array[] = [];
+      let size = 0;
+      const flush = async () => {
+        // A copy of our own to transfer: a chunk from the HTTP client may share its memory with others.
+        const bytes = new Uint8Array(size);
+        let offset = 0;
+        for (const part of parts) {
+          bytes.set(part, offset);
+          offset += part.length;
+        }
+        parts = [];
+        size = 0;
+        read.inFlight += 1;
+        post(stream, { t: 'chunk', id, bytes }, [bytes.buffer]);
+        while (read.inFlight >= MAX_IN_FLIGHT && !read.error) await new Promise<void>((resolve) => (read.wake = resolve));
+        read.wake = undefined;
+      };
+      for await (const chunk of body) {
+        if (read.error) break;
+        options.signal?.throwIfAborted();
+        parts.push(chunk);
+        size += chunk.length;
+        if (size >= SLICE_BYTES) await flush();
+      }
+      if (read.error) throw read.error;
+      if (size > 0) await flush();
+      post(stream, { t: 'end', id, stream });
+      return { count: await done, id };
+    } catch (error) {
+      post(stream, { t: 'abort', id });
+      throw read.error ?? error;
+    } finally {
+      reads.delete(id);
+    }
+  }
+
+  return {
+    parse,
+    drop: (stream) => post(stream, { t: 'drop', stream }),
+    adopt: (stream, id) => post(stream, { t: 'adopt', stream, id }),
+    async stop() {
+      const stopping = [...threads.values()];
+      threads.clear();
+      for (const read of reads.values()) failRead(read, new BridgeError('poll.stopped', 'the list worker is stopping', { retryable: false }));
+      await Promise.all(stopping.map((thread) => thread.terminate()));
+    },
+  };
+}
