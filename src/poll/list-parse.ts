@@ -52,6 +52,9 @@ const rawHash = (raw: Uint8Array): string => hash('sha256', raw, 'base64');
 
 const SCHEMAS = { students: studentSchema, users: userSchema } as const;
 
+/** Where a batch's entries are encoded before being copied out (ListParse.entries). */
+let scratch = Buffer.allocUnsafeSlow(1024 * 1024);
+
 export class ListParse {
   private readonly scanner: ListScanner;
   private readonly next = new Map<string, string>();
@@ -90,8 +93,7 @@ export class ListParse {
   private entries(parsed: readonly string[], initial: DiffContext['initial']): FreshEntries {
     const chains: string[] = [];
     const texts: string[] = [];
-    const ends: number[] = [];
-    let end = 0;
+    let bound = 0;
     for (let i = 0; i < parsed.length; i += 2) {
       const key = parsed[i] as string;
       const json = parsed[i + 1] as string;
@@ -99,11 +101,16 @@ export class ListParse {
       const text = putEntryText(this.stream, key, chain + json);
       chains.push(chain);
       texts.push(text);
-      ends.push((end += Buffer.byteLength(text)));
+      bound += text.length * 3; // UTF-8 takes at most 3 bytes per UTF-16 unit
     }
-    // Unpooled memory of its own: the worker transfers it to the daemon's thread.
+    // Encoded in one pass into a scratch buffer, then copied into memory of its own, exactly sized
+    // (the worker transfers it to the daemon's thread, which keeps it until the commit).
+    if (scratch.length < bound) scratch = Buffer.allocUnsafeSlow(Math.max(bound, 2 * scratch.length));
+    const ends: number[] = [];
+    let end = 0;
+    for (const text of texts) ends.push((end += scratch.write(text, end)));
     const ops = Buffer.allocUnsafeSlow(end);
-    ops.write(texts.join(''));
+    scratch.copy(ops, 0, 0, end);
     return { chains, ops, ends };
   }
 

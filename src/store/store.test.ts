@@ -1,4 +1,4 @@
-import { appendFile, readdir, stat, writeFile } from 'node:fs/promises';
+import { open, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../log.js';
@@ -22,6 +22,25 @@ async function newDir(): Promise<string> {
   const temp = await tempDir();
   cleanups.push(temp.cleanup);
   return temp.dir;
+}
+
+/** Bytes of WAL lines in a segment: they end where its preallocated zeros begin. */
+async function dataBytes(file: string): Promise<number> {
+  const raw = await readFile(file);
+  const end = raw.indexOf(0);
+  return end < 0 ? raw.length : end;
+}
+
+/** The lines of a WAL segment, without its preallocated zeros. */
+async function walText(file: string): Promise<string> {
+  return (await readFile(file)).subarray(0, await dataBytes(file)).toString('utf8');
+}
+
+/** Writes `text` right after a segment's last line, as a crash mid-write would leave it. */
+async function writeAtDataEnd(file: string, text: string): Promise<void> {
+  const handle = await open(file, 'r+');
+  await handle.write(text, await dataBytes(file));
+  await handle.close();
 }
 
 describe('store', () => {
@@ -112,13 +131,30 @@ describe('store', () => {
     expect(Object.fromEntries(reopened.entries('snap'))).toEqual({ 1: 'new', 2: 'two' });
   });
 
+  it('writes the WAL over zeros filled ahead of it, and reads back only its lines', async () => {
+    const dir = await newDir();
+    const store = await openStore(dir);
+    await store.commit([{ op: 'put', c: 'c', k: 'small', v: 1 }]);
+    // Past the headroom left to the writes: this one waits for the zero fill and goes after it.
+    await store.commit([{ op: 'put', c: 'c', k: 'big', v: 'x'.repeat(3 * 1024 * 1024) }]);
+    await store.commit([{ op: 'put', c: 'c', k: 'after', v: 2 }]);
+    await store.stop();
+    const [segment] = (await readdir(dir)).filter((f) => f.startsWith('wal-'));
+    const file = path.join(dir, segment!);
+    expect((await stat(file)).size).toBeGreaterThan(16 * 1024 * 1024);
+    expect((await walText(file)).split('\n').filter(Boolean).map((line) => JSON.parse(line).o[0].k)).toEqual(['small', 'big', 'after']);
+    const reopened = await openStore(dir);
+    expect([reopened.get('c', 'small'), (reopened.get('c', 'big') as string).length, reopened.get('c', 'after')]).toEqual([1, 3 * 1024 * 1024, 2]);
+    expect(reopened.stats().walBytes).toBe(await dataBytes(file));
+  });
+
   it('drops a torn last WAL line (a crash mid-append) and goes on', async () => {
     const dir = await newDir();
     const store = await openStore(dir);
     await store.commit([{ op: 'put', c: 'c', k: 'kept', v: 1 }]);
     await store.stop();
     const [segment] = (await readdir(dir)).filter((f) => f.startsWith('wal-'));
-    await appendFile(path.join(dir, segment!), '{"s":2,"o":[{"op":"put","c":"c","k":"lost"');
+    await writeAtDataEnd(path.join(dir, segment!), '{"s":2,"o":[{"op":"put","c":"c","k":"lost"');
     const reopened = await openStore(dir);
     expect(reopened.has('c', 'kept')).toBe(true);
     expect(reopened.has('c', 'lost')).toBe(false);
@@ -184,8 +220,7 @@ describe('store', () => {
     expect(store.get('c', 'raw')).toBe(value);
     await store.stop();
     const [segment] = (await readdir(dir)).filter((f) => f.startsWith('wal-'));
-    const { readFile } = await import('node:fs/promises');
-    expect(JSON.parse(await readFile(path.join(dir, segment!), 'utf8'))).toEqual({
+    expect(JSON.parse(await walText(path.join(dir, segment!)))).toEqual({
       s: 1, o: [{ op: 'put', c: 'c', k: 'raw', v: value }, { op: 'put', c: 'c', k: 'plain', v: 2 }, { op: 'del', c: 'c', k: 'none' }],
     });
     const reopened = await openStore(dir);
@@ -206,9 +241,8 @@ describe('store', () => {
     await store.commit(ops);
     await store.stop();
     const [segment] = (await readdir(dir)).filter((f) => f.startsWith('wal-'));
-    const { readFile } = await import('node:fs/promises');
     const { encoded: _bytes, ...plain } = ops[1]!;
-    expect(await readFile(path.join(dir, segment!), 'utf8')).toBe(`${JSON.stringify({ s: 1, o: [ops[0], plain, { op: 'put', c: 'c', k: 'raw', v: [2] }, ops[3]] })}\n`);
+    expect(await walText(path.join(dir, segment!))).toBe(`${JSON.stringify({ s: 1, o: [ops[0], plain, { op: 'put', c: 'c', k: 'raw', v: [2] }, ops[3]] })}\n`);
     const reopened = await openStore(dir);
     expect(reopened.get('c', 'enc')).toBe(value);
     expect(reopened.get('c', 'raw')).toEqual([2]);
@@ -253,7 +287,7 @@ describe('store', () => {
     await store.commit([{ op: 'put', c: 'c', k: 'during', v: 'y'.repeat(1000) }]);
     await checkpoint;
     const segments = (await readdir(dir)).filter((f) => f.startsWith('wal-'));
-    const onDisk = (await Promise.all(segments.map((f) => stat(path.join(dir, f))))).reduce((sum, s) => sum + s.size, 0);
+    const onDisk = (await Promise.all(segments.map((f) => dataBytes(path.join(dir, f))))).reduce((sum, n) => sum + n, 0);
     expect(onDisk).toBeGreaterThan(1000);
     expect(store.stats().walBytes).toBe(onDisk);
   });
