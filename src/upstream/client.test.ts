@@ -271,40 +271,35 @@ describe('answers', () => {
     expect(error.code).toBe('upstream.network');
   });
 
-  it('scanStudents hands over each normalized element and starts a fresh visitor on a retried read', async () => {
-    const full = JSON.stringify({ data: { students: [aStudent(1), aStudent(2, { isAdult: '1' }), aStudent(3)] } });
+  it('fetchList hands the body to read unread, and a retried attempt reads the new body from its start', async () => {
+    const full = JSON.stringify({ data: { students: [aStudent(1), aStudent(2)] } });
     const cut: Handler = (_req, _body, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(full.length) });
-      res.write(full.slice(0, full.indexOf('"id":3')));
+      res.write(full.slice(0, full.indexOf('"id":2')));
       setImmediate(() => res.socket?.destroy());
     };
     on('GET', '/api/v2/students', cut, raw(200, full));
-    const attempts: number[][] = [];
-    const total = await client({ retry: { random: () => 0 } }).scanStudents(() => {
-      const seenIds: number[] = [];
-      attempts.push(seenIds);
-      return (student, index) => {
-        expect(index).toBe(seenIds.length);
-        seenIds.push(student.id);
-        if (student.id === 2) expect(student.isAdult).toBe(1);
-      };
+    const reads: string[] = [];
+    const text = await client({ retry: { random: () => 0 } }).fetchList('students', async (body) => {
+      let received = '';
+      reads.push(received);
+      for await (const chunk of body) received += Buffer.from(chunk).toString();
+      reads[reads.length - 1] = received;
+      return received;
     });
-    expect(total).toBe(3);
-    expect(attempts).toEqual([[1, 2], [1, 2, 3]]); // the cut attempt saw two, the retry all three from the start
+    expect(text).toBe(full);
+    expect(reads).toHaveLength(2); // the cut attempt, then the whole body again
+    expect(full.startsWith(reads[0]!) && reads[0]!.length < full.length).toBe(true);
   });
 
-  it('scanUsers rejects a cut body after it has seen some elements (the caller commits nothing)', async () => {
-    const full = JSON.stringify({ data: { users: [{ id: 1 }, { id: 2 }, { id: 3 }] } });
-    const cut: Handler = (_req, _body, res) => {
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(full.length) });
-      res.write(full.slice(0, full.indexOf('{"id":3')));
-      setImmediate(() => res.socket?.destroy());
-    };
-    on('GET', '/api/v2/users', cut);
-    const ids: number[] = [];
-    const error = await failure(client({ retry: { maxAttempts: 1 } }).scanUsers(() => (user) => ids.push(user.id)));
-    expect(error.code).toBe('upstream.network');
-    expect(ids).toEqual([1, 2]);
+  it('fetchList rejects with the error of a read that finds the body wrong, without retrying it', async () => {
+    on('GET', '/api/v2/users', raw(200, '{"data":{"users":[1,'), raw(200, '{}'));
+    const error = await failure(client({ retry: { random: () => 0 } }).fetchList('users', async (body) => {
+      for await (const _chunk of body);
+      throw new BridgeError('upstream.invalid_json', 'body ends early (truncated)');
+    }));
+    expect(error.code).toBe('upstream.invalid_json');
+    expect(count('GET', '/api/v2/users')).toBe(1);
   });
 
   it('getStudent asks by ?id= and maps 404', async () => {

@@ -4,13 +4,13 @@ import { call, type CallContext, type CallSpec } from './call.js';
 import { pick, readJson } from './envelope.js';
 import { createHttp, type BodyStream } from './http.js';
 import { extractOneTimePasswords, normalizeInPlace } from './normalize.js';
-import { readList, scanList } from './read-list.js';
+import { readList } from './read-list.js';
 import { resolveRetryPolicy } from './retry.js';
 import { deletedWebhookSchema, studentSchema, userSchema, validate, webhookSchema } from './schemas.js';
 import { createAuthorizer } from './authorize.js';
 import { createStaticTokenSource } from './token.js';
 import type {
-  CallOptions, CreateStudentInput, LastContact, ListVisitor, StudentWriteResult, UpdateStudentInput, UpstreamClient,
+  CallOptions, CreateStudentInput, LastContact, StudentWriteResult, UpdateStudentInput, UpstreamClient,
   UpstreamClientOptions,
 } from './types.js';
 
@@ -56,13 +56,6 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       read: (body: BodyStream) => readList(body, { path: ['data', key], map, ...(opts?.signal ? { signal: opts.signal } : {}) }),
     });
 
-  // A retried attempt reads the body from its first byte again: `begin` gives a fresh visitor each time.
-  const scan = <T>(path: string, key: 'students' | 'users', map: (value: unknown, index: number) => T, begin: () => ListVisitor<T>, opts?: CallOptions) =>
-    tracked({
-      method: 'GET', path, safe: true, signal: opts?.signal,
-      read: (body: BodyStream) => scanList(body, { path: ['data', key], map, ...(opts?.signal ? { signal: opts.signal } : {}) }, begin()),
-    });
-
   const student = (v: unknown, i: number) => validate(studentSchema, normalizeInPlace(v), `data.students[${i}]`);
   const user = (v: unknown, i: number) => validate(userSchema, normalizeInPlace(v), `data.users[${i}]`);
 
@@ -75,8 +68,6 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   return {
     listStudents: (opts) => list('/api/v2/students', 'students', student, opts),
     listUsers: (opts) => list('/api/v2/users', 'users', user, opts),
-    scanStudents: (begin, opts) => scan('/api/v2/students', 'students', student, begin, opts),
-    scanUsers: (begin, opts) => scan('/api/v2/users', 'users', user, begin, opts),
     fetchList: (list, read, opts) =>
       tracked({ method: 'GET', path: `/api/v2/${list}`, safe: true, signal: opts?.signal, read: (body: BodyStream) => read(body) }),
     getStudent: (id, opts) =>

@@ -121,3 +121,24 @@ describe('ListScanner', () => {
     );
   });
 });
+
+describe('ListScanner known', () => {
+  it('skips the elements `known` claims by their raw bytes: not parsed, not returned, only counted', () => {
+    const raws: string[] = [];
+    const scanner = new ListScanner(['data', 'students'], (raw) => {
+      raws.push(Buffer.from(raw).toString());
+      return raws.length === 2; // the second element, split across chunks, and not even valid JSON
+    });
+    const values: unknown[] = [];
+    const indexes: number[] = [];
+    for (const chunk of ['{"data":{"students":[{"id":1},{"id"', ':2,oops},', '{"id":3}]}}']) {
+      values.push(...scanner.push(Buffer.from(chunk)));
+      indexes.push(...scanner.indexes);
+    }
+    scanner.end();
+    expect(raws).toEqual(['{"id":1}', '{"id":2,oops}', '{"id":3}']);
+    expect(values).toEqual([{ id: 1 }, { id: 3 }]);
+    expect(indexes).toEqual([0, 2]); // list positions, the claimed one leaving a gap
+    expect(scanner.count).toBe(3);
+  });
+});

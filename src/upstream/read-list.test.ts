@@ -26,24 +26,6 @@ describe('readList', () => {
     expect(seen).toEqual([0, 1]);
   });
 
-  it('skips the elements `known` claims by their raw bytes: not parsed, not mapped, not visited, only counted', async () => {
-    const raws: string[] = [];
-    const visited: [unknown, number][] = [];
-    const visit = Object.assign((item: unknown, index: number) => visited.push([item, index]), {
-      known: (raw: Uint8Array) => {
-        raws.push(Buffer.from(raw).toString());
-        return raws.length === 2; // the second element, split across chunks, and not even valid JSON
-      },
-    });
-    const count = await scanList(chunks('{"data":{"students":[{"id":1},{"id"', ':2,oops},', '{"id":3}]}}'), {
-      path: ['data', 'students'],
-      map: (value) => (value as { id: number }).id,
-    }, visit);
-    expect(raws).toEqual(['{"id":1}', '{"id":2,oops}', '{"id":3}']);
-    expect(visited).toEqual([[1, 0], [3, 2]]); // list positions, the claimed one leaving a gap
-    expect(count).toBe(3);
-  });
-
   it('lets the event loop run while it works through one huge buffered chunk', async () => {
     let ticks = 0;
     const ticker = setInterval(() => ticks++, 0);

@@ -30,15 +30,13 @@ export async function readList<T>(body: AsyncIterable<Uint8Array>, options: Read
 }
 
 /**
- * Like readList, but hands each mapped element to `visit` as soon as it is parsed and keeps none
- * (elements `visit.known` claims by their raw bytes are only counted):
- * a caller that needs only part of a 300,000-element list (the poller keeps the changed ones) never
- * holds the whole of it. Resolves with the element count once the body has ended and was whole; until
- * then the caller must treat what it saw as provisional (a later byte may still make the list invalid).
- * `visit` runs inside the work budget, so its time counts before the next yield.
+ * Like readList, but hands each mapped element to `visit` as soon as it is parsed and keeps none.
+ * Resolves with the element count once the body has ended and was whole; until then the caller must
+ * treat what it saw as provisional (a later byte may still make the list invalid). `visit` runs
+ * inside the work budget, so its time counts before the next yield.
  */
 export async function scanList<T>(body: AsyncIterable<Uint8Array>, options: ReadListOptions<T>, visit: ListVisitor<T>): Promise<number> {
-  const scanner = new ListScanner(options.path, visit.known);
+  const scanner = new ListScanner(options.path);
   const budget = options.budgetMs ?? 5;
   let since = performance.now();
   for await (const chunk of body) {

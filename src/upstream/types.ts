@@ -124,27 +124,11 @@ export interface LastContact {
 }
 
 /** Takes one element of a list as soon as it is parsed, validated and normalized. */
-export type ListVisitor<T> = ((item: T, index: number) => void) & {
-  /**
-   * Optional: sees each element's raw bytes before it is parsed. Returning true says the caller
-   * already holds this exact element (it has seen these bytes before, validated) and has taken it:
-   * it is then neither parsed, nor validated, nor visited, only counted. Declined elements are
-   * visited as usual, in list order. The poll uses it to skip records unchanged since its last cycle.
-   */
-  known?: (raw: Uint8Array) => boolean;
-};
+export type ListVisitor<T> = (item: T, index: number) => void;
 
 export interface UpstreamClient {
   listStudents(opts?: CallOptions): Promise<Student[]>;
   listUsers(opts?: CallOptions): Promise<User[]>;
-  /**
-   * The lists element by element, none kept (the poller, 300,000 records). `begin` is called at the
-   * start of every attempt — a retried read starts over from the first element — and returns that
-   * attempt's visitor. Resolves with the element count only once the whole body was read and valid;
-   * a truncated or malformed body rejects, after the visitor may have seen some elements.
-   */
-  scanStudents(begin: () => ListVisitor<Student>, opts?: CallOptions): Promise<number>;
-  scanUsers(begin: () => ListVisitor<User>, opts?: CallOptions): Promise<number>;
   /**
    * GET one full list and hand its body, unread, to `read` (the poll parses it in a worker thread).
    * The same call as the others (auth, retries, errors, lastContact): a retried attempt calls `read`
