@@ -156,6 +156,28 @@ describe('poller', () => {
     expect(parsed).toEqual(['5']);
   });
 
+  it('a raw index naming a key the snapshot lacks makes the cycle read that list again in full', async () => {
+    await poller.runCycle();
+    const worker = createListWorker();
+    const reads: boolean[] = [];
+    await poller.stop();
+    poller = makePoller({
+      lists: {
+        ...worker,
+        parse: (stream, body, options, sink) => {
+          if (stream === 'users') reads.push(options.useIndex);
+          // A stale index: it claims a record by bytes whose key is in no snapshot.
+          if (stream === 'users' && options.useIndex) sink.known(['999']);
+          return worker.parse(stream, body, options, sink);
+        },
+      },
+    });
+    lists.users.push(testUser(11));
+    const result = await poller.runCycle();
+    expect(reads).toEqual([true, false]);
+    expect(result.streams.users).toMatchObject({ fetched: 11, created: 1, deleted: 0 });
+  });
+
   it('a commit failing halfway leaves no shortcut behind: a record sent again as it was before is diffed', async () => {
     await poller.runCycle(); // indexes every record's bytes
     for (const id of [1, 2, 3, 4, 5, 6, 7]) lists.students[id - 1] = testStudent(id, `Zmiana${id}`);

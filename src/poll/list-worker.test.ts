@@ -1,0 +1,78 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createListWorker, type ListWorker, type ParseSink } from './list-worker.js';
+import { jsonBody, testUser } from './testing.js';
+
+let worker: ListWorker;
+afterEach(async () => {
+  await worker.stop();
+});
+
+/** A sink that records what the worker hands over. */
+function collect() {
+  const out = { known: [] as string[], keys: [] as string[] };
+  const sink: ParseSink = {
+    known: (keys) => void out.known.push(...keys),
+    parsed: (pairs) => void out.keys.push(...pairs.filter((_, i) => i % 2 === 0)),
+  };
+  return { out, sink };
+}
+
+const users = (n: number, from = 1) => Array.from({ length: n }, (_, i) => testUser(from + i));
+
+describe('list worker', () => {
+  it('parses a list off the main thread, then skips the bytes of an adopted read, until dropped', async () => {
+    worker = createListWorker();
+    const first = collect();
+    const read = await worker.parse('users', jsonBody({ data: { users: users(300) } }, 4096), { useIndex: true }, first.sink);
+    expect(read.count).toBe(300);
+    expect(first.out.keys).toHaveLength(300);
+
+    // Not adopted yet: nothing is known.
+    const again = collect();
+    await worker.parse('users', jsonBody({ data: { users: users(3) } }), { useIndex: true }, again.sink);
+    expect(again.out.known).toEqual([]);
+
+    const indexed = await worker.parse('users', jsonBody({ data: { users: users(300) } }), { useIndex: true }, collect().sink);
+    worker.adopt('users', indexed.id);
+    const changed = users(300);
+    changed[9] = testUser(10, 'Zmiana');
+    const next = collect();
+    await worker.parse('users', jsonBody({ data: { users: changed } }), { useIndex: true }, next.sink);
+    expect(next.out.keys).toEqual(['10']);
+    expect(next.out.known).toHaveLength(299);
+
+    // useIndex false parses everything; a drop forgets the index; an adopt of another read's id too.
+    const full = collect();
+    await worker.parse('users', jsonBody({ data: { users: changed } }), { useIndex: false }, full.sink);
+    expect(full.out.keys).toHaveLength(300);
+    worker.adopt('users', indexed.id); // not the last whole read of the stream: no index
+    const none = collect();
+    await worker.parse('users', jsonBody({ data: { users: changed } }), { useIndex: true }, none.sink);
+    expect(none.out.known).toEqual([]);
+  });
+
+  it('rejects with the upstream error of a malformed element, naming it, and keeps working', async () => {
+    worker = createListWorker();
+    const bad = worker.parse('users', jsonBody({ data: { users: [testUser(1), { ...testUser(2), id: 'x' }] } }), { useIndex: true }, collect().sink);
+    await expect(bad).rejects.toMatchObject({ code: 'upstream.invalid_response', message: expect.stringContaining('data.users[1].id') });
+    const good = await worker.parse('users', jsonBody({ data: { users: users(2) } }), { useIndex: true }, collect().sink);
+    expect(good.count).toBe(2);
+  });
+
+  it('stop() ends a read that is still waiting for its body', async () => {
+    worker = createListWorker();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    async function* slowBody() {
+      await held;
+      yield Buffer.from('{"data":{"users":[]}}');
+    }
+    const reading = worker.parse('users', slowBody(), { useIndex: true }, collect().sink).then(
+      () => 'resolved',
+      (error: { code: string }) => error.code,
+    );
+    await worker.stop();
+    release();
+    expect(await reading).toBe('poll.stopped');
+  });
+});
