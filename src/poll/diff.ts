@@ -1,7 +1,7 @@
 import type { ChangeOp, ChangeRecord } from '../records.js';
 import { shortHash } from './canonical.js';
 import { leafChanges } from './leaf-changes.js';
-import { BASELINE_CHAIN, decodeEntry, encodeEntry, holdsJson, type PolledStream, type SnapshotView } from './snapshot.js';
+import { BASELINE_CHAIN, CHAIN_LENGTH, decodeEntry, encodeEntry, holdsJson, type PolledStream, type SnapshotView } from './snapshot.js';
 
 /**
  * The keyed field-level diff (STYLE 5): pure functions from (snapshot entry, current record) to a
@@ -57,7 +57,7 @@ export function diffText(
   record: () => PolledRecord = () => JSON.parse(json) as PolledRecord,
 ): DiffItem | undefined {
   if (stored !== undefined && holdsJson(stored, json)) return undefined;
-  if (stored === undefined) return newItem(ctx, key, json, newChain(ctx.initial, key, json), record);
+  if (stored === undefined) return newItem(ctx, key, encodeEntry(newChain(ctx.initial, key, json), json), record);
   const before = decodeEntry(stored);
   const previous = JSON.parse(before.json) as Record<string, unknown>;
   const hash = shortHash('updated', key, before.chain, before.json, json);
@@ -74,10 +74,10 @@ export function newChain(initial: DiffContext['initial'], key: string, json: str
   return initial === 'baseline' ? BASELINE_CHAIN : shortHash('created', key, '', '', json);
 }
 
-/** The item of a key the snapshot does not hold, its chain given (`newChain`, maybe made by the list worker). */
-export function newItem(ctx: DiffContext, key: string, json: string, chain: string, record: () => PolledRecord, encoded?: Uint8Array): DiffItem {
-  const change = ctx.initial === 'baseline' ? undefined : changeRecord(ctx, 'created', Number(key), chain, record(), null);
-  return { key, change, stored: encodeEntry(chain, json), ...(encoded ? { encoded } : {}) };
+/** The item of a key the snapshot does not hold, its entry given (made here or by the list worker, see newChain). */
+export function newItem(ctx: DiffContext, key: string, stored: string, record: () => PolledRecord, encoded?: Uint8Array): DiffItem {
+  const change = ctx.initial === 'baseline' ? undefined : changeRecord(ctx, 'created', Number(key), stored.slice(0, CHAIN_LENGTH), record(), null);
+  return { key, change, stored, ...(encoded ? { encoded } : {}) };
 }
 
 /** The change for a key that vanished from the full list. */

@@ -3,7 +3,7 @@ import { ListScanner } from '../upstream/list-scanner.js';
 import { normalizeInPlace } from '../upstream/normalize.js';
 import { studentSchema, userSchema, validate } from '../upstream/schemas.js';
 import { newChain, type DiffContext } from './diff.js';
-import { putEntryText, type PolledStream } from './snapshot.js';
+import { encodeEntry, putEntryText, type PolledStream } from './snapshot.js';
 
 /**
  * One list body turned into record texts (issue 7): the work the list worker does off the daemon's
@@ -19,19 +19,19 @@ import { putEntryText, type PolledStream } from './snapshot.js';
 export interface ParseBatch {
   /** Keys recognised by their raw bytes. */
   known: string[];
-  /** Flat pairs: key, text, key, text… */
+  /** Flat pairs: key, text, key, text… (with `fresh`: key, snapshot entry, …) */
   parsed: string[];
-  /** When parsing for an empty snapshot: each parsed record's snapshot entry, made ready. */
+  /** When parsing for an empty snapshot: the parsed records' encoded snapshot put ops. */
   fresh?: FreshEntries;
 }
 
 /**
  * On a first cycle every record is new, and its snapshot entry depends on nothing but its text: the
- * worker makes it here, off the daemon's thread, exactly as the diff would (`newChain`, `putEntryText`).
+ * worker makes it here, off the daemon's thread, exactly as the diff would (`newChain`, `putEntryText`),
+ * and sends it in place of the text (the text is the entry after its chain). One string per record
+ * crosses, and the daemon keeps that very string: no second copy, no concatenation to flatten later.
  */
 export interface FreshEntries {
-  /** Per parsed record, its chain. */
-  chains: string[];
   /** The records' snapshot put ops, encoded one after the other; record i's ends at ends[i]. */
   ops: Uint8Array;
   ends: number[];
@@ -90,16 +90,16 @@ export class ListParse {
     return { known: this.known, parsed, ...(this.fresh && parsed.length > 0 ? { fresh: this.entries(parsed, this.fresh.initial) } : {}) };
   }
 
-  private entries(parsed: readonly string[], initial: DiffContext['initial']): FreshEntries {
-    const chains: string[] = [];
+  /** Turns `parsed`'s texts into snapshot entries, in place, and encodes their put ops. */
+  private entries(parsed: string[], initial: DiffContext['initial']): FreshEntries {
     const texts: string[] = [];
     let bound = 0;
     for (let i = 0; i < parsed.length; i += 2) {
       const key = parsed[i] as string;
       const json = parsed[i + 1] as string;
-      const chain = newChain(initial, key, json);
-      const text = putEntryText(this.stream, key, chain + json);
-      chains.push(chain);
+      const entry = encodeEntry(newChain(initial, key, json), json);
+      const text = putEntryText(this.stream, key, entry);
+      parsed[i + 1] = entry;
       texts.push(text);
       bound += text.length * 3; // UTF-8 takes at most 3 bytes per UTF-16 unit
     }
@@ -111,7 +111,7 @@ export class ListParse {
     for (const text of texts) ends.push((end += scratch.write(text, end)));
     const ops = Buffer.allocUnsafeSlow(end);
     scratch.copy(ops, 0, 0, end);
-    return { chains, ops, ends };
+    return { ops, ends };
   }
 
   /** Call once the body has ended: the element count, or the error of a body that ended early. */

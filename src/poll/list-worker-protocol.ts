@@ -21,6 +21,7 @@ export interface WireError {
 }
 
 export type ToMain =
-  | { t: 'batch'; id: number; known: string[]; parsed: string[]; fresh?: FreshEntries }
+  /** `spent`: the chunk's memory, given back for the next chunk (see list-worker.ts). */
+  | { t: 'batch'; id: number; known: string[]; parsed: string[]; fresh?: FreshEntries; spent?: ArrayBuffer }
   | { t: 'done'; id: number; count: number }
   | { t: 'error'; id: number; error: WireError };

@@ -20,7 +20,14 @@ const sessions = new Map<number, ListParse>();
 const committed = new Map<string, RawIndex>();
 const candidates = new Map<string, { id: number; index: RawIndex }>();
 
-const send = (message: ToMain) => port.postMessage(message, message.t === 'batch' && message.fresh ? [message.fresh.ops.buffer as ArrayBuffer] : []);
+const send = (message: ToMain) => {
+  const transfer: ArrayBuffer[] = [];
+  if (message.t === 'batch') {
+    if (message.fresh) transfer.push(message.fresh.ops.buffer as ArrayBuffer);
+    if (message.spent) transfer.push(message.spent);
+  }
+  port.postMessage(message, transfer);
+};
 
 function fail(id: number, error: unknown): void {
   sessions.delete(id);
@@ -40,7 +47,8 @@ port.on('message', (message: ToWorker) => {
       if (!session) return; // failed or aborted already: its error was sent
       try {
         const batch = session.push(message.bytes);
-        send({ t: 'batch', id: message.id, ...batch });
+        // The scanner keeps no view of the chunk past push (list-scanner.ts copies a split value).
+        send({ t: 'batch', id: message.id, ...batch, spent: message.bytes.buffer as ArrayBuffer });
       } catch (error) {
         fail(message.id, error);
       }

@@ -141,9 +141,9 @@ describe('poller', () => {
       lists: {
         ...worker,
         parse: (stream, body, options, sink) =>
-          worker.parse(stream, body, options, { ...sink, parsed: (pairs) => {
+          worker.parse(stream, body, options, { ...sink, parsed: (pairs, fresh) => {
             if (stream === 'students') parsed.push(...pairs.filter((_, i) => i % 2 === 0));
-            sink.parsed(pairs);
+            sink.parsed(pairs, fresh);
           } }),
       },
     });

@@ -1,6 +1,6 @@
 import { diffText, newItem, type DiffContext, type DiffItem, type PolledRecord } from './diff.js';
 import type { ParseSink } from './list-worker.js';
-import type { SnapshotView } from './snapshot.js';
+import { CHAIN_LENGTH, type SnapshotView } from './snapshot.js';
 
 /**
  * The diff of one stream, fed batch by batch as the list worker parses the list (issue 7, heap):
@@ -61,22 +61,24 @@ export function createStreamScan(ctx: DiffContext, snapshot: SnapshotView, keep 
     parsed(pairs, fresh) {
       for (let i = 0; i < pairs.length; i += 2) {
         const key = pairs[i] as string;
-        const json = pairs[i + 1] as string;
+        // With `fresh`, the worker sends each record's snapshot entry: its text after the chain.
+        const text = pairs[i + 1] as string;
         let record: PolledRecord | undefined;
-        const parse = () => (record ??= JSON.parse(json) as PolledRecord);
+        const parse = () => (record ??= JSON.parse(fresh ? text.slice(CHAIN_LENGTH) : text) as PolledRecord);
         if (kept) kept.push(parse());
         if (!see(key)) continue;
         const id = Number(key);
         if (id < lastId) ascending = false;
         lastId = id;
         const stored = snapshot.get(key);
-        // The worker made the entry of a record new to an empty snapshot (a first cycle); the same
-        // item as the diff's, its op already encoded.
         const r = i / 2;
-        const item =
-          fresh && stored === undefined
-            ? newItem(ctx, key, json, fresh.chains[r] as string, parse, fresh.ops.subarray(r === 0 ? 0 : fresh.ends[r - 1], fresh.ends[r]))
-            : diffText(ctx, key, json, stored, parse);
+        // A record new to an empty snapshot (a first cycle): the worker's entry is the diff's, its op
+        // already encoded. Should the snapshot have gained the key meanwhile, the usual diff.
+        const item = !fresh
+          ? diffText(ctx, key, text, stored, parse)
+          : stored === undefined
+            ? newItem(ctx, key, text, parse, fresh.ops.subarray(r === 0 ? 0 : fresh.ends[r - 1], fresh.ends[r]))
+            : diffText(ctx, key, text.slice(CHAIN_LENGTH), stored, parse);
         if (item) items.push(item);
       }
     },

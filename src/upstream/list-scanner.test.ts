@@ -142,3 +142,22 @@ describe('ListScanner known', () => {
     expect(scanner.count).toBe(3);
   });
 });
+
+describe('ListScanner chunk memory', () => {
+  it('keeps no view of a chunk past push: the caller may overwrite it for the next one', () => {
+    const text = JSON.stringify({ data: { students: [{ id: 1, name: 'Łucja "A"' }, { id: 2, tags: [1, { x: 'y' }] }, { id: 3 }] } });
+    const bytes = Buffer.from(text);
+    for (const size of [1, 3, 7, 16]) {
+      const scanner = new ListScanner(['data', 'students']);
+      const reused = Buffer.alloc(size);
+      const out: unknown[] = [];
+      for (let offset = 0; offset < bytes.length; offset += size) {
+        const n = bytes.copy(reused, 0, offset, offset + size);
+        out.push(...scanner.push(reused.subarray(0, n)));
+        reused.fill(0x7b); // what the next chunk's copy would do to a view kept by mistake
+      }
+      scanner.end();
+      expect(out).toEqual(JSON.parse(text).data.students);
+    }
+  });
+});

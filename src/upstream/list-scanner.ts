@@ -252,7 +252,9 @@ export class ListScanner {
   private capture(chunk: Uint8Array, start: number): number {
     const end = this.capKind === 'primitive' ? this.scanPrimitive(chunk, start) : this.scanNested(chunk, start);
     if (end < 0) {
-      this.capSegments.push(chunk.subarray(start));
+      // A copy (Buffer#slice would not copy): the caller may reuse the chunk's memory once push
+      // returns (the list worker does).
+      this.capSegments.push(Uint8Array.prototype.slice.call(chunk, start));
       return chunk.length;
     }
     const stop = this.capKind === 'primitive' ? end : end + 1;
