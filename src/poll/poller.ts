@@ -23,7 +23,7 @@ export interface PollerOptions {
   /** Records per commit (default 1000) and their approximate bytes (default 1 MiB). */
   chunkSize?: number;
   chunkBytes?: number;
-  /** Commits in flight at once (default 4). */
+  /** Commits in flight at once (default 2: each waits for its fsync, and a webhook acknowledged meanwhile waits behind them). */
   maxInFlight?: number;
   /** Longest stretch of synchronous diff work between yields to the event loop (default 4 ms). */
   budgetMs?: number;
@@ -72,7 +72,7 @@ export function createPoller(options: PollerOptions): Poller {
     store: options.store, upstream: options.upstream, outbox: options.outbox, clock, log,
     initial: options.poll.initial, maxDeleteRatio: options.poll.maxDeleteRatio,
     chunkSize: options.chunkSize ?? 1000, chunkBytes: options.chunkBytes ?? 1024 * 1024,
-    maxInFlight: options.maxInFlight ?? 4, budgetMs: options.budgetMs ?? 4,
+    maxInFlight: options.maxInFlight ?? 2, budgetMs: options.budgetMs ?? 4,
     lists: options.lists ?? createListWorker(),
   };
   const listeners = new Set<(result: CycleResult) => void>();
