@@ -124,7 +124,7 @@ export class Wal {
     this.position = 0;
     this.allocated = 0;
     await syncDir(this.dir);
-    this.extend();
+    // Zeros come with the first write (flushLoop): a segment nothing is written to stays empty.
   }
 
   /**
