@@ -134,16 +134,27 @@ export async function runPollCycle(deps: CycleDeps, options: CycleOptions, summa
   const changes = options.dryRun ? diffs.flatMap(({ items }) => items.flatMap((item) => (item.change ? [item.change] : []))) : [];
   phaseDone('checkMs');
   if (!options.dryRun) {
-    for (const { plan, items } of diffs) {
-      const marker = plan.initial ? { c: STATE_COLLECTION, k: initialDoneKey(plan.stream), v: { at: detectedAt, mode: plan.initial } } : undefined;
-      if (items.length > 0 || marker) deps.lists.drop(plan.stream);
-      await commitItems(deps, plan.stream, items, marker, yielder, signal);
+    // A first cycle writes ~400 MB: a checkpoint started halfway would write the snapshot twice.
+    const release = deps.store.holdCheckpoints();
+    try {
+      await commitAll(deps, diffs, detectedAt, yielder, signal);
+    } finally {
+      release();
     }
-    for (const { plan } of diffs) deps.lists.adopt(plan.stream, plan.readId);
     phaseDone('commitMs');
   }
   const students = plans.find((plan) => plan.stream === 'students')?.scan.kept();
   return { changes, students };
+}
+
+/** Commits each stream's items; the raw indexes follow (dropped before, adopted after every commit). */
+async function commitAll(deps: CycleDeps, diffs: { plan: StreamPlan; items: DiffItem[] }[], detectedAt: string, yielder: Yielder, signal: AbortSignal) {
+  for (const { plan, items } of diffs) {
+    const marker = plan.initial ? { c: STATE_COLLECTION, k: initialDoneKey(plan.stream), v: { at: detectedAt, mode: plan.initial } } : undefined;
+    if (items.length > 0 || marker) deps.lists.drop(plan.stream);
+    await commitItems(deps, plan.stream, items, marker, yielder, signal);
+  }
+  for (const { plan } of diffs) deps.lists.adopt(plan.stream, plan.readId);
 }
 
 interface Scanned {

@@ -1,6 +1,6 @@
 import { open, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../log.js';
 import { tempDir } from '../../test/support/temp.js';
 import { createStore, type Store } from './store.js';
@@ -303,5 +303,20 @@ describe('store', () => {
     expect((await readdir(dir)).filter((f) => f.endsWith('.db.json'))).toEqual(['big.db.json']);
     const reopened = await openStore(dir, { checkpointBytes: 1_000 });
     expect(reopened.size('small')).toBe(10);
+  });
+
+  it('holds back the checkpoints it would start itself while a bulk writer asks, and starts one when released', async () => {
+    const dir = await newDir();
+    const store = await openStore(dir, { checkpointBytes: 1_000 });
+    const checkpoint = vi.spyOn(store, 'checkpoint');
+    const release = store.holdCheckpoints();
+    for (let i = 0; i < 5; i++) await store.commit([{ op: 'put', c: 'bulk', k: String(i), v: 'x'.repeat(1_000) }]);
+    expect(store.stats().walBytes).toBeGreaterThan(5_000);
+    expect(checkpoint).not.toHaveBeenCalled();
+    release();
+    release(); // twice is harmless
+    expect(checkpoint).toHaveBeenCalledTimes(1);
+    await store.checkpoint();
+    expect((await readdir(dir)).filter((f) => f.endsWith('.db.json'))).toEqual(['bulk.db.json']);
   });
 });
