@@ -27,7 +27,7 @@ export interface PollerOptions {
   maxInFlight?: number;
   /** Longest stretch of synchronous diff work between yields to the event loop (default 4 ms). */
   budgetMs?: number;
-  /** The list worker (default: its own, stopped with the poller). */
+  /** The list worker (default: a new one); the poller stops it when it stops. */
   lists?: ListWorker;
 }
 
