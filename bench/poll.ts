@@ -134,7 +134,7 @@ async function underLoad<T>(app: App, work: () => Promise<T>): Promise<{ value: 
   const failed = latencies.filter((v) => v < 0).length;
   const webhooks =
     `webhooks ${latencies.length} sent, ack p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, ` +
-    `max ${percentile(latencies, 100).toFixed(1)} ms, failed ${failed}; event-loop delay p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms, max ${(loop.max / 1e6).toFixed(1)} ms\n` +
+    `max ${percentile(latencies, 100).toFixed(1)} ms, over 50 ms ${latencies.filter((v) => v > 50).length}, failed ${failed}; event-loop delay p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms, max ${(loop.max / 1e6).toFixed(1)} ms\n` +
     `             GC ${gc.total.toFixed(0)} ms in all, longest pause ${gc.max.toFixed(0)} ms; heap used peak ${(heapPeak / 1024 / 1024).toFixed(0)} MiB (sampled every 100 ms)`;
   return { value, ms, sent: latencies.length, webhooks };
 }
