@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { testStudent, testUser } from './testing.js';
 import { diffRecords, mapSnapshot } from './diff.js';
@@ -79,5 +80,57 @@ describe('ListParse', () => {
       expect(entries).toEqual(items.map((item) => item.stored));
       expect(ops.map((op) => op.toString())).toEqual(items.map((item) => JSON.stringify(putEntryOp('students', item.key, item.stored!))));
     }
+  });
+});
+
+describe('ListParse (properties)', () => {
+  const user = fc.record({
+    id: fc.integer({ min: 1, max: 1e6 }),
+    lastName: fc.string(),
+    isArchived: fc.constantFrom(0, 1, '0', '1', null),
+    additionalData: fc.option(fc.record({ id: fc.option(fc.integer({ min: 1, max: 1e6 }), { nil: null }), city: fc.string() }), { nil: null }),
+  });
+  const users = fc.uniqueArray(user, { selector: (u) => u.id, maxLength: 20 });
+
+  /** All of a body, pushed in chunks cut at the given fractions. */
+  function run(parse: ListParse, bytes: Buffer, cuts: number[]) {
+    const known: string[] = [];
+    const pairs: string[] = [];
+    let from = 0;
+    for (const cut of [...cuts.map((f) => Math.floor(f * bytes.length)).sort((a, b) => a - b), bytes.length]) {
+      const batch = parse.push(bytes.subarray(from, Math.max(from, cut)));
+      known.push(...batch.known);
+      pairs.push(...batch.parsed);
+      from = Math.max(from, cut);
+    }
+    return { known, pairs, count: parse.end() };
+  }
+
+  it('however the body is cut, each record comes back once, its text reading back to the normalized record', () => {
+    fc.assert(
+      fc.property(users, fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 6 }), fc.boolean(), (list, cuts, spaced) => {
+        const bytes = Buffer.from(JSON.stringify({ data: { users: list } }, null, spaced ? 1 : undefined));
+        const { known, pairs, count } = run(new ListParse('users'), bytes, cuts);
+        expect(known).toEqual([]);
+        expect(count).toBe(list.length);
+        const normalized = list.map((u) => ({ ...u, isArchived: u.isArchived === '1' ? 1 : u.isArchived === '0' ? 0 : u.isArchived }));
+        expect(pairs.filter((_, i) => i % 2 === 0)).toEqual(list.map((u) => String(u.id)));
+        expect(pairs.filter((_, i) => i % 2 === 1).map((text) => JSON.parse(text))).toEqual(normalized);
+      }),
+    );
+  });
+
+  it('with the index of an earlier read, exactly the records whose bytes changed are parsed', () => {
+    fc.assert(
+      fc.property(users, fc.array(fc.boolean(), { maxLength: 20 }), fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 4 }), (list, flips, cuts) => {
+        const first = new ListParse('users');
+        run(first, Buffer.from(JSON.stringify({ data: { users: list } })), []);
+        const next = list.map((u, i) => (flips[i] ? { ...u, lastName: `${u.lastName}*` } : u));
+        const { known, pairs } = run(new ListParse('users', { previous: first.index() }), Buffer.from(JSON.stringify({ data: { users: next } })), cuts);
+        const changed = next.filter((_, i) => flips[i]).map((u) => String(u.id));
+        expect(pairs.filter((_, i) => i % 2 === 0)).toEqual(changed);
+        expect(known).toEqual(next.filter((_, i) => !flips[i]).map((u) => String(u.id)));
+      }),
+    );
   });
 });
