@@ -65,6 +65,20 @@ interface Read {
   reject: (error: Error) => void;
 }
 
+/**
+ * The parts of a slice copied into memory of our own, to be transferred: a chunk from the HTTP
+ * client may share its memory with others. `spare`: memory back from the worker, used again.
+ */
+function join(parts: readonly Uint8Array[], size: number, spare: ArrayBuffer | undefined): Uint8Array<ArrayBuffer> {
+  const bytes = new Uint8Array(spare ?? new ArrayBuffer(Math.max(size, SPARE_BYTES)), 0, size);
+  let offset = 0;
+  for (const part of parts) {
+    bytes.set(part, offset);
+    offset += part.length;
+  }
+  return bytes;
+}
+
 export function createListWorker(): ListWorker {
   // One thread per stream: both lists are read at once, and each stream's index stays in its thread.
   const threads = new Map<PolledStream, Worker>();
@@ -130,14 +144,7 @@ export function createListWorker(): ListWorker {
       let parts: Uint8Array[] = [];
       let size = 0;
       const flush = async () => {
-        // A copy of our own to transfer: a chunk from the HTTP client may share its memory with others.
-        const spare = size <= SPARE_BYTES ? spares.pop() : undefined;
-        const bytes = new Uint8Array(spare ?? new ArrayBuffer(Math.max(size, SPARE_BYTES)), 0, size);
-        let offset = 0;
-        for (const part of parts) {
-          bytes.set(part, offset);
-          offset += part.length;
-        }
+        const bytes = join(parts, size, size <= SPARE_BYTES ? spares.pop() : undefined);
         parts = [];
         size = 0;
         read.inFlight += 1;

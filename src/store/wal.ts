@@ -8,15 +8,13 @@ import { syncDir } from './durable-file.js';
  * record it just serialized): the WAL writes it verbatim instead of serializing `v` again, which for
  * a 100k-record poll is most of the commit cost. It must be exactly what JSON.stringify(v) would give
  * (same content); a replay reads `JSON.parse(json)` back, as it would have without it.
- */
-export type Op =
-  | { op: 'put'; c: string; k: string; v: unknown; json?: string; encoded?: Uint8Array }
-  | { op: 'del'; c: string; k: string };
-/*
  * `encoded` goes one step further: the UTF-8 bytes of the whole op, exactly
  * `{"op":"put","c":…,"k":…,"v":…}` as JSON.stringify gives it. The poll's list worker makes them on
  * a first cycle, so the daemon's thread neither escapes nor encodes 300,000 snapshot entries.
  */
+export type Op =
+  | { op: 'put'; c: string; k: string; v: unknown; json?: string; encoded?: Uint8Array }
+  | { op: 'del'; c: string; k: string };
 
 export interface WalEntry {
   seq: number;

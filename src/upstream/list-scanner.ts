@@ -87,8 +87,9 @@ export class ListScanner {
   private capSegments: Uint8Array[] = [];
 
   /**
-   * `target` is the path of the array, e.g. ['data', 'students']. `known` (ListVisitor.known) may
-   * claim an element by its raw bytes: it is then counted but not parsed or returned.
+   * `target` is the path of the array, e.g. ['data', 'students']. `known` may claim an element by
+   * its raw bytes (the poll's list worker, for records unchanged since its last cycle): it is then
+   * counted but not parsed or returned.
    */
   constructor(target: readonly string[], private readonly known?: (raw: Uint8Array) => boolean) {
     if (target.length === 0) throw new Error('ListScanner needs a non-empty target path');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BridgeError } from '../errors.js';
-import { readList, scanList } from './read-list.js';
+import { readList } from './read-list.js';
 
 async function* chunks(...parts: (string | Uint8Array)[]): AsyncGenerator<Uint8Array> {
   for (const part of parts) yield typeof part === 'string' ? Buffer.from(part) : part;
@@ -64,22 +64,5 @@ describe('readList', () => {
     await expect(
       readList(chunks(bigBody(5_000)), { path: ['data', 'students'], map: (v) => v, budgetMs: 0, signal: controller.signal }),
     ).rejects.toThrow('stopping');
-  });
-
-  it('scanList visits each element in order, keeps none, and resolves with the count', async () => {
-    const seen: [number, number][] = [];
-    const total = await scanList(chunks('{"data":{"users":[{"id":7},', '{"id":8},{"id":9}]}}'), {
-      path: ['data', 'users'],
-      map: (value) => (value as { id: number }).id,
-    }, (id, index) => seen.push([id, index]));
-    expect(total).toBe(3);
-    expect(seen).toEqual([[7, 0], [8, 1], [9, 2]]);
-  });
-
-  it('scanList rejects a truncated body after visiting the elements before the cut', async () => {
-    const seen: number[] = [];
-    const read = scanList(chunks('{"data":{"users":[{"id":7},{"id":8},{"i'), { path: ['data', 'users'], map: (v) => v as { id: number } }, (v) => seen.push(v.id));
-    await expect(read).rejects.toMatchObject({ code: 'upstream.invalid_json' });
-    expect(seen).toEqual([7, 8]);
   });
 });

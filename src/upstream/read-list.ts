@@ -1,5 +1,4 @@
 import { ListScanner } from './list-scanner.js';
-import type { ListVisitor } from './types.js';
 
 /**
  * Reads a list envelope from a body stream without holding the event loop (issue 4, large lists).
@@ -25,28 +24,13 @@ const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export async function readList<T>(body: AsyncIterable<Uint8Array>, options: ReadListOptions<T>): Promise<T[]> {
   const items: T[] = [];
-  await scanList(body, options, (item) => items.push(item));
-  return items;
-}
-
-/**
- * Like readList, but hands each mapped element to `visit` as soon as it is parsed and keeps none.
- * Resolves with the element count once the body has ended and was whole; until then the caller must
- * treat what it saw as provisional (a later byte may still make the list invalid). `visit` runs
- * inside the work budget, so its time counts before the next yield.
- */
-export async function scanList<T>(body: AsyncIterable<Uint8Array>, options: ReadListOptions<T>, visit: ListVisitor<T>): Promise<number> {
   const scanner = new ListScanner(options.path);
   const budget = options.budgetMs ?? 5;
   let since = performance.now();
   for await (const chunk of body) {
     for (let offset = 0; offset < chunk.length; offset += SLICE_BYTES) {
       const values = scanner.push(chunk.subarray(offset, offset + SLICE_BYTES));
-      const indexes = scanner.indexes;
-      for (let i = 0; i < values.length; i++) {
-        const index = indexes[i]!;
-        visit(options.map(values[i], index), index);
-      }
+      for (let i = 0; i < values.length; i++) items.push(options.map(values[i], items.length));
       if (performance.now() - since >= budget) {
         await yieldToLoop();
         options.signal?.throwIfAborted();
@@ -55,5 +39,5 @@ export async function scanList<T>(body: AsyncIterable<Uint8Array>, options: Read
     }
   }
   scanner.end();
-  return scanner.count;
+  return items;
 }

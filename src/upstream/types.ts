@@ -123,9 +123,6 @@ export interface LastContact {
   error?: string;
 }
 
-/** Takes one element of a list as soon as it is parsed, validated and normalized. */
-export type ListVisitor<T> = (item: T, index: number) => void;
-
 export interface UpstreamClient {
   listStudents(opts?: CallOptions): Promise<Student[]>;
   listUsers(opts?: CallOptions): Promise<User[]>;
