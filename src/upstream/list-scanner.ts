@@ -44,28 +44,6 @@ type Purpose =
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
-/** Length of the run of backslashes ending just before `end`, not looking below `floor`. */
-function backslashRun(chunk: Uint8Array, end: number, floor: number): number {
-  let count = 0;
-  for (let k = end - 1; k >= floor && chunk[k] === BACKSLASH; k--) count++;
-  return count;
-}
-
-/**
- * Index of the quote that ends a string, searching from `from` (inside the string, not right after
- * a backslash), or -1. Strings are most of a body's bytes, so jumping with indexOf (memchr for a
- * Buffer) instead of looking at every byte halves the scan. A quote ends the string unless an odd
- * run of backslashes precedes it; runs are counted from `from`, where no escape is pending.
- */
-function stringEnd(chunk: Uint8Array, from: number): number {
-  let i = from;
-  for (;;) {
-    const quote = chunk.indexOf(QUOTE, i);
-    if (quote < 0 || backslashRun(chunk, quote, from) % 2 === 0) return quote;
-    i = quote + 1;
-  }
-}
-
 export class ListScanner {
   private readonly target: readonly string[];
   private readonly stack: Frame[] = [];
@@ -264,38 +242,50 @@ export class ListScanner {
     return stop;
   }
 
-  /** Index of the byte that closes the value (quote or bracket), or -1 if it continues. */
+  /**
+   * Index of the byte that closes the value (quote or bracket), or -1 if it continues. Strings are
+   * most of a body's bytes, so their inside is a loop of its own that looks for nothing but a quote
+   * or a backslash. One plain loop over the bytes: jumping to each quote with Buffer#indexOf, a call
+   * into C++ for every key and value of every record, took 1.5 times as long (a 172 MB users list:
+   * 660 ms against 435 ms to split it into elements).
+   */
   private scanNested(chunk: Uint8Array, start: number): number {
     let depth = this.capDepth;
     let inString = this.capInString;
     let escape = this.capEscape;
     const string = this.capKind === 'string';
+    const length = chunk.length;
     let i = start;
-    while (i < chunk.length) {
+    while (i < length) {
       if (inString) {
         if (escape) {
           escape = false;
           i++;
           continue;
         }
-        const quote = stringEnd(chunk, i);
-        if (quote < 0) {
-          escape = backslashRun(chunk, chunk.length, i) % 2 === 1; // "\ at a chunk's end escapes the next one's first byte
-          break;
+        let b = 0;
+        while (i < length) {
+          b = chunk[i] as number;
+          if (b === QUOTE || b === BACKSLASH) break;
+          i++;
+        }
+        if (i === length) break; // the string goes on in the next chunk
+        i++;
+        if (b === BACKSLASH) {
+          escape = true; // the next byte, in this chunk or the next, is escaped
+          continue;
         }
         inString = false;
-        if (string) return quote; // strings do not nest: the first closing quote ends the value
-        i = quote + 1;
+        if (string) return i - 1; // strings do not nest: the first closing quote ends the value
         continue;
       }
       const b = chunk[i] as number;
       if (b === QUOTE) inString = true;
       else if (b === OPEN_OBJECT || b === OPEN_ARRAY) depth++;
-      else if (isWhitespace(b)) this.capSpaced = true;
       else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
         depth--;
         if (depth === 0) return i;
-      }
+      } else if (isWhitespace(b)) this.capSpaced = true;
       i++;
     }
     this.capDepth = depth;
