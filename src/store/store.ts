@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { BridgeError, describeError } from '../errors.js';
 import type { Component } from '../lifecycle.js';
 import { checkpointDue } from './checkpoint-policy.js';
-import { CollectionFile, type CollectionDocument } from './durable-file.js';
+import { CollectionFile, OLD_SUFFIX, removeGradually, type CollectionDocument } from './durable-file.js';
 import { acquireLock, type LockInfo } from './lock.js';
 import { Wal, readWal, type Op } from './wal.js';
 
@@ -58,14 +58,19 @@ export interface Store extends Component {
    */
   holdCheckpoints(): () => void;
   health(): { ok: true } | { ok: false; reason: string };
-  /** `slowestFsyncMs`: the longest WAL fsync since the store opened (wall time, event-loop lag included). */
-  stats(): { walBytes: number; seq: number; slowestFsyncMs: number; collections: Record<string, number> };
+  /**
+   * `slowestFsyncMs`: the longest WAL fsync since the store opened (wall time, event-loop lag included);
+   * `checkpoints`: how many were started since then, the store's own and asked for.
+   */
+  stats(): { walBytes: number; seq: number; slowestFsyncMs: number; checkpoints: number; collections: Record<string, number> };
   /** Records where the holding daemon can be reached (the lock file), for one-shot CLI commands. */
   advertise(patch: Partial<LockInfo>): Promise<void>;
   readonly dir: string | undefined;
 }
 
 const DOC_SUFFIX = '.db.json';
+/** A document's temp file (writeFileAtomic: `<doc>.<pid>.tmp`) or its old name kept through the rename. */
+const isLeftover = (file: string) => /\.db\.json\.\d+\.tmp$/.test(file) || file.endsWith(`${DOC_SUFFIX}${OLD_SUFFIX}`);
 const NAME = /^[a-z0-9][a-z0-9._-]*$/i;
 
 export function createStore(options: StoreOptions): Store {
@@ -89,6 +94,7 @@ export function createStore(options: StoreOptions): Store {
   let checkpointing: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
   let holds = 0;
+  let checkpoints = 0;
 
   const collection = (name: string) => {
     let map = collections.get(name);
@@ -114,7 +120,10 @@ export function createStore(options: StoreOptions): Store {
     await mkdir(storeDir, { recursive: true });
     lock = await acquireLock(storeDir);
     try {
-      for (const file of (await readdir(storeDir)).filter((f) => f.endsWith(DOC_SUFFIX))) {
+      const files = await readdir(storeDir);
+      // A checkpoint's leftovers (a crash mid-write): no process writes them now, we hold the lock.
+      for (const file of files.filter(isLeftover)) await removeGradually(path.join(storeDir, file));
+      for (const file of files.filter((f) => f.endsWith(DOC_SUFFIX))) {
         const name = file.slice(0, -DOC_SUFFIX.length);
         const adapter = new CollectionFile(path.join(storeDir, file));
         const db = new Low<CollectionDocument>(adapter, { seq: 0, entries: new Map() });
@@ -174,6 +183,16 @@ export function createStore(options: StoreOptions): Store {
     }
   }
 
+  /** Starts a checkpoint, or joins the one running (the store's own triggers: any checkpoint will do). */
+  function startCheckpoint(): Promise<void> {
+    if (checkpointing) return checkpointing;
+    checkpoints += 1;
+    checkpointing = runCheckpoint().finally(() => {
+      checkpointing = undefined;
+    });
+    return checkpointing;
+  }
+
   const store: Store = {
     name: 'store',
     dir,
@@ -184,10 +203,10 @@ export function createStore(options: StoreOptions): Store {
         open = true;
         if (dir) {
           timer = setInterval(() => {
-            if (holds === 0 && due('timer')) void store.checkpoint();
+            if (holds === 0 && due('timer')) void startCheckpoint();
           }, options.checkpointIntervalMs ?? 5 * 60_000);
           timer.unref();
-          if (due('write')) void store.checkpoint();
+          if (due('write')) void startCheckpoint();
         }
       })().finally(() => {
         opening = undefined;
@@ -217,7 +236,7 @@ export function createStore(options: StoreOptions): Store {
       if (!wal) return Promise.resolve();
       return wal.append({ seq, ops }).then(
         () => {
-          if (holds === 0 && due('write')) void store.checkpoint();
+          if (holds === 0 && due('write')) void startCheckpoint();
         },
         (error: Error) => {
           log.fatal({ err: error }, 'the store cannot write; refusing further commits until restarted');
@@ -242,14 +261,13 @@ export function createStore(options: StoreOptions): Store {
         if (released) return;
         released = true;
         holds -= 1;
-        if (holds === 0 && open && due('write')) void store.checkpoint();
+        if (holds === 0 && open && due('write')) void startCheckpoint();
       };
     },
-    checkpoint() {
-      checkpointing ??= runCheckpoint().finally(() => {
-        checkpointing = undefined;
-      });
-      return checkpointing;
+    async checkpoint() {
+      // One already running may have started before the caller's last commits: then another follows it.
+      if (checkpointing) await checkpointing;
+      await startCheckpoint();
     },
     health() {
       if (!open) return { ok: false, reason: 'store not open' };
@@ -258,7 +276,7 @@ export function createStore(options: StoreOptions): Store {
     },
     stats() {
       return {
-        walBytes: wal?.bytes ?? 0, seq, slowestFsyncMs: Math.round(wal?.slowestSyncMs ?? 0),
+        walBytes: wal?.bytes ?? 0, seq, slowestFsyncMs: Math.round(wal?.slowestSyncMs ?? 0), checkpoints,
         collections: Object.fromEntries([...collections].map(([k, v]) => [k, v.size])),
       };
     },
