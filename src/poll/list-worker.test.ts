@@ -51,6 +51,16 @@ describe('list worker', () => {
     expect(none.out.known).toEqual([]);
   });
 
+  it('reads with threads started ahead by warm(), called any number of times', async () => {
+    worker = createListWorker();
+    worker.warm();
+    worker.warm();
+    const got = collect();
+    const read = await worker.parse('users', jsonBody({ data: { users: users(5) } }), { useIndex: true }, got.sink);
+    expect(read.count).toBe(5);
+    expect(got.out.keys).toEqual(['1', '2', '3', '4', '5']);
+  });
+
   it('rejects with the upstream error of a malformed element, naming it, and keeps working', async () => {
     worker = createListWorker();
     const bad = worker.parse('users', jsonBody({ data: { users: [testUser(1), { ...testUser(2), id: 'x' }] } }), { useIndex: true }, collect().sink);

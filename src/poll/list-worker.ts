@@ -3,7 +3,7 @@ import { BridgeError } from '../errors.js';
 import type { DiffContext } from './diff.js';
 import type { FreshEntries } from './list-parse.js';
 import type { ToMain, ToWorker } from './list-worker-protocol.js';
-import type { PolledStream } from './snapshot.js';
+import { POLLED_STREAMS, type PolledStream } from './snapshot.js';
 
 /**
  * The main-thread side of the list worker (issue 7, event loop): a worker thread that turns list
@@ -14,8 +14,8 @@ import type { PolledStream } from './snapshot.js';
  * The raw indexes live in the worker (list-worker-thread.ts); this side only says when a stream's
  * index stops matching the snapshot (`drop`, before a commit) and when a read's index may replace it
  * (`adopt`, after the cycle's last commit). A worker that dies takes its indexes with it, which is
- * safe: the next read parses everything. It is started on the first read and never keeps the process
- * alive (unref).
+ * safe: the next read parses everything. Its threads start with `warm()` or on the first read, and
+ * never keep the process alive (unref).
  */
 export interface ParseSink {
   /** Keys whose records are byte for byte what the last committed cycle saw. */
@@ -33,6 +33,8 @@ export interface ListWorker {
   parse(stream: PolledStream, body: AsyncIterable<Uint8Array>, options: ParseOptions, sink: ParseSink): Promise<{ count: number; id: number }>;
   drop(stream: PolledStream): void;
   adopt(stream: PolledStream, id: number): void;
+  /** Starts the threads now instead of at the first read (each takes ~300 ms to load its code). */
+  warm(): void;
   stop(): Promise<void>;
 }
 
@@ -130,8 +132,12 @@ export function createListWorker(): ListWorker {
     return spawned;
   }
 
-  async function parse(stream: PolledStream, body: AsyncIterable<Uint8Array>, options: ParseOptions, sink: ParseSink) {
+  function ensureThread(stream: PolledStream): void {
     if (!threads.has(stream)) threads.set(stream, spawn(stream));
+  }
+
+  async function parse(stream: PolledStream, body: AsyncIterable<Uint8Array>, options: ParseOptions, sink: ParseSink) {
+    ensureThread(stream);
     const id = nextId++;
     let read!: Read;
     const done = new Promise<number>((resolve, reject) => {
@@ -175,6 +181,7 @@ export function createListWorker(): ListWorker {
     parse,
     drop: (stream) => post(stream, { t: 'drop', stream }),
     adopt: (stream, id) => post(stream, { t: 'adopt', stream, id }),
+    warm: () => POLLED_STREAMS.forEach(ensureThread),
     async stop() {
       const stopping = [...threads.values()];
       threads.clear();

@@ -51,6 +51,7 @@ export function createPollPart(options: PollPartOptions): PollPart {
   const { config, store, outbox, clock, metrics } = options;
   const poller = createPoller({
     store, upstream: options.upstream, outbox, clock, metrics, poll: config.poll, log: options.log.child({ component: 'poll' }),
+    warmWorkers: options.mode === 'daemon',
   });
   const exporter = createRosterExporter({
     poller, store, outbox, clock, metrics, timezone: config.export.timezone ?? config.poll.timezone, log: options.log.child({ component: 'roster' }),

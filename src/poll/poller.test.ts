@@ -133,6 +133,20 @@ describe('poller', () => {
     expect((await poller.runCycle()).streams.students).toMatchObject({ created: 0, updated: 0 });
   });
 
+  it('starts the list worker\'s threads with itself only when asked (the daemon), else at the first read', async () => {
+    const worker = createListWorker();
+    const warm = vi.spyOn(worker, 'warm');
+    await poller.stop();
+    poller = makePoller({ lists: worker });
+    await poller.start();
+    expect(warm).not.toHaveBeenCalled();
+    await poller.stop();
+    poller = makePoller({ lists: worker, warmWorkers: true });
+    await poller.start();
+    expect(warm).toHaveBeenCalledTimes(1);
+    expect((await poller.runCycle()).outcome).toBe('ok');
+  });
+
   it('after a committed cycle, only records whose bytes changed are parsed and diffed', async () => {
     const parsed: string[] = [];
     const worker = createListWorker();

@@ -29,6 +29,11 @@ export interface PollerOptions {
   budgetMs?: number;
   /** The list worker (default: a new one); the poller stops it when it stops. */
   lists?: ListWorker;
+  /**
+   * Start the list worker's threads with the poller (the daemon) rather than at the first read (a
+   * one-shot command that may never poll): a daemon's first cycle then does not wait for them.
+   */
+  warmWorkers?: boolean;
 }
 
 export interface RunCycleOptions {
@@ -115,6 +120,7 @@ export function createPoller(options: PollerOptions): Poller {
     name: 'poller',
     async start() {
       if (controller.signal.aborted) controller = new AbortController();
+      if (options.warmWorkers) deps.lists.warm();
     },
     async stop() {
       controller.abort(new Error('the poller is stopping'));
