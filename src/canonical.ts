@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * The canonical text of a JSON value: object keys sorted (by UTF-16 code units) at every depth,
@@ -19,6 +19,7 @@ export function canonicalJson(value: unknown): string {
   return `{${parts.join(',')}}`;
 }
 
+/** One-shot `crypto.hash`: about half the time of createHash().update().digest() for short texts. */
 export function sha256Hex(text: string | Uint8Array): string {
-  return createHash('sha256').update(text).digest('hex');
+  return hash('sha256', text, 'hex');
 }
