@@ -190,17 +190,20 @@ export function createOutbox(options: OutboxOptions): Outbox {
     metrics.duration.observe({ connector: worker.name }, (now - startedAt) / 1000);
     const ops: Op[] = [];
     const settled: Settled[] = [];
+    // Counted per batch: a label lookup per delivery was a measurable part of a busy intake's CPU.
+    const outcomeCounts = { done: 0, retry: 0, dead: 0 };
     leased.forEach((entry, i) => {
       if (!store.has(ENTRIES, entry.id)) return;
       const result = settle(entry, outcomes[i]!, { now, policy, random: random(), stopping: state !== 'running' });
       settled.push(result);
-      metrics.deliveries.inc({ connector: worker.name, outcome: result.kind });
+      outcomeCounts[result.kind] += 1;
       if (result.kind !== 'done') return void ops.push(put(result.entry));
       ops.push({ op: 'del', c: ENTRIES, k: entry.id }, { op: 'put', c: DELIVERED, k: entry.id, v: now });
       delivered.add(entry.id, now);
       if (index.release(entry.id) === 0) ops.push({ op: 'del', c: RECORDS, k: entry.key });
       metrics.lag.observe({ connector: worker.name }, Math.max(0, now - entry.enqueuedAt) / 1000);
     });
+    for (const [outcome, count] of Object.entries(outcomeCounts)) if (count > 0) metrics.deliveries.inc({ connector: worker.name, outcome }, count);
     for (const r of settled) if (r.kind === 'dead') log.warn({ id: r.entry.id, error: r.entry.lastError }, 'delivery dead');
     // The next entry of a key becomes eligible only once this batch's "done" is durable.
     const dequeue = () => {
