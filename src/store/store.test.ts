@@ -191,6 +191,26 @@ describe('store', () => {
     expect([...third.entries('c')].map(([k]) => k).sort()).toEqual(['after', 'kept']);
   });
 
+  it('a crash while an old segment is cut down after a checkpoint: what is left of it changes nothing', async () => {
+    const dir = await newDir();
+    const store = await openStore(dir);
+    await store.commit([{ op: 'put', c: 'c', k: 'k1', v: 'a' }]);
+    await store.commit([{ op: 'put', c: 'c', k: 'k2', v: 'b' }]);
+    await store.commit([{ op: 'put', c: 'c', k: 'k1', v: 'a2' }]);
+    const [old] = (await readdir(dir)).filter((f) => f.startsWith('wal-'));
+    const lines = await walText(path.join(dir, old!));
+    await store.checkpoint();
+    expect(await readdir(dir)).not.toContain(old);
+    await store.commit([{ op: 'put', c: 'c', k: 'k2', v: 'b2' }]);
+    await store.stop();
+    // The old segment as removeGradually would leave it, cut in the middle of its last line.
+    await writeFile(path.join(dir, old!), lines.slice(0, lines.lastIndexOf('\n', lines.length - 2) + 12));
+    const reopened = await openStore(dir);
+    expect(Object.fromEntries(reopened.entries('c'))).toEqual({ k1: 'a2', k2: 'b2' });
+    await reopened.checkpoint();
+    expect(await readdir(dir)).not.toContain(old);
+  });
+
   it('refuses to open a WAL corrupted in the middle, with a clear error', async () => {
     const dir = await newDir();
     await writeFile(path.join(dir, 'wal-000000000001.log'), 'garbage\n{"s":2,"o":[]}\n');
