@@ -135,7 +135,7 @@ export function createStore(options: StoreOptions): Store {
       }
       const { entries, bytes, torn } = await readWal(storeDir);
       for (const { file, validBytes } of torn) {
-        log.warn({ file }, 'dropping a torn last line of the WAL (never acknowledged)');
+        log.warn({ file }, 'dropping a torn last line of the WAL (never acknowledged, or in an old segment a checkpoint already covers)');
         await truncate(file, validBytes);
       }
       for (const entry of entries) {
