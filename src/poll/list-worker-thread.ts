@@ -3,7 +3,7 @@ import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { isBridgeError } from '../errors.js';
 import { ListParse, type RawIndex } from './list-parse.js';
-import { joinTexts, type ToMain, type ToWorker } from './list-worker-protocol.js';
+import type { ToMain, ToWorker } from './list-worker-protocol.js';
 
 /**
  * The list worker thread (list-worker.ts is its main-thread side). It holds the raw indexes, so
@@ -48,7 +48,7 @@ port.on('message', (message: ToWorker) => {
       try {
         const batch = session.push(message.bytes);
         // The scanner keeps no view of the chunk past push (list-scanner.ts copies a split value).
-        send({ t: 'batch', id: message.id, ...batch, parsed: joinTexts(batch.parsed), spent: message.bytes.buffer as ArrayBuffer });
+        send({ t: 'batch', id: message.id, ...batch, spent: message.bytes.buffer as ArrayBuffer });
       } catch (error) {
         fail(message.id, error);
       }

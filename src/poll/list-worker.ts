@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { BridgeError } from '../errors.js';
 import type { DiffContext } from './diff.js';
 import type { FreshEntries } from './list-parse.js';
-import { splitTexts, type ToMain, type ToWorker } from './list-worker-protocol.js';
+import type { ToMain, ToWorker } from './list-worker-protocol.js';
 import { POLLED_STREAMS, type PolledStream } from './snapshot.js';
 
 /**
@@ -104,7 +104,7 @@ export function createListWorker(): ListWorker {
       read.inFlight -= 1;
       try {
         if (message.known.length > 0) read.sink.known(message.known);
-        if (message.parsed.keys.length > 0) read.sink.parsed(splitTexts(message.parsed), message.fresh);
+        if (message.parsed.length > 0) read.sink.parsed(message.parsed, message.fresh);
       } catch (error) {
         failRead(read, error as Error);
       }
