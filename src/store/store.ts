@@ -49,6 +49,10 @@ export interface Store extends Component {
   stage(ops: Op[]): void;
   /** Resolves when everything committed so far is durable. */
   durable(): Promise<void>;
+  /**
+   * Writes the collections changed so far into their documents and drops the log they make redundant.
+   * If one is running it waits for it, then starts its own: that one may predate the caller's commits.
+   */
   checkpoint(): Promise<void>;
   /**
    * Holds back the checkpoints the store would start by itself (after a commit, on its timer) until
