@@ -31,7 +31,8 @@ export interface PollerOptions {
   lists?: ListWorker;
   /**
    * Start the list worker's threads with the poller (the daemon) rather than at the first read (a
-   * one-shot command that may never poll): a daemon's first cycle then does not wait for them.
+   * one-shot command that may never poll). A scheduled cycle then never waits for them to load
+   * (~300 ms), and the start-up cycle's request to the upstream overlaps their loading.
    */
   warmWorkers?: boolean;
 }
