@@ -77,7 +77,7 @@ function baseline(url: string): Promise<number> {
       }
       parentPort.postMessage(performance.now() - started);
       await dispatcher.close();
-    })().catch((error) => { throw error; });`;
+    })();`; // a failure rejects through the worker's error event
   const worker = new Worker(code, { eval: true, workerData: { url, token: TOKEN } });
   return new Promise<number>((resolve, reject) => {
     worker.once('message', (ms: number) => void worker.terminate().then(() => resolve(ms)));
