@@ -2,7 +2,7 @@ import { link, open, readdir, readFile, stat, writeFile } from 'node:fs/promises
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/support/temp.js';
-import { removeGradually, writeFileAtomic } from './durable-file.js';
+import { isWriteLeftover, removeGradually, writeFileAtomic } from './durable-file.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -80,5 +80,17 @@ describe('removeGradually', () => {
   it('is fine with a file that is not there', async () => {
     const dir = await newDir();
     await expect(removeGradually(path.join(dir, 'none'))).resolves.toBeUndefined();
+  });
+});
+
+describe('isWriteLeftover', () => {
+  it('knows the temp file and the old name of a write, and nothing else', () => {
+    expect(isWriteLeftover('outbox.db.json.4242.tmp', '.db.json')).toBe(true);
+    expect(isWriteLeftover('snapshot.users.db.json.old', '.db.json')).toBe(true);
+    expect(isWriteLeftover('snapshot.users.db.json', '.db.json')).toBe(false);
+    expect(isWriteLeftover('wal-000000000001.log', '.db.json')).toBe(false);
+    expect(isWriteLeftover('outbox.db.json.x.tmp', '.db.json')).toBe(false);
+    expect(isWriteLeftover('roster.csv.4242.tmp', '.db.json')).toBe(false);
+    expect(isWriteLeftover('LOCK', '.db.json')).toBe(false);
   });
 });

@@ -8,8 +8,18 @@ const SYNC_EVERY_BYTES = 4 * 1024 * 1024;
 /** How much of a file removeGradually frees at a time, and its pause after each step. */
 const REMOVE_STEP_BYTES = 16 * 1024 * 1024;
 const REMOVE_PAUSE_MS = 10;
-/** Suffix of the name an old document keeps while its replacement is renamed over it (writeFileAtomic). */
-export const OLD_SUFFIX = '.old';
+/** The names writeFileAtomic writes beside `file`: its temp file, and the old content's second name (keepOld). */
+const tempName = (file: string) => `${file}.${process.pid}.tmp`;
+const oldName = (file: string) => `${file}.old`;
+
+/**
+ * Whether `name` is one of those names for a file whose name ends in `suffix`, left by a crash in
+ * the middle of a write (any process's temp file: only the holder of the store writes there).
+ */
+export function isWriteLeftover(name: string, suffix: string): boolean {
+  const temp = /^(.*)\.\d+\.tmp$/.exec(name);
+  return temp ? (temp[1] as string).endsWith(suffix) : name.endsWith(oldName(suffix));
+}
 
 /**
  * Writes `file` so that a crash at any instant leaves either the old or the new content, whole:
@@ -21,7 +31,7 @@ export const OLD_SUFFIX = '.old';
  * when it opens.
  */
 export async function writeFileAtomic(file: string, chunks: AsyncIterable<string> | Iterable<string>, options: { keepOld?: boolean } = {}): Promise<number> {
-  const temp = `${file}.${process.pid}.tmp`;
+  const temp = tempName(file);
   const handle = await open(temp, 'w');
   let bytes = 0;
   let unsynced = 0;
@@ -59,7 +69,7 @@ export async function writeFileAtomic(file: string, chunks: AsyncIterable<string
 
 /** Hard-links `file` to `<file>.old`; returns that name, or undefined if there is no file (or no hard links here). */
 async function keepOldName(file: string): Promise<string | undefined> {
-  const old = `${file}${OLD_SUFFIX}`;
+  const old = oldName(file);
   await removeGradually(old); // a crash's leftover
   try {
     await link(file, old);

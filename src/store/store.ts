@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { BridgeError, describeError } from '../errors.js';
 import type { Component } from '../lifecycle.js';
 import { checkpointDue } from './checkpoint-policy.js';
-import { CollectionFile, OLD_SUFFIX, removeGradually, type CollectionDocument } from './durable-file.js';
+import { CollectionFile, isWriteLeftover, removeGradually, type CollectionDocument } from './durable-file.js';
 import { acquireLock, type LockInfo } from './lock.js';
 import { Wal, readWal, type Op } from './wal.js';
 
@@ -73,8 +73,6 @@ export interface Store extends Component {
 }
 
 const DOC_SUFFIX = '.db.json';
-/** A document's temp file (writeFileAtomic: `<doc>.<pid>.tmp`) or its old name kept through the rename. */
-const isLeftover = (file: string) => /\.db\.json\.\d+\.tmp$/.test(file) || file.endsWith(`${DOC_SUFFIX}${OLD_SUFFIX}`);
 const NAME = /^[a-z0-9][a-z0-9._-]*$/i;
 
 export function createStore(options: StoreOptions): Store {
@@ -126,7 +124,7 @@ export function createStore(options: StoreOptions): Store {
     try {
       const files = await readdir(storeDir);
       // A checkpoint's leftovers (a crash mid-write): no process writes them now, we hold the lock.
-      for (const file of files.filter(isLeftover)) await removeGradually(path.join(storeDir, file));
+      for (const file of files.filter((f) => isWriteLeftover(f, DOC_SUFFIX))) await removeGradually(path.join(storeDir, file));
       for (const file of files.filter((f) => f.endsWith(DOC_SUFFIX))) {
         const name = file.slice(0, -DOC_SUFFIX.length);
         const adapter = new CollectionFile(path.join(storeDir, file));
