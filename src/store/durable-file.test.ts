@@ -2,7 +2,7 @@ import { link, open, readdir, readFile, stat, writeFile } from 'node:fs/promises
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/support/temp.js';
-import { isWriteLeftover, removeGradually, writeFileAtomic } from './durable-file.js';
+import { CollectionFile, isWriteLeftover, removeGradually, writeFileAtomic } from './durable-file.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -92,5 +92,44 @@ describe('isWriteLeftover', () => {
     expect(isWriteLeftover('outbox.db.json.x.tmp', '.db.json')).toBe(false);
     expect(isWriteLeftover('roster.csv.4242.tmp', '.db.json')).toBe(false);
     expect(isWriteLeftover('LOCK', '.db.json')).toBe(false);
+  });
+});
+
+describe('CollectionFile', () => {
+  const awkward = new Map<string, unknown>([
+    ['plain', 1],
+    ['with "quotes", a \\ and a\nnewline', 'value ending in a comma,'],
+    ['żółw 😀', { nested: ['a', null, true, 2.5, { deeper: '}}' }] }],
+    ['', '"q","r"'],
+    ['last', null],
+  ]);
+
+  it('reads back what it wrote, entry by entry, whatever the keys and values hold', async () => {
+    const file = path.join(await newDir(), 'c.db.json');
+    await new CollectionFile(file).write({ seq: 42, entries: awkward });
+    const reader = new CollectionFile(file);
+    expect(await reader.read()).toEqual({ seq: 42, entries: awkward });
+    expect(reader.bytes).toBe((await stat(file)).size);
+    await new CollectionFile(file).write({ seq: 43, entries: new Map() });
+    expect(await new CollectionFile(file).read()).toEqual({ seq: 43, entries: new Map() });
+    expect(await new CollectionFile(path.join(path.dirname(file), 'none.db.json')).read()).toBeNull();
+  });
+
+  it('reads a document laid out another way (one line) whole', async () => {
+    const file = path.join(await newDir(), 'c.db.json');
+    await writeFile(file, JSON.stringify({ seq: 7, entries: Object.fromEntries(awkward) }));
+    expect(await new CollectionFile(file).read()).toEqual({ seq: 7, entries: awkward });
+  });
+
+  it('refuses a document cut short or with text after its end', async () => {
+    const file = path.join(await newDir(), 'c.db.json');
+    await new CollectionFile(file).write({ seq: 1, entries: awkward });
+    const text = await readFile(file, 'utf8');
+    await writeFile(file, text.slice(0, text.lastIndexOf('}}')));
+    await expect(new CollectionFile(file).read()).rejects.toThrow(/incomplete/);
+    await writeFile(file, `${text}"more":1\n`);
+    await expect(new CollectionFile(file).read()).rejects.toThrow(/after the end/);
+    await writeFile(file, text.replace('"plain":1', 'plain:1'));
+    await expect(new CollectionFile(file).read()).rejects.toThrow(/not a document entry/);
   });
 });

@@ -2,6 +2,7 @@ import { link, open, rename, unlink, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Adapter } from 'lowdb';
+import { readLines } from './file-lines.js';
 
 /** Bytes of a document written between two fsyncs (see writeFileAtomic). */
 const SYNC_EVERY_BYTES = 4 * 1024 * 1024;
@@ -137,21 +138,60 @@ export class CollectionFile implements Adapter<CollectionDocument> {
   constructor(readonly file: string) {}
 
   async read(): Promise<CollectionDocument | null> {
-    let text: string;
     try {
-      text = await readFile(this.file, 'utf8');
+      return await this.readLines();
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw error;
     }
-    this.bytes = Buffer.byteLength(text);
-    const parsed = JSON.parse(text) as { seq: number; entries: Record<string, unknown> };
-    return { seq: parsed.seq, entries: new Map(Object.entries(parsed.entries)) };
+  }
+
+  /**
+   * One entry per line, as `serialize` writes them, parsed line by line: a snapshot document of a few
+   * hundred thousand records can outgrow the longest string V8 makes (~512 MiB), so it is never read
+   * as one (see readLines). A document not laid out that way is read whole, as before.
+   */
+  private async readLines(): Promise<CollectionDocument> {
+    let seq: number | undefined;
+    const entries = new Map<string, unknown>();
+    let closed = false;
+    let laidOut = true;
+    const bytes = await readLines(this.file, (line, { number }) => {
+      if (!laidOut) return;
+      if (number === 1) {
+        const head = DOCUMENT_HEAD.exec(line);
+        if (head) seq = Number(head[1]);
+        else laidOut = false;
+      } else if (closed) {
+        if (line !== '') throw new Error(`${this.file}: line ${number}: text after the end of the document`);
+      } else if (line === DOCUMENT_TAIL) {
+        closed = true;
+      } else {
+        const key = ENTRY_KEY.exec(line);
+        if (!key) throw new Error(`${this.file}: line ${number} is not a document entry`);
+        const end = line.endsWith(',') ? line.length - 1 : line.length;
+        entries.set(JSON.parse(key[1] as string) as string, JSON.parse(line.slice(key[0].length, end)));
+      }
+    });
+    this.bytes = bytes;
+    if (!laidOut) return parseWhole(await readFile(this.file, 'utf8'));
+    if (seq === undefined || !closed) throw new Error(`${this.file}: the document is incomplete`);
+    return { seq, entries };
   }
 
   async write(data: CollectionDocument): Promise<void> {
     this.bytes = await writeFileAtomic(this.file, serialize(data), { keepOld: true });
   }
+}
+
+/** The lines that open and close a document (serialize), and the key that starts each entry line. */
+const DOCUMENT_HEAD = /^\{"seq":(\d+),"entries":\{$/;
+const DOCUMENT_TAIL = '}}';
+const ENTRY_KEY = /^("(?:[^"\\]|\\.)*"):/;
+
+function parseWhole(text: string): CollectionDocument {
+  const parsed = JSON.parse(text) as { seq: number; entries: Record<string, unknown> };
+  return { seq: parsed.seq, entries: new Map(Object.entries(parsed.entries)) };
 }
 
 async function* serialize(data: CollectionDocument): AsyncGenerator<string> {

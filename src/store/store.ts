@@ -135,14 +135,14 @@ export function createStore(options: StoreOptions): Store {
         docBytes.set(name, adapter.bytes);
         seq = Math.max(seq, db.data.seq);
       }
-      const { entries, bytes, torn } = await readWal(storeDir);
+      // Applied as read: a first poll cycle's segment holds ~800 MB of ops, not to be held at once.
+      const { bytes, torn } = await readWal(storeDir, (entry) => {
+        apply(entry.ops, entry.seq, true);
+        seq = Math.max(seq, entry.seq);
+      });
       for (const { file, validBytes } of torn) {
         log.warn({ file }, 'dropping a torn last line of the WAL (never acknowledged, or in an old segment a checkpoint already covers)');
         await truncate(file, validBytes);
-      }
-      for (const entry of entries) {
-        apply(entry.ops, entry.seq, true);
-        seq = Math.max(seq, entry.seq);
       }
       wal = new Wal(storeDir, options.onFsync);
       await wal.open(seq + 1);

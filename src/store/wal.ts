@@ -1,7 +1,8 @@
 import { writeSync } from 'node:fs';
-import { open, readdir, readFile, type FileHandle } from 'node:fs/promises';
+import { open, readdir, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { removeGradually, syncDir } from './durable-file.js';
+import { readLines } from './file-lines.js';
 
 /**
  * A put may carry `json`, the JSON text of `v` made by the caller (it often has it already, e.g. a
@@ -245,34 +246,31 @@ export async function listSegments(dir: string): Promise<{ file: string; firstSe
  * Reads every segment in order. A torn last line (a crash mid-append) is dropped: it was never
  * acknowledged, because acknowledgement waits for the fsync. A broken line anywhere else is corruption.
  */
-export async function readWal(dir: string): Promise<{ entries: WalEntry[]; bytes: number; torn: { file: string; validBytes: number }[] }> {
+export async function readWal(dir: string, onEntry: (entry: WalEntry) => void): Promise<{ bytes: number; torn: { file: string; validBytes: number }[] }> {
   const segments = await listSegments(dir);
-  const entries: WalEntry[] = [];
   let bytes = 0;
   const torn: { file: string; validBytes: number }[] = [];
-  for (let index = 0; index < segments.length; index++) {
-    const file = path.join(dir, segments[index]!.file);
+  for (const segment of segments) {
+    const file = path.join(dir, segment.file);
+    // Line by line: a first poll cycle writes ~800 MB to one segment, more than fits in one string.
     // The lines end where the preallocated zeros begin.
-    const raw = await readFile(file);
-    const end = raw.indexOf(0);
-    const text = (end < 0 ? raw : raw.subarray(0, end)).toString('utf8');
-    bytes += end < 0 ? raw.length : end;
-    const lines = text.split('\n');
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i]!;
-      if (line === '') continue;
-      try {
-        const parsed = JSON.parse(line) as { s: number; o: Op[] };
-        entries.push({ seq: parsed.s, ops: parsed.o });
-      } catch (error) {
-        const isTail = i >= lines.length - 2 && lines.slice(i + 1).every((l) => l === '');
-        if (isTail && !text.endsWith('\n')) {
-          torn.push({ file, validBytes: Buffer.byteLength(text.slice(0, text.lastIndexOf('\n') + 1)) });
-          continue;
+    bytes += await readLines(
+      file,
+      (line, { number, start, terminated }) => {
+        if (line === '') return;
+        try {
+          const parsed = JSON.parse(line) as { s: number; o: Op[] };
+          onEntry({ seq: parsed.s, ops: parsed.o });
+        } catch (error) {
+          if (!terminated) {
+            torn.push({ file, validBytes: start });
+            return;
+          }
+          throw new Error(`${file}: line ${number} is not valid JSON (${(error as Error).message})`);
         }
-        throw new Error(`${file}: line ${i + 1} is not valid JSON (${(error as Error).message})`);
-      }
-    }
+      },
+      { stopAtZero: true },
+    );
   }
-  return { entries, bytes, torn };
+  return { bytes, torn };
 }
