@@ -47,7 +47,7 @@ export async function commitItems(
 }
 
 function commitChunk(deps: CommitDeps, stream: PolledStream, chunk: readonly DiffItem[], extra: Op[]): Promise<void> {
-  const ops: Op[] = chunk.map((item) => (item.stored === null ? deleteEntryOp(stream, item.key) : putEntryOp(stream, item.key, item.stored, item.encoded)));
+  const ops: Op[] = chunk.map((item) => (item.stored === null ? deleteEntryOp(stream, item.key) : putEntryOp(stream, item.key, item.stored, item.encoded, item.raw)));
   const records = chunk.flatMap((item) => (item.change ? [item.change] : []));
   // enqueueOps reads the outbox's in-memory state, and commit applies in memory synchronously: keep
   // the two in one tick so the next chunk's enqueueOps sees this one.

@@ -39,8 +39,9 @@ export interface DiffItem {
   stored: string | null;
   /** The JSON text of `change.previous` (updated, deleted), so a commit need not serialize it again. */
   previousJson?: string;
-  /** The snapshot put op, already encoded (Op.encoded; the list worker makes them on a first cycle). */
+  /** The snapshot put op, already encoded (Op.encoded; the list worker makes them on a first cycle), and its raw value (Op.raw). */
   encoded?: Uint8Array;
+  raw?: Uint8Array;
 }
 
 /** Diffs one current record against its snapshot entry; undefined when nothing changed. */
@@ -75,9 +76,9 @@ export function newChain(initial: DiffContext['initial'], key: string, json: str
 }
 
 /** The item of a key the snapshot does not hold, its entry given (made here or by the list worker, see newChain). */
-export function newItem(ctx: DiffContext, key: string, stored: string, record: () => PolledRecord, encoded?: Uint8Array): DiffItem {
+export function newItem(ctx: DiffContext, key: string, stored: string, record: () => PolledRecord, encoded?: Uint8Array, raw?: Uint8Array): DiffItem {
   const change = ctx.initial === 'baseline' ? undefined : changeRecord(ctx, 'created', Number(key), stored.slice(0, CHAIN_LENGTH), record(), null);
-  return { key, change, stored, ...(encoded ? { encoded } : {}) };
+  return { key, change, stored, ...(encoded ? { encoded } : {}), ...(raw ? { raw } : {}) };
 }
 
 /** The change for a key that vanished from the full list. */

@@ -4,6 +4,7 @@ import { testStudent, testUser } from './testing.js';
 import { diffRecords, mapSnapshot } from './diff.js';
 import { ListParse } from './list-parse.js';
 import { putEntryOp } from './snapshot.js';
+import { parseLine, walLine, type Op } from '../store/wal.js';
 
 /** A body as the upstream might send it: spaces inside the elements, so raw bytes differ from our texts. */
 const body = (list: string, items: readonly unknown[]) =>
@@ -68,17 +69,27 @@ describe('ListParse', () => {
       const students = [testStudent(1), testStudent(2, 'Ż"\\'), testStudent(3)];
       const parse = new ListParse('students', { fresh: { initial } });
       const entries: string[] = [];
-      const ops: Buffer[] = [];
+      const ops: Op[] = [];
       for (const chunk of [body('students', students).subarray(0, 900), body('students', students).subarray(900)]) {
         const batch = parse.push(chunk);
         if (!batch.fresh) continue;
+        const { fresh } = batch;
         entries.push(...batch.parsed.filter((_, i) => i % 2 === 1));
-        batch.fresh.ends.forEach((end, i) => ops.push(Buffer.from(batch.fresh!.ops.subarray(i === 0 ? 0 : batch.fresh!.ends[i - 1], end))));
+        fresh.ends.forEach((end, i) => {
+          const encoded = fresh.ops.subarray(i === 0 ? 0 : fresh.ends[i - 1], end);
+          const raw = fresh.raws.subarray(i === 0 ? 0 : fresh.rawEnds[i - 1], fresh.rawEnds[i]);
+          ops.push(putEntryOp('students', batch.parsed[2 * i]!, batch.parsed[2 * i + 1]!, encoded, raw));
+        });
       }
       const ctx = { stream: 'students' as const, detectedAt: '2026-11-22T10:00:00.000Z', initial };
       const items = diffRecords(ctx, mapSnapshot(new Map()), students);
       expect(entries).toEqual(items.map((item) => item.stored));
-      expect(ops.map((op) => op.toString())).toEqual(items.map((item) => JSON.stringify(putEntryOp('students', item.key, item.stored!))));
+      // Written into a WAL line (with an op of another kind between them) and read back: the diff's ops.
+      const line = walLine({ seq: 7, ops: [ops[0]!, { op: 'del', c: 'other', k: 'x' }, ...ops.slice(1)] }) as Buffer;
+      const read = parseLine(line.subarray(0, line.length - 1));
+      expect(read.s).toBe(7);
+      const expectedOps = items.map((item) => putEntryOp('students', item.key, item.stored!));
+      expect(read.o).toEqual([expectedOps[0], { op: 'del', c: 'other', k: 'x' }, ...expectedOps.slice(1)]);
     }
   });
 });

@@ -3,7 +3,8 @@ import { ListScanner } from '../upstream/list-scanner.js';
 import { normalizeInPlace } from '../upstream/normalize.js';
 import { studentSchema, userSchema, validate } from '../upstream/schemas.js';
 import { newChain, type DiffContext } from './diff.js';
-import { encodeEntry, putEntryText, type PolledStream } from './snapshot.js';
+import { rawSafe } from '../store/wal.js';
+import { encodeEntry, putEntryHeader, type PolledStream } from './snapshot.js';
 
 /**
  * One list body turned into record texts (issue 7): the work the list worker does off the daemon's
@@ -27,7 +28,7 @@ export interface ParseBatch {
 
 /**
  * On a first cycle every record is new, and its snapshot entry depends on nothing but its text: the
- * worker makes it here, off the daemon's thread, exactly as the diff would (`newChain`, `putEntryText`),
+ * worker makes it here, off the daemon's thread, exactly as the diff would (`newChain`, `putEntryHeader`),
  * and sends it in place of the text (the text is the entry after its chain). One string per record
  * crosses, and the daemon keeps that very string: no second copy, no concatenation to flatten later.
  */
@@ -35,6 +36,9 @@ export interface FreshEntries {
   /** The records' snapshot put ops, encoded one after the other; record i's ends at ends[i]. */
   ops: Uint8Array;
   ends: number[];
+  /** Their entries as raw values (Op.raw), one after the other, record i's ending at rawEnds[i]. */
+  raws: Uint8Array;
+  rawEnds: number[];
 }
 
 export interface ListParseOptions {
@@ -52,8 +56,15 @@ const rawHash = (raw: Uint8Array): string => hash('sha256', raw, 'base64');
 
 const SCHEMAS = { students: studentSchema, users: userSchema } as const;
 
-/** Where a batch's entries are encoded before being copied out (ListParse.entries). */
+/** Where a batch's ops and raw values are encoded before being copied out (ListParse.entries). */
 let scratch = Buffer.allocUnsafeSlow(1024 * 1024);
+let rawScratch = Buffer.allocUnsafeSlow(1024 * 1024);
+
+function copyOut(from: Buffer, bytes: number): Buffer {
+  const copy = Buffer.allocUnsafeSlow(bytes);
+  from.copy(copy, 0, 0, bytes);
+  return copy;
+}
 
 export class ListParse {
   private readonly scanner: ListScanner;
@@ -90,28 +101,37 @@ export class ListParse {
     return { known: this.known, parsed, ...(this.fresh && parsed.length > 0 ? { fresh: this.entries(parsed, this.fresh.initial) } : {}) };
   }
 
-  /** Turns `parsed`'s texts into snapshot entries, in place, and encodes their put ops. */
+  /**
+   * Turns `parsed`'s texts into snapshot entries, in place, and encodes their put ops: each entry as
+   * a raw value (Op.raw) after a short op naming its length, not escaped into the op.
+   */
   private entries(parsed: string[], initial: DiffContext['initial']): FreshEntries {
-    const texts: string[] = [];
     let bound = 0;
     for (let i = 0; i < parsed.length; i += 2) {
       const key = parsed[i] as string;
       const json = parsed[i + 1] as string;
-      const entry = encodeEntry(newChain(initial, key, json), json);
-      const text = putEntryText(this.stream, key, entry);
-      parsed[i + 1] = entry;
-      texts.push(text);
-      bound += text.length * 3; // UTF-8 takes at most 3 bytes per UTF-16 unit
+      parsed[i + 1] = encodeEntry(newChain(initial, key, json), json);
+      // Per buffer: UTF-8 takes at most 3 bytes per UTF-16 unit; an op, its key escaped and less than 200 more.
+      bound += (parsed[i + 1] as string).length * 3 + key.length * 6 + 200;
     }
-    // Encoded in one pass into a scratch buffer, then copied into memory of its own, exactly sized
+    // Encoded in one pass into scratch buffers, then copied into memory of its own, exactly sized
     // (the worker transfers it to the daemon's thread, which keeps it until the commit).
     if (scratch.length < bound) scratch = Buffer.allocUnsafeSlow(Math.max(bound, 2 * scratch.length));
+    if (rawScratch.length < bound) rawScratch = Buffer.allocUnsafeSlow(Math.max(bound, 2 * rawScratch.length));
     const ends: number[] = [];
+    const rawEnds: number[] = [];
     let end = 0;
-    for (const text of texts) ends.push((end += scratch.write(text, end)));
-    const ops = Buffer.allocUnsafeSlow(end);
-    scratch.copy(ops, 0, 0, end);
-    return { ops, ends };
+    let rawEnd = 0;
+    for (let i = 0; i < parsed.length; i += 2) {
+      const key = parsed[i] as string;
+      const entry = parsed[i + 1] as string;
+      // A chain and a JSON text that JSON.parse accepted (or JSON.stringify made): never a raw newline or zero byte.
+      if (!rawSafe(entry)) throw new Error(`snapshot entry of ${this.stream} ${key} holds a newline or a zero byte`);
+      const bytes = rawScratch.write(entry, rawEnd);
+      rawEnds.push((rawEnd += bytes));
+      ends.push((end += scratch.write(putEntryHeader(this.stream, key, bytes), end)));
+    }
+    return { ops: copyOut(scratch, end), ends, raws: copyOut(rawScratch, rawEnd), rawEnds };
   }
 
   /** Call once the body has ended: the element count, or the error of a body that ended early. */

@@ -1,4 +1,5 @@
 import type { Op, Store } from '../store/index.js';
+import { rawPutHeader } from '../store/wal.js';
 
 /**
  * The snapshot: the last polled state of each stream, one store entry per record (see README.md).
@@ -61,13 +62,13 @@ export function storeSnapshotView(store: Store, stream: PolledStream): SnapshotV
   };
 }
 
-export function putEntryOp(stream: PolledStream, key: string, stored: string, encoded?: Uint8Array): Op {
-  return { op: 'put', c: snapshotCollection(stream), k: key, v: stored, ...(encoded ? { encoded } : {}) };
+export function putEntryOp(stream: PolledStream, key: string, stored: string, encoded?: Uint8Array, raw?: Uint8Array): Op {
+  return { op: 'put', c: snapshotCollection(stream), k: key, v: stored, ...(encoded ? { encoded } : {}), ...(raw ? { raw } : {}) };
 }
 
-/** What putEntryOp's op is as WAL text (JSON.stringify of it), without building the op: the list worker encodes it. */
-export function putEntryText(stream: PolledStream, key: string, stored: string): string {
-  return `{"op":"put","c":"${snapshotCollection(stream)}","k":${JSON.stringify(key)},"v":${JSON.stringify(stored)}}`;
+/** putEntryOp's op as WAL text when its entry, `bytes` long in UTF-8, is written raw (Op.raw): the list worker encodes it. */
+export function putEntryHeader(stream: PolledStream, key: string, bytes: number): string {
+  return rawPutHeader(snapshotCollection(stream), key, bytes);
 }
 
 export function deleteEntryOp(stream: PolledStream, key: string): Op {

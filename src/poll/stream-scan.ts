@@ -1,5 +1,6 @@
 import { diffText, newItem, type DiffContext, type DiffItem, type PolledRecord } from './diff.js';
 import type { ParseSink } from './list-worker.js';
+import type { FreshEntries } from './list-parse.js';
 import { CHAIN_LENGTH, type SnapshotView } from './snapshot.js';
 
 /**
@@ -77,7 +78,7 @@ export function createStreamScan(ctx: DiffContext, snapshot: SnapshotView, keep 
         const item = !fresh
           ? diffText(ctx, key, text, stored, parse)
           : stored === undefined
-            ? newItem(ctx, key, text, parse, fresh.ops.subarray(r === 0 ? 0 : fresh.ends[r - 1], fresh.ends[r]))
+            ? newItem(ctx, key, text, parse, fresh.ops.subarray(r === 0 ? 0 : fresh.ends[r - 1], fresh.ends[r]), rawOf(fresh, r))
             : diffText(ctx, key, text.slice(CHAIN_LENGTH), stored, parse);
         if (item) items.push(item);
       }
@@ -95,4 +96,9 @@ export function createStreamScan(ctx: DiffContext, snapshot: SnapshotView, keep 
     items: () => (ascending ? items : items.sort((a, b) => Number(a.key) - Number(b.key))),
     kept: () => kept,
   };
+}
+
+/** Record r's raw value in a batch of fresh entries (FreshEntries.raws). */
+function rawOf(fresh: FreshEntries, r: number): Uint8Array {
+  return fresh.raws.subarray(r === 0 ? 0 : fresh.rawEnds[r - 1], fresh.rawEnds[r]);
 }

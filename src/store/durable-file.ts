@@ -156,7 +156,8 @@ export class CollectionFile implements Adapter<CollectionDocument> {
     const entries = new Map<string, unknown>();
     let closed = false;
     let laidOut = true;
-    const bytes = await readLines(this.file, (line, { number }) => {
+    const bytes = await readLines(this.file, (bytesOfLine, { number }) => {
+      const line = bytesOfLine.toString('utf8');
       if (!laidOut) return;
       if (number === 1) {
         const head = DOCUMENT_HEAD.exec(line);

@@ -16,7 +16,7 @@ async function linesOf(content: Buffer, options: { chunkBytes: number; stopAtZer
   const file = path.join(dir, 'lines.txt');
   await writeFile(file, content);
   const lines: [string, LineInfo][] = [];
-  const bytes = await readLines(file, (line, info) => lines.push([line, info]), options);
+  const bytes = await readLines(file, (line, info) => lines.push([line.toString('utf8'), info]), options);
   return { lines, bytes };
 }
 

@@ -20,13 +20,14 @@ export interface ReadLinesOptions {
 }
 
 /**
- * Calls `onLine` with each line of `file` (without its newline), read `chunkBytes` at a time and
- * decoded one line at a time. Never the whole file as one string: V8 caps a string at 2^29 - 24
+ * Calls `onLine` with the bytes of each line of `file` (without its newline; a view, valid during
+ * the call), read `chunkBytes` at a time, for the caller to decode line by line. Never the whole file
+ * as one string: V8 caps a string at 2^29 - 24
  * characters (~512 MiB), so a WAL segment or a document past that, which writing never noticed, could
  * not be read back, and the store would not open again. Resolves with the number of data bytes.
  * Lines are split on the newline byte, which never occurs inside a multi-byte UTF-8 character.
  */
-export async function readLines(file: string, onLine: (line: string, info: LineInfo) => void, options: ReadLinesOptions = {}): Promise<number> {
+export async function readLines(file: string, onLine: (line: Buffer, info: LineInfo) => void, options: ReadLinesOptions = {}): Promise<number> {
   const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
   const handle = await open(file, 'r');
   try {
@@ -48,7 +49,7 @@ export async function readLines(file: string, onLine: (line: string, info: LineI
         const start = pending.length > 0 ? pendingStart : position + from;
         const bytes = pending.length > 0 ? Buffer.concat([...pending, data.subarray(from, at)]) : data.subarray(from, at);
         pending = [];
-        onLine(bytes.toString('utf8'), { number: ++number, start, terminated: true });
+        onLine(bytes, { number: ++number, start, terminated: true });
         from = at + 1;
       }
       if (from < data.length) {
@@ -58,7 +59,7 @@ export async function readLines(file: string, onLine: (line: string, info: LineI
       position += data.length;
       if (zero >= 0) break;
     }
-    if (pending.length > 0) onLine(Buffer.concat(pending).toString('utf8'), { number: ++number, start: pendingStart, terminated: false });
+    if (pending.length > 0) onLine(Buffer.concat(pending), { number: ++number, start: pendingStart, terminated: false });
     return position;
   } finally {
     await handle.close();

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../log.js';
 import { tempDir } from '../../test/support/temp.js';
 import { createStore, type Store } from './store.js';
+import { rawPutHeader } from './wal.js';
 
 const log = silentLogger();
 const cleanups: (() => Promise<void>)[] = [];
@@ -173,6 +174,21 @@ describe('store', () => {
     const reopened = await openStore(dir);
     expect([reopened.get('c', 'small'), (reopened.get('c', 'big') as string).length, reopened.get('c', 'after')]).toEqual([1, 3 * 1024 * 1024, 2]);
     expect(reopened.stats().walBytes).toBe(await dataBytes(file));
+  });
+
+  it('keeps values written raw (Op.raw) across a restart, and drops a raw line torn in its values', async () => {
+    const dir = await newDir();
+    const store = await openStore(dir);
+    const value = '------------{"name":"Żaneta \\"Ż\\"","note":"a\\tb"}\t';
+    const raw = Buffer.from(value);
+    await store.commit([{ op: 'put', c: 'c', k: 'raw', v: value, encoded: Buffer.from(rawPutHeader('c', 'raw', raw.length)), raw }, { op: 'put', c: 'c', k: 'plain', v: 1 }]);
+    await store.stop();
+    const [segment] = (await readdir(dir)).filter((f) => f.startsWith('wal-'));
+    // A crash in the middle of the raw values of the next line.
+    await writeAtDataEnd(path.join(dir, segment!), `{"s":2,"o":[{"op":"put","c":"c","k":"lost","r":40}]}\t------------{"half`);
+    const reopened = await openStore(dir);
+    expect(Object.fromEntries(reopened.entries('c'))).toEqual({ raw: value, plain: 1 });
+    await reopened.stop();
   });
 
   it('drops a torn last WAL line (a crash mid-append) and goes on', async () => {
