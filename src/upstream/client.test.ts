@@ -245,6 +245,32 @@ describe('answers', () => {
     expect(error).toMatchObject({ code: 'upstream.timeout', retryable: true });
   });
 
+  /** Sends `text` in `parts` pieces, `gapMs` apart, after answering the headers at once. */
+  const dribble = (text: string, parts: number, gapMs: number): Handler => (_req, _body, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const size = Math.ceil(text.length / parts);
+    let at = 0;
+    const next = () => {
+      res.write(text.slice(at, (at += size)));
+      if (at < text.length) setTimeout(next, gapMs);
+      else res.end();
+    };
+    next();
+  };
+
+  it('a full list may take longer than timeoutMs while it keeps coming; a pause longer than timeoutMs is a timeout', async () => {
+    const list = JSON.stringify({ data: { students: [aStudent(1), aStudent(2), aStudent(3), aStudent(4)] } });
+    // 8 pieces 40 ms apart: ~280 ms in all, three times the 100 ms timeout, never a pause of 100 ms.
+    on('GET', '/api/v2/students', dribble(list, 8, 40));
+    expect((await client({ timeoutMs: 100, retry: { maxAttempts: 1 } }).listStudents()).map((s) => s.id)).toEqual([1, 2, 3, 4]);
+    // undici checks a body's pauses on a coarse clock (up to ~1 s late): a pause well past that.
+    on('GET', '/api/v2/students', dribble(list, 2, 1500));
+    expect(await failure(client({ timeoutMs: 100, retry: { maxAttempts: 1 } }).listStudents())).toMatchObject({ code: 'upstream.timeout' });
+    // Any other answer is still bounded as a whole.
+    on('GET', '/api/v2/webhooks', dribble(JSON.stringify({ data: { webhooks: [] } }), 8, 40));
+    expect(await failure(client({ timeoutMs: 100, retry: { maxAttempts: 1 } }).listWebhooks())).toMatchObject({ code: 'upstream.timeout' });
+  });
+
   it.each([
     ['malformed JSON', raw(200, `{"data":{"students":[${JSON.stringify(aStudent(1))},{"id":2,]}}`), 'upstream.invalid_json', undefined],
     ['HTML', raw(200, '<!DOCTYPE html><p>maintenance</p>'), 'upstream.invalid_json', undefined],

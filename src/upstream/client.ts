@@ -52,7 +52,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
 
   const list = <T>(path: string, key: 'students' | 'users', map: (value: unknown, index: number) => T, opts?: CallOptions) =>
     tracked({
-      method: 'GET', path, safe: true, signal: opts?.signal,
+      method: 'GET', path, safe: true, signal: opts?.signal, stream: true,
       read: (body: BodyStream) => readList(body, { path: ['data', key], map, ...(opts?.signal ? { signal: opts.signal } : {}) }),
     });
 
@@ -69,7 +69,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     listStudents: (opts) => list('/api/v2/students', 'students', student, opts),
     listUsers: (opts) => list('/api/v2/users', 'users', user, opts),
     fetchList: (list, read, opts) =>
-      tracked({ method: 'GET', path: `/api/v2/${list}`, safe: true, signal: opts?.signal, read: (body: BodyStream) => read(body) }),
+      tracked({ method: 'GET', path: `/api/v2/${list}`, safe: true, signal: opts?.signal, stream: true, read: (body: BodyStream) => read(body) }),
     getStudent: (id, opts) =>
       tracked({
         method: 'GET', path: '/api/v2/student', query: { id: String(id) }, safe: true, signal: opts?.signal,

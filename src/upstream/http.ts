@@ -3,7 +3,7 @@ import { errorFromStatus, errorFromThrown } from './errors.js';
 
 /**
  * One HTTP exchange with the upstream: request, status check, body read, all under one overall
- * timeout and the caller's signal. Knows nothing of tokens or retries (client.ts does).
+ * timeout (for a `stream` exchange, until its headers) and the caller's signal. Knows nothing of tokens or retries (client.ts does).
  * The body is always consumed or destroyed, so the keep-alive connection goes back to the pool.
  */
 export interface Exchange {
@@ -15,6 +15,13 @@ export interface Exchange {
   urlencoded?: boolean;
   headers?: Record<string, string>;
   signal?: AbortSignal;
+  /**
+   * A body read as a stream, of any length (the full lists): the overall timeout ends when the
+   * headers arrive, and the body is bounded by its pauses instead (undici's bodyTimeout, the same
+   * timeoutMs). A 183 MB students list over a link slower than 6 MB/s cannot arrive whole within
+   * 30 s, and no cycle would ever succeed.
+   */
+  stream?: boolean;
 }
 
 export type BodyStream = Dispatcher.ResponseData['body'];
@@ -50,6 +57,7 @@ export function createHttp(options: HttpOptions): Http {
         bodyTimeout: options.timeoutMs,
       });
       body = response.body;
+      if (exchange.stream) clearTimeout(timeout);
       if (response.statusCode < 200 || response.statusCode >= 300) {
         const text = await readLimited(body, ERROR_BODY_LIMIT);
         throw errorFromStatus(response.statusCode, text, response.headers['retry-after'], options.now());
