@@ -85,4 +85,38 @@ describe('list worker', () => {
     release();
     expect(await reading).toBe('poll.stopped');
   });
+
+  it('hands batches that piled up over to the sink a few at a time, with event-loop turns between them', async () => {
+    worker = createListWorker();
+    // An event-loop turn counter, and a sink that takes 3 ms per batch; the first one takes 200 ms,
+    // while the worker finishes the batches already sent to it (up to 8 per stream).
+    let turn = 0;
+    let ticking = true;
+    const tick = () => {
+      turn += 1;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const turns: number[] = [];
+    const busy = (ms: number) => {
+      for (const until = performance.now() + ms; performance.now() < until; );
+    };
+    const sink: ParseSink = {
+      known: () => {},
+      parsed: () => {
+        turns.push(turn);
+        busy(turns.length === 1 ? 200 : 3);
+      },
+    };
+    try {
+      await worker.parse('users', jsonBody({ data: { users: users(40_000) } }, 64 * 1024), { useIndex: false }, sink);
+    } finally {
+      ticking = false;
+    }
+    expect(turns.length).toBeGreaterThan(8);
+    // With a 4 ms budget and 3 ms per batch, at most two batches share a turn.
+    const perTurn = new Map<number, number>();
+    for (const t of turns) perTurn.set(t, (perTurn.get(t) ?? 0) + 1);
+    expect(Math.max(...perTurn.values())).toBeLessThanOrEqual(2);
+  });
 });

@@ -56,10 +56,14 @@ const MAX_IN_FLIGHT = 8;
  */
 const SPARE_BYTES = 2 * SLICE_BYTES;
 const MAX_SPARES = MAX_IN_FLIGHT * 2 + 2;
+/** Work on the worker's batches per event-loop turn (the same budget as the cycle's other loops). */
+const HANDLE_BUDGET_MS = 4;
 
 interface Read {
   stream: PolledStream;
   sink: ParseSink;
+  /** Messages received and not handled yet (see onMessage). */
+  pending: ToMain[];
   inFlight: number;
   wake: (() => void) | undefined;
   error: Error | undefined;
@@ -96,10 +100,40 @@ export function createListWorker(): ListWorker {
     read.wake?.();
   }
 
+  /**
+   * Messages are queued here and handled a few milliseconds' worth at a time. Node delivers every
+   * message waiting on a port in ONE task: when the daemon's thread fell behind (a garbage
+   * collection), the batches piled up in the meantime (up to 8 per stream) were diffed in one go,
+   * and bench:poll saw event-loop stalls of 50-120 ms on a first emit cycle.
+   */
   function onMessage(message: ToMain): void {
     if (message.t === 'batch' && message.spent && spares.length < MAX_SPARES) spares.push(message.spent);
     const read = reads.get(message.id);
     if (!read || read.error) return;
+    read.pending.push(message);
+    handleSoon();
+  }
+
+  let handling = false;
+  function handleSoon(): void {
+    if (handling) return;
+    handling = true;
+    setImmediate(handlePending);
+  }
+
+  function handlePending(): void {
+    handling = false;
+    const until = performance.now() + HANDLE_BUDGET_MS;
+    for (;;) {
+      const read = [...reads.values()].find((r) => r.pending.length > 0 && !r.error);
+      if (!read) return;
+      handle(read, read.pending.shift() as ToMain);
+      if (performance.now() >= until) return handleSoon();
+    }
+  }
+
+  function handle(read: Read, message: ToMain): void {
+    if (read.error) return;
     if (message.t === 'batch') {
       read.inFlight -= 1;
       try {
@@ -141,7 +175,7 @@ export function createListWorker(): ListWorker {
     const id = nextId++;
     let read!: Read;
     const done = new Promise<number>((resolve, reject) => {
-      read = { stream, sink, inFlight: 0, wake: undefined, error: undefined, resolve, reject };
+      read = { stream, sink, pending: [], inFlight: 0, wake: undefined, error: undefined, resolve, reject };
     });
     done.catch(() => {}); // awaited below; this only keeps an early failure from being "unhandled"
     reads.set(id, read);
