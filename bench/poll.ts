@@ -44,10 +44,13 @@ async function startSandbox(): Promise<{ url: string; child: ChildProcess }> {
   });
   let output = '';
   const url = await new Promise<string>((resolve, reject) => {
+    // Only the tail is kept (for the exit message): the sandbox logs every request for the whole run,
+    // and a growing string flattened for the regex on each chunk stalled this thread for up to 300 ms.
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /http:\/\/127\.0\.0\.1:\d+/.exec(output);
       if (match) resolve(match[0]);
+      output = output.slice(-4096);
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
