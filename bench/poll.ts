@@ -44,18 +44,19 @@ async function startSandbox(): Promise<{ url: string; child: ChildProcess }> {
   });
   let output = '';
   const url = await new Promise<string>((resolve, reject) => {
-    // Only the tail is kept (for the exit message): the sandbox logs every request for the whole run,
-    // and a growing string flattened for the regex on each chunk stalled this thread for up to 300 ms.
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /http:\/\/127\.0\.0\.1:\d+/.exec(output);
       if (match) resolve(match[0]);
-      output = output.slice(-4096);
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
     child.once('exit', (code) => reject(new Error(`sandbox exited (${code}): ${output.slice(-500)}`)));
   });
+  // From here on its output is read and dropped (a full pipe would block the sandbox): it logs for the
+  // whole run, up to megabytes at once, and decoding and scanning all of it on this thread (the
+  // daemon's) stalled it for up to 300 ms late in a run.
+  for (const stream of [child.stdout, child.stderr]) stream?.removeAllListeners('data').on('data', () => {});
   return { url, child };
 }
 
