@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../log.js';
 import { tempDir } from '../../test/support/temp.js';
 import { createStore, type Store } from './store.js';
-import { rawPutHeader } from './wal.js';
+import { rawPutHeader, type Op } from './wal.js';
 
 const log = silentLogger();
 const cleanups: (() => Promise<void>)[] = [];
@@ -189,6 +189,31 @@ describe('store', () => {
     const reopened = await openStore(dir);
     expect(Object.fromEntries(reopened.entries('c'))).toEqual({ raw: value, plain: 1 });
     await reopened.stop();
+  });
+
+  it('a crash at any byte of the log leaves exactly the commits whose lines were whole, raw values or not', async () => {
+    const dir = await newDir();
+    const store = await openStore(dir);
+    const raw = (k: string, v: string): Op => ({ op: 'put', c: 'c', k, v, encoded: Buffer.from(rawPutHeader('c', k, Buffer.byteLength(v))), raw: Buffer.from(v) });
+    await store.commit([raw('a', '------------{"x":"ż\t\\"}'), { op: 'put', c: 'c', k: 'b', v: { y: 1 } }]);
+    await store.commit([{ op: 'put', c: 'c', k: 'c', v: 'plain "text"' }]);
+    await store.commit([raw('d', 'dd'), raw('e', '😀'), { op: 'del', c: 'c', k: 'b' }]);
+    await store.stop();
+    const [segment] = (await readdir(dir)).filter((f) => f.startsWith('wal-'));
+    const bytes = (await readFile(path.join(dir, segment!))).subarray(0, await dataBytes(path.join(dir, segment!)));
+    const ends = [...bytes.entries()].filter(([, b]) => b === 0x0a).map(([i]) => i + 1);
+    const states = [{}, { a: '------------{"x":"ż\t\\"}', b: { y: 1 } }, { a: '------------{"x":"ż\t\\"}', b: { y: 1 }, c: 'plain "text"' }];
+    states.push({ a: states[1]!.a, c: 'plain "text"', d: 'dd', e: '😀' } as never);
+    for (let cut = 0; cut <= bytes.length; cut++) {
+      const copy = await newDir();
+      await writeFile(path.join(copy, segment!), bytes.subarray(0, cut));
+      const reopened = createStore({ dir: copy, log });
+      await reopened.start();
+      // A line whole but for its newline counts: it was written entirely (and never acknowledged).
+      const whole = ends.filter((end) => end <= cut + 1).length;
+      expect([cut, Object.fromEntries(reopened.entries('c'))]).toEqual([cut, states[whole]]);
+      await reopened.stop();
+    }
   });
 
   it('drops a torn last WAL line (a crash mid-append) and goes on', async () => {

@@ -261,8 +261,12 @@ export function walLine(entry: WalEntry): string | Buffer {
 /** A line read back (without its newline): its ops, with each raw value (rawPutHeader) decoded in place. */
 export function parseLine(line: Buffer): { s: number; o: Op[] } {
   const separator = line.indexOf(RAW_SEPARATOR);
-  if (separator < 0) return JSON.parse(line.toString('utf8')) as { s: number; o: Op[] };
-  const parsed = JSON.parse(line.toString('utf8', 0, separator)) as { s: number; o: (Op & { r?: unknown })[] };
+  const parsed = JSON.parse(line.toString('utf8', 0, separator < 0 ? line.length : separator)) as { s: number; o: (Op & { r?: unknown })[] };
+  if (separator < 0) {
+    // Ops naming raw values with no tab after them: a line cut right before its tab.
+    if (parsed.o.some((op) => op.op === 'put' && op.r !== undefined)) throw new Error('the raw values of the line are missing');
+    return parsed;
+  }
   let at = separator + 1;
   for (const op of parsed.o) {
     if (op.op !== 'put' || op.r === undefined) continue;
