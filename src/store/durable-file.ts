@@ -157,8 +157,8 @@ export class CollectionFile implements Adapter<CollectionDocument> {
     let closed = false;
     let laidOut = true;
     const bytes = await readLines(this.file, (bytesOfLine, { number }) => {
-      const line = bytesOfLine.toString('utf8');
       if (!laidOut) return;
+      const line = bytesOfLine.toString('utf8');
       if (number === 1) {
         const head = DOCUMENT_HEAD.exec(line);
         if (head) seq = Number(head[1]);

@@ -306,9 +306,9 @@ export async function readWal(dir: string, onEntry: (entry: WalEntry) => void): 
       file,
       (line, { number, start, terminated }) => {
         if (line.length === 0) return;
+        let parsed: { s: number; o: Op[] };
         try {
-          const parsed = parseLine(line);
-          onEntry({ seq: parsed.s, ops: parsed.o });
+          parsed = parseLine(line);
         } catch (error) {
           if (!terminated) {
             torn.push({ file, validBytes: start });
@@ -316,6 +316,7 @@ export async function readWal(dir: string, onEntry: (entry: WalEntry) => void): 
           }
           throw new Error(`${file}: line ${number} is not valid JSON (${(error as Error).message})`);
         }
+        onEntry({ seq: parsed.s, ops: parsed.o });
       },
       { stopAtZero: true },
     );
