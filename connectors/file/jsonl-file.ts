@@ -3,9 +3,8 @@ import path from 'node:path';
 import { knownJson } from '../../src/record-json.js';
 import type { AnyRecord } from '../../src/records.js';
 import { syncDir } from '../../src/store/durable-file.js';
+import { readLines } from '../../src/store/file-lines.js';
 
-const CHUNK = 1 << 20;
-const NEWLINE = 0x0a;
 /** Lines are written with `id` first, so reading it back needs no full parse. */
 const LEADING_ID = /^\{"id":("(?:[^"\\]|\\.)*")/;
 
@@ -56,37 +55,21 @@ export class JsonlFile {
   /** Reads the ids in the file; cuts a torn last line (a crash mid-append, never reported done). Returns whether the file existed. */
   private async load(): Promise<boolean> {
     const ids = new Set<string>();
-    let handle;
+    let torn: number | undefined;
     try {
-      handle = await open(this.file, 'r');
+      await readLines(this.file, (line, { start, terminated }) => {
+        if (!terminated) torn = start;
+        else if (line.length > 0) {
+          const id = readId(line.toString('utf8'));
+          if (id !== undefined) ids.add(id);
+        }
+      });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       this.ids = ids;
       return false;
     }
-    let validBytes = 0;
-    let size = 0;
-    try {
-      let carry = Buffer.alloc(0);
-      for (;;) {
-        const chunk = Buffer.alloc(CHUNK);
-        const { bytesRead } = await handle.read(chunk, 0, CHUNK, size);
-        if (bytesRead === 0) break;
-        size += bytesRead;
-        const buffer = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
-        let start = 0;
-        for (let at = buffer.indexOf(NEWLINE); at >= 0; at = buffer.indexOf(NEWLINE, start)) {
-          const id = readId(buffer.toString('utf8', start, at));
-          if (id !== undefined) ids.add(id);
-          start = at + 1;
-        }
-        validBytes = size - (buffer.length - start);
-        carry = Buffer.from(buffer.subarray(start));
-      }
-    } finally {
-      await handle.close();
-    }
-    if (validBytes < size) await truncate(this.file, validBytes);
+    if (torn !== undefined) await truncate(this.file, torn);
     this.ids = ids;
     return true;
   }
