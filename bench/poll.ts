@@ -148,9 +148,11 @@ async function underLoad<T>(app: App, work: () => Promise<T>): Promise<{ value: 
   const sampler = setInterval(() => {
     heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed);
   }, 100);
+  const before = await daemonCounts(app);
   const started = performance.now();
   const value = await work();
   const ms = performance.now() - started;
+  const after = await daemonCounts(app);
   clearInterval(sampler);
   observer.disconnect();
   loop.disable();
@@ -159,8 +161,25 @@ async function underLoad<T>(app: App, work: () => Promise<T>): Promise<{ value: 
   const webhooks =
     `webhooks ${latencies.length} sent, ack p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, ` +
     `max ${percentile(latencies, 100).toFixed(1)} ms, over 50 ms ${latencies.filter((v) => v > 50).length}, failed ${failed}; event-loop delay p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms, max ${(loop.max / 1e6).toFixed(1)} ms\n` +
-    `             GC ${gc.total.toFixed(0)} ms in all, longest pause ${gc.max.toFixed(0)} ms; heap used peak ${(heapPeak / 1024 / 1024).toFixed(0)} MiB (sampled every 100 ms)`;
+    `             GC ${gc.total.toFixed(0)} ms in all, longest pause ${gc.max.toFixed(0)} ms; heap used peak ${(heapPeak / 1024 / 1024).toFixed(0)} MiB (sampled every 100 ms)\n` +
+    `             daemon side: acks over 25 ms ${after.ack.over25 - before.ack.over25}, over 50 ms ${after.ack.over50 - before.ack.over50} (request read to answer); ` +
+    `WAL fsyncs ${after.fsync.all - before.fsync.all}, over 25 ms ${after.fsync.over25 - before.fsync.over25}, over 50 ms ${after.fsync.over50 - before.fsync.over50}`;
   return { value, ms, sent: latencies.length, webhooks };
+}
+
+/** How many observations a histogram of the daemon's has so far, in all and over 25 and 50 ms. */
+async function histogramCounts(app: App, name: string): Promise<{ all: number; over25: number; over50: number }> {
+  const metric = app.metrics.getSingleMetric(name);
+  const values = (metric ? (await metric.get()).values : []) as { metricName?: string; labels: Record<string, string | number>; value: number }[];
+  // Summed over the other labels (the ack histogram's status).
+  const bucket = (le: number | string) => values.filter((v) => v.metricName?.endsWith('_bucket') && v.labels.le === le).reduce((sum, v) => sum + v.value, 0);
+  const all = bucket('+Inf');
+  return { all, over25: all - bucket(0.025), over50: all - bucket(0.05) };
+}
+
+/** WAL fsyncs and server-side acknowledgement times, from the daemon's own histograms. */
+async function daemonCounts(app: App) {
+  return { fsync: await histogramCounts(app, 'schoolbridge_store_fsync_seconds'), ack: await histogramCounts(app, 'schoolbridge_webhook_ack_seconds') };
 }
 
 async function measureCycle(app: App, name: string, url: string): Promise<void> {
