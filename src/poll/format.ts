@@ -26,3 +26,27 @@ export function formatChange(change: ChangeRecord): string {
 function show(change: object, side: 'from' | 'to'): string {
   return side in change ? JSON.stringify((change as Record<string, unknown>)[side]) : '(absent)';
 }
+
+/**
+ * `sync --json`: JSON.stringify(result, null, 2) (with `changes` last), in pieces, a change at a
+ * time. A dry run of a first cycle carries every record as a change (300,000 at 100,000 students,
+ * ~500 MB of text): made as one string it passed V8's limit for a string, and the command failed.
+ */
+export function* cycleJson(result: object & { changes?: readonly ChangeRecord[] | undefined }): Generator<string> {
+  const { changes, ...rest } = result;
+  if (changes === undefined) {
+    yield `${JSON.stringify(rest, null, 2)}\n`;
+    return;
+  }
+  const empty = JSON.stringify({ ...rest, changes: [] }, null, 2);
+  if (changes.length === 0) {
+    yield `${empty}\n`;
+    return;
+  }
+  // `empty` ends with the empty array and the closing brace; the array is written out instead.
+  yield `${empty.slice(0, -'[]\n}'.length)}[\n`;
+  for (let i = 0; i < changes.length; i++) {
+    yield `    ${JSON.stringify(changes[i], null, 2).replaceAll('\n', '\n    ')}${i < changes.length - 1 ? ',' : ''}\n`;
+  }
+  yield '  ]\n}\n';
+}

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { CycleResult } from '../../poll/index.js';
-import { formatChange, formatCycle } from '../../poll/format.js';
+import { cycleJson, formatChange, formatCycle } from '../../poll/format.js';
 import { dryRunCycle } from '../../poll/dry-run.js';
 import { liveHolder } from '../../store/index.js';
 import { awaitDeliveries, callAdmin, globalOptions, loadCliConfig, runOneShot } from '../context.js';
@@ -58,7 +58,15 @@ async function dryRun(command: Command): Promise<CycleResult> {
 
 function print(result: CycleResult & { pendingDeliveries?: number }, options: SyncOptions): void {
   if (options.json) {
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    // Piece by piece (cycleJson), gathered into writes of ~64 KB.
+    let text = '';
+    for (const piece of cycleJson(result)) {
+      text += piece;
+      if (text.length < 1 << 16) continue;
+      process.stdout.write(text);
+      text = '';
+    }
+    process.stdout.write(text);
     return;
   }
   for (const change of result.changes ?? []) process.stdout.write(`${formatChange(change)}\n`);
