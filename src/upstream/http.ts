@@ -3,8 +3,9 @@ import { errorFromStatus, errorFromThrown } from './errors.js';
 
 /**
  * One HTTP exchange with the upstream: request, status check, body read, all under one overall
- * timeout (for a `stream` exchange, until its headers) and the caller's signal. Knows nothing of tokens or retries (client.ts does).
- * The body is always consumed or destroyed, so the keep-alive connection goes back to the pool.
+ * timeout (for a `stream` exchange, until its headers) and the caller's signal. Knows nothing of
+ * tokens or retries (client.ts does). The body is always consumed or destroyed, so the keep-alive
+ * connection goes back to the pool.
  */
 export interface Exchange {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
