@@ -183,6 +183,41 @@ describe('outbox', () => {
     expect(a.delivered()).toHaveLength(4);
   });
 
+  it('keeps its depth and dead counts equal to the entries it lists: deaths, retries by hand, a restart', async () => {
+    let reject = true;
+    const a = scriptedConnector((r) => (reject && Number(r.id.split(':')[1]) % 2 === 0 ? rejected() : { status: 'done' }));
+    const b = scriptedConnector(() => retryable()); // never delivered: pending, retried later
+    const connectors = [{ name: 'a', connector: a.connector }, { name: 'b', connector: b.connector, streams: ['users'] }];
+    const first = await setup(connectors);
+    const check = (outbox: Outbox) => {
+      for (const connector of [undefined, 'a', 'b']) {
+        const listed = outbox.list().filter((e) => connector === undefined || e.connector === connector);
+        const recount = { depth: listed.filter((e) => e.status !== 'dead').length, dead: listed.filter((e) => e.status === 'dead').length };
+        expect([connector, outbox.depth(connector), outbox.deadCount(connector)]).toEqual([connector, recount.depth, recount.dead]);
+      }
+    };
+    const records = [1, 2, 3, 4, 5, 6].map((k) => change('students', k)).concat([change('users', 7), change('users', 8)]);
+    await first.outbox.enqueue(records);
+    await first.outbox.whenIdle();
+    expect([first.outbox.deadCount('a'), first.outbox.depth('b')]).toEqual([4, 2]); // students 2, 4, 6 and users 8
+    check(first.outbox);
+    reject = false;
+    expect(await first.outbox.retry(`a:${records[1]!.id}`)).toMatchObject({ status: 'pending' });
+    check(first.outbox); // pending again, before its delivery
+    await first.outbox.whenIdle();
+    check(first.outbox);
+    expect(first.outbox.deadCount('a')).toBe(3);
+    await first.outbox.stop();
+    const second = await setup(connectors, { store: first.store, clock: first.clock });
+    check(second.outbox);
+    expect(second.outbox.deadCount()).toBe(3);
+    await second.outbox.retryAllDead('a');
+    check(second.outbox);
+    await second.outbox.whenIdle();
+    check(second.outbox);
+    expect([second.outbox.deadCount(), second.outbox.depth()]).toEqual([0, 2]);
+  });
+
   it('honours the retry delay a connector reports (Retry-After)', async () => {
     const a = scriptedConnector((_r, attempt) => (attempt === 1 ? { ...retryable('429'), retryAfterMs: 30_000 } : { status: 'done' }));
     const { outbox, clock } = await setup([{ name: 'a', connector: a.connector }]);

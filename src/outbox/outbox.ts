@@ -197,6 +197,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       const result = settle(entry, outcomes[i]!, { now, policy, random: random(), stopping: state !== 'running' });
       settled.push(result);
       outcomeCounts[result.kind] += 1;
+      if (result.kind === 'dead') index.setDead(entry.id, true);
       if (result.kind !== 'done') return void ops.push(put(result.entry));
       ops.push({ op: 'del', c: ENTRIES, k: entry.id }, { op: 'put', c: DELIVERED, k: entry.id, v: now });
       delivered.add(entry.id, now);
@@ -234,14 +235,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
   }
 
   function counts(connector?: string): { depth: number; dead: number } {
-    let depth = 0;
-    let dead = 0;
-    for (const id of index.allIds(connector)) {
-      const status = store.get<OutboxEntry>(ENTRIES, id)?.status;
-      if (status === 'dead') dead++;
-      else if (status) depth++;
-    }
-    return { depth, dead };
+    return index.counts(connector);
   }
 
   const outbox: Outbox = {
@@ -290,6 +284,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       if (workers.some((w) => w.inFlight.has(id))) return entry;
       const next = retryByHand(entry, clock.now());
       const commit = store.commit([put(next)]);
+      index.setDead(id, false);
       scheduleHead(next.connector, next.order);
       await commit;
       outbox.notify();
@@ -301,6 +296,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
         .map(([, e]) => e)
         .filter((e) => e.status === 'dead' && (connector === undefined || e.connector === connector));
       const commit = store.commit(dead.map((e) => put(retryByHand(e, now))));
+      for (const e of dead) index.setDead(e.id, false);
       for (const e of dead) scheduleHead(e.connector, e.order);
       await commit;
       outbox.notify();

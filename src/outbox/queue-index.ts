@@ -9,7 +9,13 @@ import type { OutboxEntry } from './entry.js';
 export class QueueIndex {
   private readonly queues = new Map<string, Map<string, string[]>>();
   private readonly refs = new Map<string, number>();
-  private readonly ids = new Map<string, { connector: string; order: string; key: string; released?: boolean }>();
+  private readonly ids = new Map<string, { connector: string; order: string; key: string; released?: boolean; dead?: boolean }>();
+  /**
+   * Per connector, its entries not released yet, and how many of them are dead: kept as entries come
+   * and go, because counting them by walking the queue took ~110 ms at 300,000 entries, and /metrics,
+   * the status page and the CLI's progress line ask often (a scrape stalled acknowledgements 250 ms).
+   */
+  private readonly tally = new Map<string, { live: number; dead: number }>();
 
   has(id: string): boolean {
     return this.ids.has(id);
@@ -17,7 +23,9 @@ export class QueueIndex {
 
   add(entry: OutboxEntry): void {
     if (this.ids.has(entry.id)) return;
-    this.ids.set(entry.id, { connector: entry.connector, order: entry.order, key: entry.key });
+    const dead = entry.status === 'dead';
+    this.ids.set(entry.id, { connector: entry.connector, order: entry.order, key: entry.key, dead });
+    this.count(entry.connector, 1, dead ? 1 : 0);
     let byOrder = this.queues.get(entry.connector);
     if (!byOrder) this.queues.set(entry.connector, (byOrder = new Map()));
     const queue = byOrder.get(entry.order);
@@ -36,6 +44,7 @@ export class QueueIndex {
     if (!info) return Infinity;
     if (!info.released) {
       info.released = true;
+      this.count(info.connector, -1, info.dead ? -1 : 0);
       const left = (this.refs.get(info.key) ?? 1) - 1;
       if (left <= 0) this.refs.delete(info.key);
       else this.refs.set(info.key, left);
@@ -58,6 +67,33 @@ export class QueueIndex {
     if (queue.length === 0) byOrder!.delete(info.order);
   }
 
+  /** Records that an entry became dead, or is dead no more (a retry by hand): see counts. */
+  setDead(id: string, dead: boolean): void {
+    const info = this.ids.get(id);
+    if (!info || info.released || Boolean(info.dead) === dead) return;
+    info.dead = dead;
+    this.count(info.connector, 0, dead ? 1 : -1);
+  }
+
+  /** Entries still queued (pending or being delivered) and dead ones, of a connector or of all. */
+  counts(connector?: string): { depth: number; dead: number } {
+    let live = 0;
+    let dead = 0;
+    for (const [name, t] of this.tally) {
+      if (connector !== undefined && name !== connector) continue;
+      live += t.live;
+      dead += t.dead;
+    }
+    return { depth: live - dead, dead };
+  }
+
+  private count(connector: string, live: number, dead: number): void {
+    const t = this.tally.get(connector) ?? { live: 0, dead: 0 };
+    t.live += live;
+    t.dead += dead;
+    this.tally.set(connector, t);
+  }
+
   /** Sorts each queue by seq (after loading entries in arbitrary order). */
   sortBy(seqOf: (id: string) => number): void {
     for (const byOrder of this.queues.values()) for (const queue of byOrder.values()) queue.sort((a, b) => seqOf(a) - seqOf(b));
@@ -77,12 +113,5 @@ export class QueueIndex {
     const byOrder = this.queues.get(connector);
     if (!byOrder) return;
     for (const queue of byOrder.values()) if (queue[0] !== undefined) yield queue[0];
-  }
-
-  *allIds(connector?: string): Generator<string> {
-    for (const [name, byOrder] of this.queues) {
-      if (connector !== undefined && name !== connector) continue;
-      for (const queue of byOrder.values()) yield* queue;
-    }
   }
 }
