@@ -27,6 +27,7 @@ import { configSchema } from '../src/config/index.js';
 import { signatureHeader } from '../src/signature/index.js';
 import { INBOX } from '../src/webhooks/index.js';
 import { eventBody, invoice } from '../src/webhooks/testing.js';
+import { bucketQuantile, histogramBuckets } from './daemon-histogram.js';
 
 const SECRET = 'bench-secret';
 
@@ -180,7 +181,7 @@ async function main(): Promise<void> {
     report(baseline, intake, events, concurrency, stored - warmup);
     // Where the time goes, seen from the server: its own answer-time histogram (warm-up included)
     // and how late its event loop ran timers (CPU contention) during the intake run.
-    const ack = await app.metrics.getSingleMetricAsString('schoolbridge_webhook_ack_seconds');
+    const ack = await histogramBuckets(app.metrics, 'schoolbridge_webhook_ack_seconds', (labels) => labels.status === '200');
     process.stdout.write(`server side: ack p50 ≤ ${bucketQuantile(ack, 0.5)} s, p99 ≤ ${bucketQuantile(ack, 0.99)} s (histogram buckets); event-loop delay p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms\n` +
       `server CPU per request: bare ${perEvent(bareCpu)} µs, intake ${perEvent(intakeCpu)} µs (measured run only; store, outbox and file connector included, until the outbox is idle)\n` +
       `slowest WAL fsync: ${app.store.stats().slowestFsyncMs} ms (warm-up included; a slow disk shows here)\n`);
@@ -189,13 +190,6 @@ async function main(): Promise<void> {
     await app.stop();
     await rm(dir, { recursive: true, force: true });
   }
-}
-
-/** The upper bound of the bucket holding quantile `q` of a Prometheus histogram's text (status 200). */
-function bucketQuantile(text: string, q: number): string {
-  const buckets = [...text.matchAll(/_bucket\{le="([^"]+)",status="200"\} (\d+)/g)].map((m) => ({ le: m[1]!, count: Number(m[2]) }));
-  const total = buckets.at(-1)?.count ?? 0;
-  return buckets.find((b) => b.count >= q * total)?.le ?? '?';
 }
 
 function report(baseline: Run, intake: Run, events: number, concurrency: number, stored: number): void {

@@ -25,6 +25,7 @@ import { Agent, request } from 'undici';
 import { createApp, type App } from '../src/app.js';
 import { configSchema } from '../src/config/schema.js';
 import { snapshotCollection, POLLED_STREAMS } from '../src/poll/snapshot.js';
+import { countAbove, histogramBuckets } from './daemon-histogram.js';
 
 const STUDENTS = Number(argValue('--students') ?? 100_000);
 const SECRET = 'bench-secret';
@@ -169,12 +170,8 @@ async function underLoad<T>(app: App, work: () => Promise<T>): Promise<{ value: 
 
 /** How many observations a histogram of the daemon's has so far, in all and over 25 and 50 ms. */
 async function histogramCounts(app: App, name: string): Promise<{ all: number; over25: number; over50: number }> {
-  const metric = app.metrics.getSingleMetric(name);
-  const values = (metric ? (await metric.get()).values : []) as { metricName?: string; labels: Record<string, string | number>; value: number }[];
-  // Summed over the other labels (the ack histogram's status).
-  const bucket = (le: number | string) => values.filter((v) => v.metricName?.endsWith('_bucket') && v.labels.le === le).reduce((sum, v) => sum + v.value, 0);
-  const all = bucket('+Inf');
-  return { all, over25: all - bucket(0.025), over50: all - bucket(0.05) };
+  const buckets = await histogramBuckets(app.metrics, name);
+  return { all: buckets.at(-1)?.count ?? 0, over25: countAbove(buckets, 0.025), over50: countAbove(buckets, 0.05) };
 }
 
 /** WAL fsyncs and server-side acknowledgement times, from the daemon's own histograms. */
