@@ -8,15 +8,21 @@ import { hash } from 'node:crypto';
  */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item)).join(',')}]`;
-  const record = value as Record<string, unknown>;
-  const parts: string[] = [];
-  for (const key of Object.keys(record).sort()) {
-    const item = record[key];
-    if (item === undefined || typeof item === 'function') continue; // as JSON would drop it
-    parts.push(`${JSON.stringify(key)}:${canonicalJson(item)}`);
+  // Built with += rather than arrays joined: it runs once per webhook delivery and per compared leaf.
+  if (Array.isArray(value)) {
+    let text = '[';
+    for (let i = 0; i < value.length; i++) text += (i === 0 ? '' : ',') + canonicalJson(value[i]);
+    return `${text}]`;
   }
-  return `{${parts.join(',')}}`;
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record).sort();
+  let text = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const item = record[keys[i]!];
+    if (item === undefined || typeof item === 'function') continue; // as JSON would drop it
+    text += (text.length === 1 ? '' : ',') + JSON.stringify(keys[i]) + ':' + canonicalJson(item);
+  }
+  return `${text}}`;
 }
 
 /** One-shot `crypto.hash`: about half the time of createHash().update().digest() for short texts. */

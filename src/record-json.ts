@@ -18,6 +18,11 @@ export function recordJson(record: AnyRecord): string {
   return text;
 }
 
+/** Files `text` as the record's JSON, made by the caller: it must be exactly JSON.stringify(record). */
+export function rememberJson(record: AnyRecord, text: string): void {
+  texts.set(record, text);
+}
+
 /** The text made by `recordJson` earlier, if any (never serializes). */
 export function knownJson(record: AnyRecord): string | undefined {
   return texts.get(record);

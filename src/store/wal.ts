@@ -233,11 +233,7 @@ export function walLine(entry: WalEntry): string | Buffer {
   if (!entry.ops.some((op) => op.op === 'put' && (op.json !== undefined || op.encoded !== undefined))) {
     return `${JSON.stringify({ s: entry.seq, o: entry.ops })}\n`;
   }
-  const text = (op: Op) =>
-    op.op === 'put' && op.json !== undefined
-      ? `{"op":"put","c":${JSON.stringify(op.c)},"k":${JSON.stringify(op.k)},"v":${op.json}}`
-      : JSON.stringify(op.op === 'put' ? { op: op.op, c: op.c, k: op.k, v: op.v } : op);
-  if (!entry.ops.some((op) => op.op === 'put' && op.encoded !== undefined)) return `{"s":${entry.seq},"o":[${entry.ops.map(text).join(',')}]}\n`;
+  if (!entry.ops.some((op) => op.op === 'put' && op.encoded !== undefined)) return `{"s":${entry.seq},"o":[${entry.ops.map(opText).join(',')}]}\n`;
   // Runs of text ops are encoded together; encoded ops go in as they are, raw values after them all.
   const parts: Uint8Array[] = [];
   const raws: Uint8Array[] = [];
@@ -249,13 +245,20 @@ export function walLine(entry: WalEntry): string | Buffer {
       if (op.raw) raws.push(op.raw);
       run = '';
     } else {
-      run += text(op);
+      run += opText(op);
     }
   });
   parts.push(Buffer.from(`${run}]}`));
   if (raws.length > 0) parts.push(Uint8Array.of(RAW_SEPARATOR), ...raws);
   parts.push(Uint8Array.of(0x0a));
   return Buffer.concat(parts);
+}
+
+/** One op as JSON, using a put's ready-made `json` (module level: a closure per line cost tsx's name helper). */
+function opText(op: Op): string {
+  if (op.op !== 'put') return JSON.stringify(op);
+  if (op.json !== undefined) return `{"op":"put","c":${JSON.stringify(op.c)},"k":${JSON.stringify(op.k)},"v":${op.json}}`;
+  return JSON.stringify({ op: op.op, c: op.c, k: op.k, v: op.v });
 }
 
 /** A line read back (without its newline): its ops, with each raw value (rawPutHeader) decoded in place. */

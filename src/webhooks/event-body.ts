@@ -45,14 +45,16 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Iterative, so that the check itself cannot overflow the stack. */
-function nestingExceeds(root: unknown, limit: number): boolean {
-  const stack: { value: unknown; depth: number }[] = [{ value: root, depth: 1 }];
-  while (stack.length > 0) {
-    const { value, depth } = stack.pop()!;
-    if (typeof value !== 'object' || value === null) continue;
-    if (depth > limit) return true;
-    for (const child of Object.values(value)) stack.push({ value: child, depth: depth + 1 });
+/**
+ * Recursive, but it stops one level past `limit`, so the check itself cannot overflow the stack.
+ * (Only objects and arrays are descended into; `for…in` over a parsed JSON value sees own keys only.)
+ */
+function nestingExceeds(value: object, limit: number, depth = 1): boolean {
+  if (depth > limit) return true;
+  const container = value as Record<string, unknown>;
+  for (const key in container) {
+    const child = container[key];
+    if (typeof child === 'object' && child !== null && nestingExceeds(child, limit, depth + 1)) return true;
   }
   return false;
 }

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../canonical.js';
 import { parseEventBody, type EventBody } from './event-body.js';
-import { eventRecords, identifyEvent, inboxIdOf } from './event-identity.js';
+import { eventRecordJson, eventRecords, identifyEvent, inboxIdOf } from './event-identity.js';
 import { invoice } from './testing.js';
 
 const body = (event: string, object: Record<string, unknown>): EventBody => ({ event, object });
@@ -70,6 +70,17 @@ describe('eventRecords', () => {
     expect(eventRecords(b, identity, at, ':r2').map((r) => `${r.stream} ${r.id}`)).toEqual([`events events:${identity.id}:r2`]);
   });
 
+  it('eventRecordJson is exactly JSON.stringify of each record, from its object serialized once', () => {
+    const name = fc.oneof(fc.constantFrom('invoice.created', 'lesson.moved'), fc.string({ minLength: 1, maxLength: 20 }));
+    fc.assert(
+      fc.property(name, fc.dictionary(fc.string(), fc.jsonValue()), fc.option(fc.oneof(fc.integer(), fc.double(), fc.string()), { nil: undefined }), fc.constantFrom('', ':r2'), (event, object, id, suffix) => {
+        const b: EventBody = { event, object: id === undefined ? object : { ...object, id } };
+        const objectJson = JSON.stringify(b.object);
+        for (const record of eventRecords(b, identifyEvent(b), at, suffix)) expect(eventRecordJson(record, objectJson)).toBe(JSON.stringify(record));
+      }),
+    );
+  });
+
   it('inboxIdOf accepts an inbox id or any record id of it', () => {
     const id = 'invoice.created:123:0a1b2c3d4e5f';
     for (const name of [id, `events:${id}`, `invoices:${id}`, `invoices:${id}:r3`]) expect(inboxIdOf(name)).toBe(id);
@@ -93,6 +104,14 @@ describe('parseEventBody', () => {
     ['too deep', `{"event":"a.b","object":${'{"a":'.repeat(70)}1${'}'.repeat(70)}}`],
   ])('rejects %s', (_name, text) => {
     expect(parseEventBody(bytes(text)).ok).toBe(false);
+  });
+
+  it('accepts nesting up to 64 levels, the body included, and no deeper, through objects or arrays', () => {
+    const nested = (levels: number, open: string, close: string) => `{"event":"a.b","object":{"x":${open.repeat(levels - 2)}1${close.repeat(levels - 2)}}}`;
+    for (const [open, close] of [['{"a":', '}'], ['[', ']']] as const) {
+      expect(parseEventBody(bytes(nested(64, open, close))).ok).toBe(true);
+      expect(parseEventBody(bytes(nested(65, open, close))).ok).toBe(false);
+    }
   });
 
   it('rejects invalid UTF-8', () => {

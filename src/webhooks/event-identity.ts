@@ -34,15 +34,21 @@ export function identifyEvent(body: EventBody): EventIdentity {
  * same event gets new ids `…:r1`, `…:r2`, so connectors apply it again instead of skipping it.
  */
 export function eventRecords(body: EventBody, identity: EventIdentity, receivedAt: string, suffix = ''): EventRecord[] {
-  const make = (stream: EventRecord['stream']): EventRecord => ({
-    id: `${stream}:${identity.id}${suffix}`,
-    stream,
-    event: body.event,
-    key: identity.key,
-    receivedAt,
-    record: body.object,
-  });
-  return body.event.startsWith('invoice.') ? [make('events'), make('invoices')] : [make('events')];
+  const first = eventRecord('events', body, identity, receivedAt, suffix);
+  return body.event.startsWith('invoice.') ? [first, eventRecord('invoices', body, identity, receivedAt, suffix)] : [first];
+}
+
+function eventRecord(stream: EventRecord['stream'], body: EventBody, identity: EventIdentity, receivedAt: string, suffix: string): EventRecord {
+  // Keys in this order: eventRecordJson writes them so.
+  return { id: `${stream}:${identity.id}${suffix}`, stream, event: body.event, key: identity.key, receivedAt, record: body.object };
+}
+
+/**
+ * Exactly `JSON.stringify(record)` for a record made by eventRecords, given `JSON.stringify(record.record)`:
+ * an invoice event's two records carry the same object, which is then serialized once, not twice.
+ */
+export function eventRecordJson(record: EventRecord, objectJson: string): string {
+  return `{"id":${JSON.stringify(record.id)},"stream":${JSON.stringify(record.stream)},"event":${JSON.stringify(record.event)},"key":${JSON.stringify(record.key)},"receivedAt":${JSON.stringify(record.receivedAt)},"record":${objectJson}}`;
 }
 
 /** The inbox id named by an operator: an inbox id as is, or a record id (`events:…`, `invoices:…`, `…:rN`). */

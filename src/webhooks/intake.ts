@@ -1,13 +1,13 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { describeError } from '../errors.js';
-import { recordJson } from '../record-json.js';
+import { rememberJson } from '../record-json.js';
 import type { AnyRecord } from '../records.js';
 import { verifySignature } from '../signature/index.js';
 import type { Op, Store } from '../store/index.js';
 import { INBOX, QUARANTINE, type InboxEntry, type QuarantineEntry } from './collections.js';
 import { parseEventBody, type EventBody } from './event-body.js';
-import { eventRecords, identifyEvent, type EventIdentity } from './event-identity.js';
+import { eventRecordJson, eventRecords, identifyEvent, type EventIdentity } from './event-identity.js';
 import type { IntakeMetrics, RejectReason } from './intake-metrics.js';
 
 /** Where stored events go: the outbox (enqueue ops that join our commit, then a wake-up). */
@@ -69,7 +69,8 @@ export function createIntake(options: IntakeOptions): Intake {
     const receivedAt = new Date(now).toISOString();
     const records = eventRecords(body, identity, receivedAt);
     // Serialized once here; the store's WAL and the file connector both use this text.
-    for (const record of records) recordJson(record);
+    const objectJson = JSON.stringify(body.object);
+    for (const record of records) rememberJson(record, eventRecordJson(record, objectJson));
     const entry: InboxEntry = {
       id: identity.id, event: body.event, receivedAt, receivedAtMs: now,
       body: text, recordIds: records.map((r) => r.id), reprocessed: 0,
