@@ -8,22 +8,15 @@ import type { AnyRecord } from './records.js';
  */
 const texts = new WeakMap<AnyRecord, string>();
 
-/** JSON.stringify(record), kept for later readers of `knownJson`. */
-export function recordJson(record: AnyRecord): string {
-  let text = texts.get(record);
-  if (text === undefined) {
-    text = JSON.stringify(record);
-    texts.set(record, text);
-  }
-  return text;
-}
-
-/** Files `text` as the record's JSON, made by the caller: it must be exactly JSON.stringify(record). */
+/**
+ * Files `text` as the record's JSON, made by its producer (the intake builds an invoice event's two
+ * records around one serialization of its object): it must be exactly JSON.stringify(record).
+ */
 export function rememberJson(record: AnyRecord, text: string): void {
   texts.set(record, text);
 }
 
-/** The text made by `recordJson` earlier, if any (never serializes). */
+/** The text filed by `rememberJson`, if any (never serializes). */
 export function knownJson(record: AnyRecord): string | undefined {
   return texts.get(record);
 }
