@@ -4,6 +4,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Adapter } from 'lowdb';
 import { readLines } from './file-lines.js';
 
+/**
+ * Characters of a document serialized per write. Serializing is synchronous work on the event loop,
+ * one chunk per task, and every webhook acknowledgement waits behind the task running. Checkpoint of
+ * 100,000 entries of 1.1 KB (110 MB), same time either way (1.06-1.09 s): event-loop delay max
+ * 7.0-7.7 ms with 1 MiB chunks, 4.2-5.0 ms with these.
+ */
+const WRITE_CHUNK_CHARS = 256 * 1024;
 /** Bytes of a document written between two fsyncs (see writeFileAtomic). */
 const SYNC_EVERY_BYTES = 4 * 1024 * 1024;
 /** How much of a file removeGradually frees at a time, and its pause after each step. */
@@ -40,7 +47,7 @@ export async function writeFileAtomic(file: string, chunks: AsyncIterable<string
     let buffer = '';
     for await (const chunk of chunks) {
       buffer += chunk;
-      if (buffer.length >= 1 << 20) {
+      if (buffer.length >= WRITE_CHUNK_CHARS) {
         const written = (await handle.write(buffer)).bytesWritten;
         bytes += written;
         unsynced += written;
