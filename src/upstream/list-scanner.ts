@@ -88,6 +88,12 @@ export class ListScanner {
    */
   texts: (string | undefined)[] = [];
 
+  /**
+   * The UTF-8 bytes of each of `texts` (undefined where it is), exactly as received: valid only until
+   * the next push, since they may be a view of the chunk pushed.
+   */
+  bytes: (Uint8Array | undefined)[] = [];
+
   /** The array's path as errors name it. */
   get targetPath(): string {
     return joinPath('', this.target);
@@ -98,6 +104,7 @@ export class ListScanner {
     this.out = [];
     this.indexes = [];
     this.texts = [];
+    this.bytes = [];
     let i = 0;
     while (i < chunk.length) {
       i = this.purpose === undefined ? this.structural(chunk, i) : this.capture(chunk, i);
@@ -353,7 +360,10 @@ export class ListScanner {
       const where = purpose.kind === 'element' ? `${this.targetPath}[${this.elements}]` : `byte ${this.offset + at}`;
       throw invalidJson(`${(error as Error).message} (in ${where})`, error);
     }
-    if (purpose.kind === 'element') this.texts.push(this.capSpaced ? undefined : text);
+    if (purpose.kind === 'element') {
+      this.texts.push(this.capSpaced ? undefined : text);
+      this.bytes.push(this.capSpaced ? undefined : bytes);
+    }
     return value;
   }
 }

