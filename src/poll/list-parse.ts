@@ -133,12 +133,12 @@ export class ListParse {
       const key = parsed[i] as string;
       // The entry is its chain and its text: a text as received is copied as the bytes it came in
       // (valid UTF-8, so exactly what encoding its decoded text would give), not encoded again.
-      const text = received[i / 2];
+      const asReceived = received[i / 2];
       let bytes: number;
-      if (text) {
+      if (asReceived) {
         const chainBytes = rawScratch.write(chains[i / 2] as string, rawEnd);
-        rawScratch.set(text, rawEnd + chainBytes);
-        bytes = chainBytes + text.length;
+        rawScratch.set(asReceived, rawEnd + chainBytes);
+        bytes = chainBytes + asReceived.length;
       } else {
         bytes = rawScratch.write(parsed[i + 1] as string, rawEnd);
       }
