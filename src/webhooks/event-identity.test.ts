@@ -106,9 +106,9 @@ describe('parseEventBody', () => {
     expect(parseEventBody(bytes(text)).ok).toBe(false);
   });
 
-  it('accepts nesting up to 64 levels, the body included, and no deeper, through objects or arrays', () => {
+  it('accepts nesting up to 64 levels, the body included, and no deeper, through objects, arrays or "__proto__" keys', () => {
     const nested = (levels: number, open: string, close: string) => `{"event":"a.b","object":{"x":${open.repeat(levels - 2)}1${close.repeat(levels - 2)}}}`;
-    for (const [open, close] of [['{"a":', '}'], ['[', ']']] as const) {
+    for (const [open, close] of [['{"a":', '}'], ['[', ']'], ['{"__proto__":', '}']] as const) {
       expect(parseEventBody(bytes(nested(64, open, close))).ok).toBe(true);
       expect(parseEventBody(bytes(nested(65, open, close))).ok).toBe(false);
     }
