@@ -1,5 +1,6 @@
 import type { ChangeOp, ChangeRecord } from '../records.js';
 import { shortHash } from './canonical.js';
+import { CreatedChange } from './created-change.js';
 import { leafChanges } from './leaf-changes.js';
 import { BASELINE_CHAIN, CHAIN_LENGTH, decodeEntry, encodeEntry, holdsJson, type PolledStream, type SnapshotView } from './snapshot.js';
 
@@ -39,8 +40,7 @@ export interface DiffItem {
   stored: string | null;
   /** The JSON text of `change.previous` (updated, deleted), so a commit need not serialize it again. */
   previousJson?: string;
-  /** The snapshot put op, already encoded (Op.encoded; the list worker makes them on a first cycle), and its raw value (Op.raw). */
-  encoded?: Uint8Array;
+  /** The new entry's UTF-8 bytes, made by the list worker on a first cycle (Op.raw). */
   raw?: Uint8Array;
 }
 
@@ -75,10 +75,20 @@ export function newChain(initial: DiffContext['initial'], key: string, json: str
   return initial === 'baseline' ? BASELINE_CHAIN : shortHash('created', key, '', '', json);
 }
 
-/** The item of a key the snapshot does not hold, its entry given (made here or by the list worker, see newChain). */
-export function newItem(ctx: DiffContext, key: string, stored: string, record: () => PolledRecord, encoded?: Uint8Array, raw?: Uint8Array): DiffItem {
-  const change = ctx.initial === 'baseline' ? undefined : changeRecord(ctx, 'created', Number(key), stored.slice(0, CHAIN_LENGTH), record(), null);
-  return { key, change, stored, ...(encoded ? { encoded } : {}), ...(raw ? { raw } : {}) };
+/**
+ * The item of a key the snapshot does not hold, its entry given (made here or by the list worker, see
+ * newChain). An entry the list worker made (`raw`: a first cycle) gets a change that keeps its record
+ * as text (created-change.ts): the same change, without parsing 300,000 records on the daemon's thread.
+ */
+export function newItem(ctx: DiffContext, key: string, stored: string, record: () => PolledRecord, raw?: Uint8Array): DiffItem {
+  const chain = stored.slice(0, CHAIN_LENGTH);
+  const change =
+    ctx.initial === 'baseline'
+      ? undefined
+      : raw
+        ? new CreatedChange(`${ctx.stream}:${key}:${chain}`, ctx.stream, Number(key), ctx.detectedAt, stored.slice(CHAIN_LENGTH))
+        : changeRecord(ctx, 'created', Number(key), chain, record(), null);
+  return { key, change, stored, ...(raw ? { raw } : {}) };
 }
 
 /** The change for a key that vanished from the full list. */

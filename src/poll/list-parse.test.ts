@@ -64,7 +64,7 @@ describe('ListParse', () => {
     expect(() => parseAll(cut, bytes.subarray(0, bytes.length - 30))).toThrow(expect.objectContaining({ code: 'upstream.invalid_json' }));
   });
 
-  it('for an empty snapshot, makes each record\'s entry and its encoded put op exactly as the diff would', () => {
+  it('for an empty snapshot, makes each record\'s entry and its bytes exactly as the diff would', () => {
     // Spaced elements are serialized again; compact ones are kept, and their raw values copied, as received.
     const compact = (list: string, items: readonly unknown[]) => Buffer.from(`{"data":{"${list}":[${items.map((item) => JSON.stringify(item)).join(',')}]},"status":"ok"}`);
     for (const [initial, make] of [['emit', body], ['baseline', body], ['emit', compact], ['baseline', compact]] as const) {
@@ -78,10 +78,9 @@ describe('ListParse', () => {
         if (!batch.fresh) continue;
         const { fresh } = batch;
         entries.push(...batch.parsed.filter((_, i) => i % 2 === 1));
-        fresh.ends.forEach((end, i) => {
-          const encoded = fresh.ops.subarray(i === 0 ? 0 : fresh.ends[i - 1], end);
-          const raw = fresh.raws.subarray(i === 0 ? 0 : fresh.rawEnds[i - 1], fresh.rawEnds[i]);
-          ops.push(putEntryOp('students', batch.parsed[2 * i]!, batch.parsed[2 * i + 1]!, encoded, raw));
+        fresh.rawEnds.forEach((end, i) => {
+          const raw = fresh.raws.subarray(i === 0 ? 0 : fresh.rawEnds[i - 1], end);
+          ops.push(putEntryOp('students', batch.parsed[2 * i]!, batch.parsed[2 * i + 1]!, raw));
         });
       }
       const ctx = { stream: 'students' as const, detectedAt: '2026-11-22T10:00:00.000Z', initial };

@@ -3,7 +3,7 @@ import { ListScanner } from '../upstream/list-scanner.js';
 import { normalizeInPlace } from '../upstream/normalize.js';
 import { studentSchema, userSchema, validate } from '../upstream/schemas.js';
 import { newChain, type DiffContext } from './diff.js';
-import { encodeEntry, putEntryHeader, type PolledStream } from './snapshot.js';
+import { encodeEntry, type PolledStream } from './snapshot.js';
 
 /**
  * One list body turned into record texts (issue 7): the work the list worker does off the daemon's
@@ -21,21 +21,18 @@ export interface ParseBatch {
   known: string[];
   /** Flat pairs: key, text, key, text… (with `fresh`: key, snapshot entry, …) */
   parsed: string[];
-  /** When parsing for an empty snapshot: the parsed records' encoded snapshot put ops. */
+  /** When parsing for an empty snapshot: the parsed records' snapshot entries, encoded. */
   fresh?: FreshEntries;
 }
 
 /**
  * On a first cycle every record is new, and its snapshot entry depends on nothing but its text: the
- * worker makes it here, off the daemon's thread, exactly as the diff would (`newChain`, `putEntryHeader`),
+ * worker makes it here, off the daemon's thread, exactly as the diff would (`newChain`), with its UTF-8 bytes,
  * and sends it in place of the text (the text is the entry after its chain). One string per record
  * crosses, and the daemon keeps that very string: no second copy, no concatenation to flatten later.
  */
 export interface FreshEntries {
-  /** The records' snapshot put ops, encoded one after the other; record i's ends at ends[i]. */
-  ops: Uint8Array;
-  ends: number[];
-  /** Their entries as raw values (Op.raw), one after the other, record i's ending at rawEnds[i]. */
+  /** The records' entries as raw values (Op.raw), one after the other, record i's ending at rawEnds[i]. */
   raws: Uint8Array;
   rawEnds: number[];
 }
@@ -55,8 +52,7 @@ const rawHash = (raw: Uint8Array): string => hash('sha256', raw, 'base64');
 
 const SCHEMAS = { students: studentSchema, users: userSchema } as const;
 
-/** Where a batch's ops and raw values are encoded before being copied out (ListParse.entries). */
-let scratch = Buffer.allocUnsafeSlow(1024 * 1024);
+/** Where a batch's entries are encoded before being copied out (ListParse.entries). */
 let rawScratch = Buffer.allocUnsafeSlow(1024 * 1024);
 
 function copyOut(from: Buffer, bytes: number): Buffer {
@@ -106,8 +102,8 @@ export class ListParse {
   }
 
   /**
-   * Turns `parsed`'s texts into snapshot entries, in place, and encodes their put ops: each entry as
-   * a raw value (Op.raw) after a short op naming its length, not escaped into the op.
+   * Turns `parsed`'s texts into snapshot entries, in place, and encodes them: each entry's UTF-8
+   * bytes, written raw into the WAL (Op.raw), not escaped into a JSON string.
    */
   private entries(parsed: string[], received: (Uint8Array | undefined)[], initial: DiffContext['initial']): FreshEntries {
     let bound = 0;
@@ -118,19 +114,15 @@ export class ListParse {
       const chain = newChain(initial, key, json);
       chains.push(chain);
       parsed[i + 1] = encodeEntry(chain, json);
-      // Per buffer: UTF-8 takes at most 3 bytes per UTF-16 unit; an op, its key escaped and less than 200 more.
-      bound += (parsed[i + 1] as string).length * 3 + key.length * 6 + 200;
+      // UTF-8 takes at most 3 bytes per UTF-16 unit.
+      bound += (parsed[i + 1] as string).length * 3;
     }
-    // Encoded in one pass into scratch buffers, then copied into memory of its own, exactly sized
+    // Encoded in one pass into a scratch buffer, then copied into memory of its own, exactly sized
     // (the worker transfers it to the daemon's thread, which keeps it until the commit).
-    if (scratch.length < bound) scratch = Buffer.allocUnsafeSlow(Math.max(bound, 2 * scratch.length));
     if (rawScratch.length < bound) rawScratch = Buffer.allocUnsafeSlow(Math.max(bound, 2 * rawScratch.length));
-    const ends: number[] = [];
     const rawEnds: number[] = [];
-    let end = 0;
     let rawEnd = 0;
     for (let i = 0; i < parsed.length; i += 2) {
-      const key = parsed[i] as string;
       // The entry is its chain and its text: a text as received is copied as the bytes it came in
       // (valid UTF-8, so exactly what encoding its decoded text would give), not encoded again.
       const asReceived = received[i / 2];
@@ -143,7 +135,6 @@ export class ListParse {
         bytes = rawScratch.write(parsed[i + 1] as string, rawEnd);
       }
       rawEnds.push((rawEnd += bytes));
-      ends.push((end += scratch.write(putEntryHeader(this.stream, key, bytes), end)));
     }
     // A chain and a JSON text that JSON.parse accepted (or JSON.stringify made): never a raw newline or
     // zero byte (Op.raw). Checked on the bytes, all at once (memchr), rather than on each string
@@ -152,7 +143,7 @@ export class ListParse {
     const written = rawScratch.subarray(0, rawEnd);
     const at = Math.max(written.indexOf(0x0a), written.indexOf(0x00));
     if (at >= 0) throw new Error(`snapshot entry of ${this.stream} ${parsed[2 * rawEnds.findIndex((e) => e > at)]} holds a newline or a zero byte`);
-    return { ops: copyOut(scratch, end), ends, raws: copyOut(rawScratch, rawEnd), rawEnds };
+    return { raws: copyOut(rawScratch, rawEnd), rawEnds };
   }
 
   /** Call once the body has ended: the element count, or the error of a body that ended early. */

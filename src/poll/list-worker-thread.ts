@@ -23,7 +23,7 @@ const candidates = new Map<string, { id: number; index: RawIndex }>();
 const send = (message: ToMain) => {
   const transfer: ArrayBuffer[] = [];
   if (message.t === 'batch') {
-    if (message.fresh) transfer.push(message.fresh.ops.buffer as ArrayBuffer, message.fresh.raws.buffer as ArrayBuffer);
+    if (message.fresh) transfer.push(message.fresh.raws.buffer as ArrayBuffer);
     if (message.spent) transfer.push(message.spent);
   }
   port.postMessage(message, transfer);

@@ -1,5 +1,4 @@
 import type { Op, Store } from '../store/index.js';
-import { rawPutHeader } from '../store/wal.js';
 
 /**
  * The snapshot: the last polled state of each stream, one store entry per record (see README.md).
@@ -62,14 +61,11 @@ export function storeSnapshotView(store: Store, stream: PolledStream): SnapshotV
   };
 }
 
-export function putEntryOp(stream: PolledStream, key: string, stored: string, encoded?: Uint8Array, raw?: Uint8Array): Op {
-  return { op: 'put', c: snapshotCollection(stream), k: key, v: stored, ...(encoded ? { encoded } : {}), ...(raw ? { raw } : {}) };
+/** `raw`: the entry's UTF-8 bytes, when the list worker made them (Op.raw). */
+export function putEntryOp(stream: PolledStream, key: string, stored: string, raw?: Uint8Array): Op {
+  return { op: 'put', c: snapshotCollection(stream), k: key, v: stored, ...(raw ? { raw } : {}) };
 }
 
-/** putEntryOp's op as WAL text when its entry, `bytes` long in UTF-8, is written raw (Op.raw): the list worker encodes it. */
-export function putEntryHeader(stream: PolledStream, key: string, bytes: number): string {
-  return rawPutHeader(snapshotCollection(stream), key, bytes);
-}
 
 export function deleteEntryOp(stream: PolledStream, key: string): Op {
   return { op: 'del', c: snapshotCollection(stream), k: key };

@@ -72,12 +72,12 @@ export function createStreamScan(ctx: DiffContext, snapshot: SnapshotView, keep 
         lastId = id;
         const stored = snapshot.get(key);
         const r = i / 2;
-        // A record new to an empty snapshot (a first cycle): the worker's entry is the diff's, its op
-        // already encoded. Should the snapshot have gained the key meanwhile, the usual diff.
+        // A record new to an empty snapshot (a first cycle): the worker's entry is the diff's, its
+        // bytes already encoded. Should the snapshot have gained the key meanwhile, the usual diff.
         const item = !fresh
           ? diffText(ctx, key, text, stored, parse)
           : stored === undefined
-            ? newItem(ctx, key, text, parse, fresh.ops.subarray(r === 0 ? 0 : fresh.ends[r - 1], fresh.ends[r]), rawOf(fresh, r))
+            ? newItem(ctx, key, text, parse, rawOf(fresh, r))
             : diffText(ctx, key, text.slice(CHAIN_LENGTH), stored, parse);
         if (item) items.push(item);
       }

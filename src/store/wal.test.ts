@@ -1,14 +1,22 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseLine, rawPutHeader, rawSafe, walLine, type Op } from './wal.js';
+import { parseLine, rawSafe, walLine, type Op } from './wal.js';
 
-/** An op as a caller may hand it to the WAL: plain, with its JSON text, encoded, or encoded with a raw value. */
-function prepared(op: Op, form: 'plain' | 'json' | 'encoded' | 'raw'): Op {
+type Form = 'plain' | 'json' | 'raw' | 'rawJson';
+
+/** An op as a caller may hand it to the WAL: plain, with its JSON text, with a raw value, or as raw JSON bytes in parts. */
+function prepared(op: Op, form: Form): Op {
   if (op.op !== 'put' || form === 'plain') return op;
   if (form === 'json') return { ...op, json: JSON.stringify(op.v) };
-  if (form === 'encoded') return { ...op, encoded: Buffer.from(JSON.stringify({ op: 'put', c: op.c, k: op.k, v: op.v })) };
+  if (form === 'rawJson') {
+    // In three parts cut anywhere, even inside a letter's UTF-8 bytes (the WAL only puts them one after the other).
+    const bytes = Buffer.from(JSON.stringify(op.v));
+    const a = Math.floor(bytes.length / 3);
+    const b = Math.floor((2 * bytes.length) / 3) + 1;
+    return { ...op, rawJson: [bytes.subarray(0, a), bytes.subarray(a, b), bytes.subarray(b)] };
+  }
   const raw = Buffer.from(op.v as string);
-  return { ...op, encoded: Buffer.from(rawPutHeader(op.c, op.k, raw.length)), raw };
+  return { ...op, raw };
 }
 
 const lineOf = (ops: Op[]): Buffer => {
@@ -23,13 +31,13 @@ describe('WAL lines', () => {
     fc.record({ op: fc.constant('put' as const), c: fc.constant('n'), k: text, v: fc.jsonValue() }),
     fc.record({ op: fc.constant('del' as const), c: fc.constant('a'), k: text }),
   );
-  const form = fc.constantFrom('plain', 'json', 'encoded', 'raw') as fc.Arbitrary<'plain' | 'json' | 'encoded' | 'raw'>;
+  const form = fc.constantFrom('plain', 'json', 'raw', 'rawJson') as fc.Arbitrary<Form>;
 
   it('read back give the ops written, whatever form each put came in (raw values with tabs, quotes, any letter)', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(op, form), { maxLength: 8 }), (pairs) => {
         // A raw value only where it is allowed; JSON.parse(JSON.stringify(v)) is what a replay can give back.
-        const ops = pairs.map(([o, f]) => prepared(o, f === 'raw' && !(o.op === 'put' && typeof o.v === 'string' && rawSafe(o.v)) ? 'encoded' : f));
+        const ops = pairs.map(([o, f]) => prepared(o, f === 'raw' && !(o.op === 'put' && typeof o.v === 'string' && rawSafe(o.v)) ? 'json' : f));
         const plain = ops.map((o) => (o.op === 'put' ? { op: 'put', c: o.c, k: o.k, v: JSON.parse(JSON.stringify(o.v)) as unknown } : o));
         expect(parseLine(lineOf(ops))).toEqual({ s: 3, o: plain });
       }),
@@ -40,6 +48,13 @@ describe('WAL lines', () => {
   it('a raw value is written as it is, after a tab that ends the ops', () => {
     const line = lineOf([prepared({ op: 'put', c: 'c', k: 'k', v: 'x{"a":"b"}\ty' }, 'raw'), { op: 'del', c: 'c', k: 'j' }]);
     expect(line.toString()).toBe('{"s":3,"o":[{"op":"put","c":"c","k":"k","r":12},{"op":"del","c":"c","k":"j"}]}\tx{"a":"b"}\ty');
+  });
+
+  it('a value as raw JSON is written as its bytes after the tab, named by its length, and read back parsed', () => {
+    const line = lineOf([prepared({ op: 'put', c: 'c', k: 'k', v: { a: 'ż\t"', n: [1, null] } }, 'rawJson'), prepared({ op: 'put', c: 'c', k: 'r', v: 'x' }, 'raw')]);
+    expect(line.toString()).toBe('{"s":3,"o":[{"op":"put","c":"c","k":"k","j":27},{"op":"put","c":"c","k":"r","r":1}]}\t{"a":"ż\\t\\"","n":[1,null]}x');
+    expect(parseLine(line).o).toEqual([{ op: 'put', c: 'c', k: 'k', v: { a: 'ż\t"', n: [1, null] } }, { op: 'put', c: 'c', k: 'r', v: 'x' }]);
+    expect(() => parseLine(line.subarray(0, line.length - 2))).toThrow(/past the end/);
   });
 
   it('refuses raw values cut short, or bytes left over that no op claims', () => {

@@ -9,16 +9,19 @@ import { readLines } from './file-lines.js';
  * record it just serialized): the WAL writes it verbatim instead of serializing `v` again, which for
  * a 100k-record poll is most of the commit cost. It must be exactly what JSON.stringify(v) would give
  * (same content); a replay reads `JSON.parse(json)` back, as it would have without it.
- * `encoded` goes one step further: the UTF-8 bytes of the whole op, exactly
- * `{"op":"put","c":…,"k":…,"v":…}` as JSON.stringify gives it. The poll's list worker makes them on
- * a first cycle, so the daemon's thread neither escapes nor encodes 300,000 snapshot entries.
- * `raw` (with `encoded`) goes further still, for a string `v` holding neither a newline nor a zero
- * byte (rawSafe): `raw` is its UTF-8 bytes, written as they are after the line's ops, and `encoded`
- * is `rawPutHeader(c, k, raw.length)`. A snapshot entry is mostly a record's JSON text, full of
- * quotes: escaping it into a JSON string was a third of a list worker's time on a first cycle.
+ * `raw` goes further, for a string `v` holding neither a newline nor a zero byte (rawSafe): its
+ * UTF-8 bytes, made by the caller (the poll's list worker, on a first cycle), written as they are
+ * after the line's ops, their length in the op as `r` (rawPutHeader). A snapshot entry is mostly a
+ * record's JSON text, full of quotes: escaping it into a JSON string was a third of a list worker's
+ * time on a first cycle, and encoding it on the daemon's thread was the commit's biggest cost.
+ * `rawJson` is the same for any value, as JSON: the UTF-8 bytes of a text reading back to `v`
+ * (JSON.parse), in parts holding neither a newline nor a zero byte, written raw after the line's
+ * ops, their length in the op as `j`. A first
+ * cycle's created change is its record's bytes, as the list worker sent them, between a head and a
+ * tail (poll/created-change.ts): nothing of 300,000 records is serialized or encoded on the daemon's thread.
  */
 export type Op =
-  | { op: 'put'; c: string; k: string; v: unknown; json?: string; encoded?: Uint8Array; raw?: Uint8Array }
+  | { op: 'put'; c: string; k: string; v: unknown; json?: string; raw?: Uint8Array; rawJson?: Uint8Array[] }
   | { op: 'del'; c: string; k: string };
 
 /**
@@ -228,30 +231,41 @@ async function writeAll(handle: FileHandle, buffer: Buffer, at: number): Promise
   return written;
 }
 
-/** One WAL line: `{"s":seq,"o":[ops]}`, using each put's ready-made `json` or `encoded` when it has one. */
+/** One WAL line: `{"s":seq,"o":[ops]}`, using each put's ready-made `json`, `raw` or `rawJson` when it has one. */
 export function walLine(entry: WalEntry): string | Buffer {
-  if (!entry.ops.some((op) => op.op === 'put' && (op.json !== undefined || op.encoded !== undefined))) {
-    return `${JSON.stringify({ s: entry.seq, o: entry.ops })}\n`;
-  }
-  if (!entry.ops.some((op) => op.op === 'put' && op.encoded !== undefined)) return `{"s":${entry.seq},"o":[${entry.ops.map(opText).join(',')}]}\n`;
-  // Runs of text ops are encoded together; encoded ops go in as they are, raw values after them all.
-  const parts: Uint8Array[] = [];
-  const raws: Uint8Array[] = [];
-  let run = `{"s":${entry.seq},"o":[`;
-  entry.ops.forEach((op, i) => {
-    if (i > 0) run += ',';
-    if (op.op === 'put' && op.encoded !== undefined) {
-      parts.push(Buffer.from(run), op.encoded);
-      if (op.raw) raws.push(op.raw);
-      run = '';
+  if (!entry.ops.some(readyMade)) return `${JSON.stringify({ s: entry.seq, o: entry.ops })}\n`;
+  if (!entry.ops.some(hasBytes)) return `{"s":${entry.seq},"o":[${entry.ops.map(opText).join(',')}]}\n`;
+  // The ops are one text, encoded at once (a Buffer.from per op was 2.3 s of a first cycle's 300,000
+  // records), followed by the raw values.
+  const raws: Uint8Array[] = [Uint8Array.of(RAW_SEPARATOR)];
+  let ops = `{"s":${entry.seq},"o":[`;
+  for (let i = 0; i < entry.ops.length; i++) {
+    const op = entry.ops[i] as Op;
+    if (i > 0) ops += ',';
+    if (op.op === 'put' && op.raw !== undefined) {
+      ops += rawPutHeader(op.c, op.k, op.raw.length);
+      raws.push(op.raw);
+    } else if (op.op === 'put' && op.rawJson !== undefined) {
+      let bytes = 0;
+      for (const part of op.rawJson) {
+        raws.push(part);
+        bytes += part.length;
+      }
+      ops += `{"op":"put","c":${JSON.stringify(op.c)},"k":${JSON.stringify(op.k)},"j":${bytes}}`;
     } else {
-      run += opText(op);
+      ops += opText(op);
     }
-  });
-  parts.push(Buffer.from(`${run}]}`));
-  if (raws.length > 0) parts.push(Uint8Array.of(RAW_SEPARATOR), ...raws);
-  parts.push(Uint8Array.of(0x0a));
-  return Buffer.concat(parts);
+  }
+  raws.push(Uint8Array.of(0x0a));
+  return Buffer.concat([Buffer.from(`${ops}]}`), ...raws]);
+}
+
+function readyMade(op: Op): boolean {
+  return op.op === 'put' && (op.json !== undefined || op.raw !== undefined || op.rawJson !== undefined);
+}
+
+function hasBytes(op: Op): boolean {
+  return op.op === 'put' && (op.raw !== undefined || op.rawJson !== undefined);
 }
 
 /** One op as JSON, using a put's ready-made `json` (module level: a closure per line cost tsx's name helper). */
@@ -261,23 +275,25 @@ function opText(op: Op): string {
   return JSON.stringify({ op: op.op, c: op.c, k: op.k, v: op.v });
 }
 
-/** A line read back (without its newline): its ops, with each raw value (rawPutHeader) decoded in place. */
+/** A line read back (without its newline): its ops, with each raw value (rawPutHeader, Op.rawJson) decoded in place. */
 export function parseLine(line: Buffer): { s: number; o: Op[] } {
   const separator = line.indexOf(RAW_SEPARATOR);
-  const parsed = JSON.parse(line.toString('utf8', 0, separator < 0 ? line.length : separator)) as { s: number; o: (Op & { r?: unknown })[] };
+  const parsed = JSON.parse(line.toString('utf8', 0, separator < 0 ? line.length : separator)) as { s: number; o: (Op & { r?: unknown; j?: unknown })[] };
   if (separator < 0) {
     // Ops naming raw values with no tab after them: a line cut right before its tab.
-    if (parsed.o.some((op) => op.op === 'put' && op.r !== undefined)) throw new Error('the raw values of the line are missing');
+    if (parsed.o.some((op) => op.op === 'put' && (op.r !== undefined || op.j !== undefined))) throw new Error('the raw values of the line are missing');
     return parsed;
   }
   let at = separator + 1;
   for (const op of parsed.o) {
-    if (op.op !== 'put' || op.r === undefined) continue;
-    const bytes = op.r;
+    if (op.op !== 'put' || (op.r === undefined && op.j === undefined)) continue;
+    const bytes = op.r ?? op.j;
     if (typeof bytes !== 'number' || !Number.isSafeInteger(bytes) || bytes < 0 || at + bytes > line.length) throw new Error('a raw value runs past the end of its line');
     // Decoded from the bytes, not sliced from a decoded line: a slice would keep the whole line alive.
-    op.v = line.toString('utf8', at, at + bytes);
+    const text = line.toString('utf8', at, at + bytes);
+    op.v = op.r !== undefined ? text : JSON.parse(text);
     delete op.r;
+    delete op.j;
     at += bytes;
   }
   if (at !== line.length) throw new Error(`${line.length - at} bytes of raw values belong to no op`);
