@@ -197,13 +197,15 @@ describe('store', () => {
     const raw = (k: string, v: string): Op => ({ op: 'put', c: 'c', k, v, raw: Buffer.from(v) });
     await store.commit([raw('a', '------------{"x":"ż\t\\"}'), { op: 'put', c: 'c', k: 'b', v: { y: 1 } }]);
     await store.commit([{ op: 'put', c: 'c', k: 'c', v: 'plain "text"' }]);
-    await store.commit([raw('d', 'dd'), raw('e', '😀'), { op: 'del', c: 'c', k: 'b' }]);
+    // And a value as raw JSON in parts (Op.rawJson), between raw values.
+    const rawJson: Op = { op: 'put', c: 'c', k: 'f', v: { z: 'ż"' }, rawJson: [Buffer.from('{"z":'), Buffer.from('"\\u017c\\""}')] };
+    await store.commit([raw('d', 'dd'), rawJson, raw('e', '😀'), { op: 'del', c: 'c', k: 'b' }]);
     await store.stop();
     const [segment] = (await readdir(dir)).filter((f) => f.startsWith('wal-'));
     const bytes = (await readFile(path.join(dir, segment!))).subarray(0, await dataBytes(path.join(dir, segment!)));
     const ends = [...bytes.entries()].filter(([, b]) => b === 0x0a).map(([i]) => i + 1);
     const states = [{}, { a: '------------{"x":"ż\t\\"}', b: { y: 1 } }, { a: '------------{"x":"ż\t\\"}', b: { y: 1 }, c: 'plain "text"' }];
-    states.push({ a: states[1]!.a, c: 'plain "text"', d: 'dd', e: '😀' } as never);
+    states.push({ a: states[1]!.a, c: 'plain "text"', d: 'dd', f: { z: 'ż"' }, e: '😀' } as never);
     for (let cut = 0; cut <= bytes.length; cut++) {
       const copy = await newDir();
       await writeFile(path.join(copy, segment!), bytes.subarray(0, cut));
