@@ -90,25 +90,37 @@ function baseline(url: string): Promise<number> {
   });
 }
 
-/** A worker thread (its own event loop) posting signed webhooks; it measures ack latencies. */
-function startSender(target: string): { stop(): Promise<number[]> } {
+/**
+ * A worker thread (its own event loop) posting signed webhooks; it measures ack latencies. It warms up
+ * first: 25 webhooks whose latencies are not counted, sent before `ready` resolves and the measured
+ * work starts. A fresh thread's first `fetch` loads and compiles undici's fetch: 47 ms against a bare
+ * `node:http` server with nothing else running (then 20 ms, then 2-4 ms), 80-130 ms beside a cycle.
+ * With 80-100 webhooks in a no-change or 1% cycle that one request was the p99, in every phase, idle
+ * included; a real upstream's sender is a long-running process.
+ */
+function startSender(target: string): { ready: Promise<void>; stop(): Promise<number[]> } {
   const code = `
     const { parentPort, workerData } = require('node:worker_threads');
     const { createHmac } = require('node:crypto');
+    const WARM_UP = 25;
     const latencies = [];
-    let n = 0, inflight = 0, stopping = false;
+    let n = 0, inflight = 0, warmed = 0;
     const send = async () => {
       n += 1; inflight += 1;
+      const measured = warmed >= WARM_UP;
       const body = JSON.stringify({ event: 'invoice.created', object: { id: 900000 + n + workerData.offset, userId: 1, description: 'bench' } });
       const ts = Math.floor(Date.now() / 1000);
       const signature = createHmac('sha256', workerData.secret).update(ts + ';' + body).digest('hex');
       const started = performance.now();
+      let latency;
       try {
         const r = await fetch(workerData.target, { method: 'POST', body, headers: { 'content-type': 'application/json', 'webhook-signature': JSON.stringify({ timestamp: ts, signature }) } });
         await r.arrayBuffer();
-        latencies.push(r.status === 200 ? performance.now() - started : -r.status);
-      } catch (e) { latencies.push(-1); }
+        latency = r.status === 200 ? performance.now() - started : -r.status;
+      } catch (e) { latency = -1; }
       inflight -= 1;
+      if (measured) latencies.push(latency);
+      else if (++warmed === WARM_UP) parentPort.postMessage('ready');
     };
     const timer = setInterval(send, 1000 / workerData.rate);
     parentPort.on('message', async () => {
@@ -117,7 +129,12 @@ function startSender(target: string): { stop(): Promise<number[]> } {
       parentPort.postMessage(latencies);
     });`;
   const worker = new Worker(code, { eval: true, workerData: { target, secret: SECRET, rate: WEBHOOK_RATE, offset: Math.floor(Math.random() * 1e6) * 1000 } });
+  const ready = new Promise<void>((resolve, reject) => {
+    worker.once('message', () => resolve());
+    worker.once('error', reject);
+  });
   return {
+    ready,
     stop: () =>
       new Promise<number[]>((resolve) => {
         worker.once('message', (latencies: number[]) => void worker.terminate().then(() => resolve(latencies)));
@@ -134,6 +151,7 @@ const percentile = (values: number[], p: number) => {
 /** Webhook ack latencies (measured by the sender thread) and this event loop's delays while `work` runs. */
 async function underLoad<T>(app: App, work: () => Promise<T>): Promise<{ value: T; ms: number; sent: number; webhooks: string }> {
   const sender = startSender(`${app.server?.url}/webhooks/v2`);
+  await sender.ready;
   const loop = monitorEventLoopDelay({ resolution: 5 });
   loop.enable();
   // Garbage collection of this thread (pauses of the one event loop) and the heap's high-water mark.
