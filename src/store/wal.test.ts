@@ -1,6 +1,9 @@
+import { mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
-import { parseLine, rawSafe, walLine, type Op } from './wal.js';
+import { describe, expect, it, vi } from 'vitest';
+import { parseLine, rawSafe, Wal, walLine, type Op } from './wal.js';
 
 type Form = 'plain' | 'json' | 'raw' | 'rawJson';
 
@@ -62,5 +65,42 @@ describe('WAL lines', () => {
     expect(() => parseLine(line.subarray(0, line.length - 1))).toThrow(/past the end/);
     expect(() => parseLine(Buffer.concat([line, Buffer.from('x')]))).toThrow(/belong to no op/);
     expect(() => parseLine(Buffer.from('{"s":1,"o":[{"op":"put","c":"c","k":"k","r":-1}]}\t'))).toThrow(/past the end/);
+  });
+});
+
+describe('segment preallocation', () => {
+  it('zero-fills ahead in pieces, each synced before the next is written: a commit syncing meanwhile flushes one piece at most', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'schoolbridge-wal-'));
+    const probe = await open(path.join(dir, 'probe'), 'w');
+    const proto = Object.getPrototypeOf(probe) as FileHandle;
+    await probe.close();
+    const originalWrite = proto.write;
+    const originalDatasync = proto.datasync;
+    const calls: string[] = [];
+    vi.spyOn(proto, 'write').mockImplementation(function (this: FileHandle, ...args: unknown[]) {
+      const [buffer, , length] = args as [Uint8Array, number, number];
+      // Zero pieces only: a log line is never all zeros.
+      if (buffer instanceof Uint8Array && buffer.every((b) => b === 0)) calls.push(`zeros ${length}`);
+      return Reflect.apply(originalWrite, this, args) as never;
+    });
+    vi.spyOn(proto, 'datasync').mockImplementation(function (this: FileHandle) {
+      calls.push('sync');
+      return Reflect.apply(originalDatasync, this, []) as Promise<void>;
+    });
+    try {
+      const wal = new Wal(dir);
+      await wal.open(1);
+      await wal.append({ seq: 1, ops: [{ op: 'put', c: 'c', k: 'k', v: 1 }] });
+      await wal.close();
+    } finally {
+      vi.restoreAllMocks();
+      await rm(dir, { recursive: true, force: true });
+    }
+    const zeros = calls.filter((c) => c.startsWith('zeros'));
+    expect(zeros.length).toBeGreaterThan(1);
+    expect(zeros.every((c) => Number(c.slice('zeros '.length)) <= 256 * 1024)).toBe(true);
+    // Never two pieces written without a sync between them, and the last one synced too.
+    expect(calls.join(',')).not.toMatch(/zeros \d+,zeros/);
+    expect(calls.at(-1)).toBe('sync');
   });
 });

@@ -52,13 +52,14 @@ const SEGMENT = /^wal-(\d{12})\.log$/;
  * the filesystem's journal, which the `file` connector's and the checkpoints' fsyncs keep busy: on
  * this project's 2-core VM that made 1 in 1,000 WAL syncs take 4-17 ms instead of 0.4 ms. Overwriting
  * bytes that already exist needs no journal (max 0.9 ms in the same test). So the segment is filled
- * with zeros ahead of the writes, PREALLOCATE_BYTES at a time, in the background; readers stop at
- * the first zero byte, which JSON text never holds.
+ * with zeros ahead of the writes, PREALLOCATE_BYTES at a time, in the background, in pieces synced
+ * one by one (see extend); readers stop at the first zero byte, which JSON text never holds.
  */
 const PREALLOCATE_BYTES = 16 * 1024 * 1024;
 /** Bytes right after the write position left to the writes when an extension starts (see extend). */
 const HEADROOM_BYTES = 1024 * 1024;
-const ZEROS = Buffer.alloc(1024 * 1024);
+/** One piece of a zero-fill, written and synced at a time (see extend). */
+const ZEROS = Buffer.alloc(256 * 1024);
 /** Largest group-commit batch written with writeSync on the event loop (see flushLoop). */
 const SYNC_WRITE_BYTES = 256 * 1024;
 const segmentName = (firstSeq: number) => `wal-${String(firstSeq).padStart(12, '0')}.log`;
@@ -163,8 +164,13 @@ export class Wal {
     const to = from + PREALLOCATE_BYTES;
     this.reservedFrom = from;
     this.extending = (async () => {
-      for (let at = from; at < to; at += ZEROS.length) await handle.write(ZEROS, 0, Math.min(ZEROS.length, to - at), at);
-      await handle.datasync();
+      // Synced piece by piece: an fdatasync of the log (a webhook's commit) writes out every dirty page
+      // of the file, so zeros written whole and synced once made the commits running meanwhile flush
+      // up to 16 MB (WAL fsyncs of 50-250 ms right after start, a rotation or an extension).
+      for (let at = from; at < to; at += ZEROS.length) {
+        await handle.write(ZEROS, 0, Math.min(ZEROS.length, to - at), at);
+        await handle.datasync();
+      }
       if (this.handle === handle) this.allocated = to;
     })()
       .catch(() => {})
