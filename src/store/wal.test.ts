@@ -68,34 +68,59 @@ describe('WAL lines', () => {
   });
 });
 
+/** The zero-fill pieces, log writes through the handle (big batches) and syncs of a Wal, in order. */
+async function recordFileCalls(run: (dir: string) => Promise<void>): Promise<string[]> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'schoolbridge-wal-'));
+  const probe = await open(path.join(dir, 'probe'), 'w');
+  const proto = Object.getPrototypeOf(probe) as FileHandle;
+  await probe.close();
+  const originalWrite = proto.write;
+  const originalDatasync = proto.datasync;
+  const calls: string[] = [];
+  vi.spyOn(proto, 'write').mockImplementation(function (this: FileHandle, ...args: unknown[]) {
+    const [buffer, , length] = args as [Uint8Array, number, number];
+    // A log line is never all zeros.
+    calls.push(buffer instanceof Uint8Array && buffer.every((b) => b === 0) ? `zeros ${length}` : 'line');
+    return Reflect.apply(originalWrite, this, args) as never;
+  });
+  vi.spyOn(proto, 'datasync').mockImplementation(function (this: FileHandle) {
+    calls.push('sync');
+    return Reflect.apply(originalDatasync, this, []) as Promise<void>;
+  });
+  try {
+    await run(dir);
+  } finally {
+    vi.restoreAllMocks();
+    await rm(dir, { recursive: true, force: true });
+  }
+  return calls;
+}
+
 describe('segment preallocation', () => {
+  it('a bulk write reaching the zeros being written goes on after their current piece, and starts no new fill', async () => {
+    const calls = await recordFileCalls(async (dir) => {
+      const wal = new Wal(dir);
+      await wal.open(1);
+      // A small append starts the fill (16 MB, 64 pieces) right after the first MB; a 2 MB line reaches it at once.
+      await wal.append({ seq: 1, ops: [{ op: 'put', c: 'c', k: 'k', v: 1 }] });
+      await wal.append({ seq: 2, ops: [{ op: 'put', c: 'c', k: 'big', v: 'x'.repeat(2 * 1024 * 1024) }] });
+      await wal.drain();
+      await wal.close();
+    });
+    const line = calls.indexOf('line');
+    const pieces = calls.slice(0, line).filter((c) => c.startsWith('zeros')).length;
+    expect(pieces).toBeGreaterThan(0);
+    expect(pieces).toBeLessThan(64);
+    expect(calls.slice(line).filter((c) => c.startsWith('zeros'))).toEqual([]);
+  });
+
   it('zero-fills ahead in pieces, each synced before the next is written: a commit syncing meanwhile flushes one piece at most', async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'schoolbridge-wal-'));
-    const probe = await open(path.join(dir, 'probe'), 'w');
-    const proto = Object.getPrototypeOf(probe) as FileHandle;
-    await probe.close();
-    const originalWrite = proto.write;
-    const originalDatasync = proto.datasync;
-    const calls: string[] = [];
-    vi.spyOn(proto, 'write').mockImplementation(function (this: FileHandle, ...args: unknown[]) {
-      const [buffer, , length] = args as [Uint8Array, number, number];
-      // Zero pieces only: a log line is never all zeros.
-      if (buffer instanceof Uint8Array && buffer.every((b) => b === 0)) calls.push(`zeros ${length}`);
-      return Reflect.apply(originalWrite, this, args) as never;
-    });
-    vi.spyOn(proto, 'datasync').mockImplementation(function (this: FileHandle) {
-      calls.push('sync');
-      return Reflect.apply(originalDatasync, this, []) as Promise<void>;
-    });
-    try {
+    const calls = await recordFileCalls(async (dir) => {
       const wal = new Wal(dir);
       await wal.open(1);
       await wal.append({ seq: 1, ops: [{ op: 'put', c: 'c', k: 'k', v: 1 }] });
       await wal.close();
-    } finally {
-      vi.restoreAllMocks();
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
     const zeros = calls.filter((c) => c.startsWith('zeros'));
     expect(zeros.length).toBeGreaterThan(1);
     expect(zeros.every((c) => Number(c.slice('zeros '.length)) <= 256 * 1024)).toBe(true);

@@ -83,6 +83,8 @@ export class Wal {
   /** A running extension and the range it fills: writes into the range wait for it. */
   private extending: Promise<void> | undefined;
   private reservedFrom = Infinity;
+  /** Set by a write that reached the range being filled: the extension stops after its current piece. */
+  private stopExtending = false;
   bytes = 0;
   /** The longest fsync so far (ms, wall time): a slow disk shows here before anywhere else. */
   slowestSyncMs = 0;
@@ -163,15 +165,17 @@ export class Wal {
     const from = Math.max(this.allocated, this.position + HEADROOM_BYTES);
     const to = from + PREALLOCATE_BYTES;
     this.reservedFrom = from;
+    this.stopExtending = false;
     this.extending = (async () => {
       // Synced piece by piece: an fdatasync of the log (a webhook's commit) writes out every dirty page
       // of the file, so zeros written whole and synced once made the commits running meanwhile flush
       // up to 16 MB (WAL fsyncs of 50-250 ms right after start, a rotation or an extension).
-      for (let at = from; at < to; at += ZEROS.length) {
-        await handle.write(ZEROS, 0, Math.min(ZEROS.length, to - at), at);
+      for (let at = from; at < to && !this.stopExtending; at += ZEROS.length) {
+        const end = Math.min(at + ZEROS.length, to);
+        await handle.write(ZEROS, 0, end - at, at);
         await handle.datasync();
+        if (this.handle === handle) this.allocated = end;
       }
-      if (this.handle === handle) this.allocated = to;
     })()
       .catch(() => {})
       .finally(() => {
@@ -199,7 +203,12 @@ export class Wal {
         // writes. Big ones (a poll's chunks) go to the pool, where a disk throttling writeback can
         // hold a pool thread but never the event loop. The fsync always goes to the pool.
         const bytes = lines.every((line) => typeof line === 'string') ? Buffer.from(lines.join('')) : Buffer.concat(lines.map(toBuffer));
-        if (this.position + bytes.length > this.reservedFrom) await this.extending;
+        if (this.position + bytes.length > this.reservedFrom) {
+          // A bulk writer (a poll's commit) outruns the zeros: it writes on rather than waiting for
+          // 16 MB of them (that doubled a first cycle's commit); the extension stops after its piece.
+          this.stopExtending = true;
+          await this.extending;
+        }
         const at = this.position;
         const bytesWritten = bytes.length <= SYNC_WRITE_BYTES ? writeAllSync(this.handle!.fd, bytes, at) : await writeAll(this.handle!, bytes, at);
         this.position += bytesWritten;
@@ -212,7 +221,8 @@ export class Wal {
         this.onSync?.(syncMs);
         this.bytes += bytesWritten;
         for (const item of batch) item.resolve();
-        if (this.allocated - this.position < PREALLOCATE_BYTES / 2) this.extend();
+        // Preallocation is for small appends (acknowledgements); a bulk batch would only outrun it.
+        if (bytesWritten <= SYNC_WRITE_BYTES && this.allocated - this.position < PREALLOCATE_BYTES / 2) this.extend();
       } catch (error) {
         this.failure = error as Error;
         for (const item of [...batch, ...this.queue.splice(0)]) item.reject(this.failure);
