@@ -71,6 +71,37 @@ describe('outbox', () => {
     expect(store.size(DELIVERED)).toBe(3);
   });
 
+  it('holds new batches back while held (a batch in flight finishes), and delivers them once released', async () => {
+    let finish: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (finish = resolve));
+    const a = scriptedConnector(async () => {
+      await gate;
+      return { status: 'done' };
+    });
+    const { outbox } = await setup([{ name: 'a', connector: a.connector }]);
+    const s1 = change('students', 1);
+    const s2 = change('students', 2);
+    await outbox.enqueue([s1]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(a.calls).toEqual([[s1.id]]); // in flight
+    const resume = outbox.holdDeliveries();
+    const again = outbox.holdDeliveries();
+    await outbox.enqueue([s2]);
+    finish();
+    await outbox.whenIdle();
+    expect(a.delivered()).toEqual([s1.id]); // the batch in flight finished; nothing new started
+    expect(outbox.depth('a')).toBe(1);
+    resume();
+    resume(); // releasing twice counts once: the other hold still stands
+    await outbox.whenIdle();
+    expect(a.delivered()).toEqual([s1.id]);
+    again();
+    await new Promise((resolve) => setImmediate(resolve));
+    await outbox.whenIdle();
+    expect(a.delivered()).toEqual([s1.id, s2.id]);
+    expect(outbox.depth('a')).toBe(0);
+  });
+
   it('enqueuing a record again does nothing, queued or already delivered', async () => {
     const a = scriptedConnector();
     const { outbox } = await setup([{ name: 'a', connector: a.connector }]);

@@ -18,6 +18,8 @@ export interface WorkerHost {
   /** Whether the entry is the oldest of its connector and order key. */
   isHead(entry: OutboxEntry): boolean;
   isRunning(): boolean;
+  /** While true no batch starts (holdDeliveries); the outbox pumps again on release. */
+  isHeld(): boolean;
   /** Puts the leased entries in memory only (a lost lease only means "pending", which it was). */
   stageLeases(entries: OutboxEntry[]): void;
   settle(worker: ConnectorWorker, leased: OutboxEntry[], outcomes: DeliveryOutcome[], startedAt: number): void;
@@ -60,7 +62,7 @@ export class ConnectorWorker {
   }
 
   pump(): void {
-    if (!this.host.isRunning()) return;
+    if (!this.host.isRunning() || this.host.isHeld()) return;
     while (this.batches.size < this.concurrency) {
       const { batch, wakeAt } = takeReady(this.ready, this.host.clock.now(), this.batchSize, (candidate) => {
         const entry = this.host.get(candidate.id);

@@ -105,6 +105,26 @@ describe('poller', () => {
     expect(store.size(snapshotCollection('users'))).toBe(0);
   });
 
+  it('holds deliveries back while it commits, and lets them go after, also when a commit fails', async () => {
+    const realCommit = store.commit.bind(store);
+    const heldAtCommit: number[] = [];
+    let fail = false;
+    const commit = vi.spyOn(store, 'commit').mockImplementation((ops) => {
+      heldAtCommit.push(outbox.held);
+      if (fail) return Promise.reject(new BridgeError('store.unavailable', 'disk full (injected)', { retryable: true }));
+      return realCommit(ops);
+    });
+    expect((await poller.runCycle()).outcome).toBe('ok');
+    expect(heldAtCommit.length).toBeGreaterThan(1);
+    expect(heldAtCommit.every((held) => held === 1)).toBe(true);
+    expect(outbox.held).toBe(0);
+    lists.students.push(testStudent(11));
+    fail = true;
+    expect((await poller.runCycle()).outcome).toBe('failed');
+    expect(outbox.held).toBe(0);
+    commit.mockRestore();
+  });
+
   it('a failing commit mid-cycle, then a clean re-run: the same ids, nothing lost or doubled', async () => {
     await poller.runCycle();
     for (const id of [2, 5, 8, 9]) lists.students[id - 1] = testStudent(id, `Zmiana${id}`);

@@ -11,6 +11,8 @@ export interface OutboxPort {
   enqueueOps(records: readonly AnyRecord[]): Op[];
   /** Wakes the delivery workers after a commit. */
   notify(): void;
+  /** Holds back deliveries while a cycle commits; call the returned function to let them go (Outbox.holdDeliveries). */
+  holdDeliveries(): () => void;
 }
 
 /** The full lists, their bodies read by the list worker (the cycle). */

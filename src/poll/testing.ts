@@ -13,6 +13,8 @@ export interface MemoryOutbox extends OutboxPort {
   /** Records enqueued and committed, in commit order. */
   records(): AnyRecord[];
   notified: number;
+  /** Holds taken by holdDeliveries and not released yet. */
+  held: number;
 }
 
 export function memoryOutbox(store: Store): MemoryOutbox {
@@ -21,6 +23,15 @@ export function memoryOutbox(store: Store): MemoryOutbox {
   for (const [, entry] of store.entries<{ seq: number }>(TEST_OUTBOX)) sequence = Math.max(sequence, entry.seq);
   const outbox: MemoryOutbox = {
     notified: 0,
+    held: 0,
+    holdDeliveries() {
+      outbox.held += 1;
+      let released = false;
+      return () => {
+        if (!released) outbox.held -= 1;
+        released = true;
+      };
+    },
     enqueueOps(records) {
       const ops: Op[] = [];
       const seen = new Set<string>();
