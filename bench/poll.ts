@@ -9,7 +9,8 @@
  *
  * Each sequence runs once per `poll.initial` mode, in a process and store of its own: `baseline` records the
  * first cycle silently, `emit` also enqueues all 300,000 records as created changes to the file
- * connector, whose deliveries then run on the same event loop — every figure names its mode.
+ * connector, whose deliveries run on the same event loop once the cycle's commit is done (printed as
+ * the drain before the next cycle: add it for the time until all is delivered) — every figure names its mode.
  *
  *   npm run bench:poll [-- --students 100000] [-- --initial emit|baseline]
  */

@@ -95,9 +95,10 @@ describe('outbox', () => {
     resume(); // releasing twice counts once: the other hold still stands
     await outbox.whenIdle();
     expect(a.delivered()).toEqual([s1.id]);
+    // The last release alone starts the held batch: awaited through the event, not whenIdle (which pumps by itself).
+    const delivered = new Promise<void>((resolve) => outbox.on('delivered', ({ entry }) => entry.key === s2.id && resolve()));
     again();
-    await new Promise((resolve) => setImmediate(resolve));
-    await outbox.whenIdle();
+    await delivered;
     expect(a.delivered()).toEqual([s1.id, s2.id]);
     expect(outbox.depth('a')).toBe(0);
   });
