@@ -1,3 +1,4 @@
+import { ShardedMap } from '../sharded-map.js';
 import type { OutboxEntry } from './entry.js';
 
 /**
@@ -5,11 +6,14 @@ import type { OutboxEntry } from './entry.js';
  * entry ids of each order key in `seq` order (the first is the head, the only one allowed to run),
  * and how many entries still reference each stored record (the record is dropped with its last one).
  * Entry values themselves are read from the store, the one source of truth.
+ *
+ * The per-entry maps are ShardedMaps: a first poll cycle adds 300,000 entries, and growing three
+ * Maps past 262,144 entries in one commit chunk held the event loop 143-152 ms (sharded-map.ts).
  */
 export class QueueIndex {
-  private readonly queues = new Map<string, Map<string, string[]>>();
-  private readonly refs = new Map<string, number>();
-  private readonly ids = new Map<string, { connector: string; order: string; key: string; released?: boolean; dead?: boolean }>();
+  private readonly queues = new Map<string, ShardedMap<string[]>>();
+  private readonly refs = new ShardedMap<number>();
+  private readonly ids = new ShardedMap<{ connector: string; order: string; key: string; released?: boolean; dead?: boolean }>();
   /**
    * Per connector, its entries not released yet, and how many of them are dead: kept as entries come
    * and go, because counting them by walking the queue took ~110 ms at 300,000 entries, and /metrics,
@@ -27,7 +31,7 @@ export class QueueIndex {
     this.ids.set(entry.id, { connector: entry.connector, order: entry.order, key: entry.key, dead });
     this.count(entry.connector, 1, dead ? 1 : 0);
     let byOrder = this.queues.get(entry.connector);
-    if (!byOrder) this.queues.set(entry.connector, (byOrder = new Map()));
+    if (!byOrder) this.queues.set(entry.connector, (byOrder = new ShardedMap()));
     const queue = byOrder.get(entry.order);
     if (!queue) byOrder.set(entry.order, [entry.id]);
     else queue.push(entry.id);

@@ -129,7 +129,8 @@ export async function syncDir(dir: string): Promise<void> {
 /** A checkpoint document: the state of one collection as of WAL sequence `seq`. */
 export interface CollectionDocument {
   seq: number;
-  entries: Map<string, unknown>;
+  /** Read as a Map; written from any (the store's are ShardedMaps). */
+  entries: Iterable<[string, unknown]>;
 }
 
 /**
