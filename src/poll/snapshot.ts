@@ -66,7 +66,6 @@ export function putEntryOp(stream: PolledStream, key: string, stored: string, ra
   return { op: 'put', c: snapshotCollection(stream), k: key, v: stored, ...(raw ? { raw } : {}) };
 }
 
-
 export function deleteEntryOp(stream: PolledStream, key: string): Op {
   return { op: 'del', c: snapshotCollection(stream), k: key };
 }
