@@ -4,9 +4,9 @@ import { Low } from 'lowdb';
 import type { Logger } from 'pino';
 import { BridgeError, describeError } from '../errors.js';
 import type { Component } from '../lifecycle.js';
+import { ShardedMap } from '../sharded-map.js';
 import { checkpointDue } from './checkpoint-policy.js';
 import { CollectionFile, isWriteLeftover, removeGradually, type CollectionDocument } from './durable-file.js';
-import { ShardedMap } from '../sharded-map.js';
 import { acquireLock, type LockInfo } from './lock.js';
 import { Wal, readWal, type Op } from './wal.js';
 
@@ -34,6 +34,7 @@ export interface StoreOptions {
 export interface Store extends Component {
   get<T>(collection: string, key: string): T | undefined;
   has(collection: string, key: string): boolean;
+  /** In no particular order (collections are ShardedMaps): a caller that needs one sorts. */
   entries<T>(collection: string): IterableIterator<[string, T]>;
   size(collection: string): number;
   /**
