@@ -3,6 +3,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
+import { awaitDeliveries } from '../src/cli/context.js';
 import { configSchema } from '../src/config/schema.js';
 import type { CycleResult } from '../src/poll/index.js';
 import { tempDir } from './support/temp.js';
@@ -45,21 +46,21 @@ describe('poll in the app', () => {
     await app.start();
     expect(app.poll.scheduler).toBeUndefined();
     expect((await app.poll.sync()).outcome).toBe('ok');
-    await app.outbox.whenIdle();
+    await awaitDeliveries(app); // what `schoolbridge sync` waits for: the first cycle's backlog, then the deliveries
     expect(await lines('students.jsonl')).toHaveLength(6);
     expect(await lines('users.jsonl')).toHaveLength(app.sandbox!.control.users().length);
 
     const student = app.sandbox!.control.students()[2]!;
     app.sandbox!.control.updateStudent(student.id, { city: 'Sopot' });
     await app.poll.sync();
-    await app.outbox.whenIdle();
+    await awaitDeliveries(app);
     const last = JSON.parse((await lines('students.jsonl')).at(-1)!);
     expect(last).toMatchObject({ stream: 'students', op: 'updated', key: student.id });
     expect(last.changes).toContainEqual({ path: 'user.additionalData.city', from: student.user.additionalData.city, to: 'Sopot' });
 
     const exported = await app.poll.exportRoster();
     expect(exported).toMatchObject({ outcome: 'ok', rows: 6, enqueued: true });
-    await app.outbox.whenIdle();
+    await awaitDeliveries(app);
     const csv = await lines(`roster-${exported.date}.csv`);
     expect(csv).toHaveLength(7);
     expect(csv[0]).toMatch(/^studentId,userId,login,/);

@@ -4,7 +4,9 @@ import { pino } from 'pino';
 import { Agent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMetricsRegistry } from '../src/metrics.js';
+import { backlogKey } from '../src/poll/backlog.js';
 import { createPoller } from '../src/poll/poller.js';
+import { STATE_COLLECTION } from '../src/poll/snapshot.js';
 import { memoryOutbox } from '../src/poll/testing.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
 import { createStore } from '../src/store/index.js';
@@ -35,13 +37,14 @@ afterEach(async () => {
   await dir.cleanup();
 });
 
-function runChildUntilKilled(afterCommits: number): Promise<string> {
+/** Runs the child and kills it once `due(output)` holds (checked after each line it prints). */
+function runChildUntilKilled(due: (output: string) => boolean): Promise<string> {
   const child = spawn(process.execPath, ['--import', 'tsx', fixture, dir.dir, sandbox.url], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   return new Promise((resolve, reject) => {
     child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
-      if (output.includes(`committed ${afterCommits}\n`)) child.kill('SIGKILL');
+      if (due(output)) child.kill('SIGKILL');
     });
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.once('error', reject);
@@ -55,15 +58,23 @@ function pollerOn(store: ReturnType<typeof createStore>) {
   return { outbox, poller: createPoller({ store, upstream, outbox, log, metrics: createMetricsRegistry(), poll: { initial: 'emit', maxDeleteRatio: 0.2 } }) };
 }
 
+/** The commits the child reported after its cycle ended (the backlog's). */
+const backlogCommits = (output: string) => (output.includes('cycle ok\n') ? output.split('cycle ok\n')[1]!.split('\n').filter((l) => l.startsWith('committed')).length : 0);
+
 describe('poll cycle killed with SIGKILL mid-commit', () => {
-  it('the re-run after restart enqueues exactly the predicted ids', async () => {
+  it.each([
+    // During the cycle's commit: snapshot chunks and the backlog's marker on disk, no change enqueued yet.
+    { phase: 'the cycle', due: (output: string) => output.includes('committed 3\n'), enqueued: (n: number) => n === 0 },
+    // During the backlog: some chunks of created changes in the outbox, the marker's progress with them.
+    { phase: 'the backlog', due: (output: string) => backlogCommits(output) >= 3, enqueued: (n: number) => n >= 15 },
+  ])('killed during $phase, the re-run after restart enqueues exactly the predicted ids', async ({ due, enqueued }) => {
     const memory = createStore({ log });
     await memory.start();
     const expected = ((await pollerOn(memory).poller.runCycle({ dryRun: true })).changes ?? []).map((c) => c.id).sort();
     await memory.stop();
     expect(expected.length).toBeGreaterThan(60);
 
-    const output = await runChildUntilKilled(3);
+    const output = await runChildUntilKilled(due);
     expect(output).not.toContain('done');
 
     const store = createStore({ dir: dir.dir, log });
@@ -71,12 +82,16 @@ describe('poll cycle killed with SIGKILL mid-commit', () => {
     try {
       const { poller, outbox } = pollerOn(store);
       const survived = outbox.records().length;
-      expect(survived).toBeGreaterThanOrEqual(15); // at least the 3 acknowledged chunks of 5
+      expect(enqueued(survived), `${survived} enqueued before the kill`).toBe(true);
       expect(survived).toBeLessThan(expected.length);
+      expect(store.has(STATE_COLLECTION, backlogKey('students')) || store.has(STATE_COLLECTION, backlogKey('users'))).toBe(true);
+      await poller.start(); // resumes the backlog
       expect((await poller.runCycle()).outcome).toBe('ok');
+      await poller.flushBacklog();
       const ids = outbox.records().map((r) => r.id);
       expect([...ids].sort()).toEqual(expected);
       expect(new Set(ids).size).toBe(ids.length);
+      await poller.stop();
     } finally {
       await store.stop();
     }

@@ -77,10 +77,15 @@ export async function runOneShot<T>(
 /** How long a one-shot command waits for its deliveries before it exits anyway (they stay queued). */
 export const DELIVERY_WAIT_MS = 120_000;
 
-/** Waits, bounded, until the outbox has nothing due; returns how many deliveries are still queued. */
+/**
+ * Waits, bounded, until the outbox has nothing due, a first cycle's backlog put into it first (in a
+ * daemon it goes in paced, here at once); returns how many deliveries are still queued.
+ */
 export async function awaitDeliveries(app: App, limitMs = DELIVERY_WAIT_MS): Promise<number> {
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([app.outbox.whenIdle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, limitMs)))]);
+  const settled = app.poll.poller.flushBacklog().then(() => app.outbox.whenIdle());
+  settled.catch(() => {}); // past the limit the command stops the app, and with it the backlog
+  await Promise.race([settled, new Promise<void>((resolve) => (timer = setTimeout(resolve, limitMs)))]);
   clearTimeout(timer);
-  return app.outbox.depth();
+  return app.outbox.depth() + app.poll.poller.backlogRemaining();
 }

@@ -66,7 +66,7 @@ describe('a first cycle\'s commit', () => {
       });
       expect(items.every((item) => item.change instanceof CreatedChange)).toBe(true);
       const deps = { store, outbox, chunkSize: 2, chunkBytes: 1 << 20, maxInFlight: 2 };
-      await commitItems(deps as never, 'students', items, undefined, createYielder(4), new AbortController().signal);
+      await commitItems(deps as never, 'students', items, { first: [], last: [], deferCreated: false }, createYielder(4), new AbortController().signal);
       // The log as a crash would leave it (every commit above is durable), then a checkpoint's documents.
       const segments = (await readdir(dir)).filter((f) => f.startsWith('wal-'));
       for (const file of segments) await copyFile(path.join(dir, file), path.join(crashed, file));

@@ -12,28 +12,38 @@ import type { Yielder } from './yielder.js';
  * `enqueueOps` and committed in the same tick, so no change can be in the snapshot without being in
  * the outbox or the reverse. Chunks keep each WAL line (and the JSON.stringify that makes it) small
  * enough not to stall webhook acknowledgements; a few commits are in flight at once so group commit
- * can share fsyncs. The `state` marker of a first cycle rides with the stream's last chunk.
+ * can share fsyncs. The `state` marker of a first cycle rides with the stream's last chunk; on a
+ * first `emit` cycle the created changes are left to the backlog, whose marker rides with the first.
  */
 export type CommitDeps = Pick<CycleDeps, 'store' | 'outbox' | 'chunkSize' | 'chunkBytes' | 'maxInFlight'>;
+
+export interface CommitPlan {
+  /** Ops committed with the first chunk (the backlog's marker: before any entry it covers). */
+  first: Op[];
+  /** Ops committed with the last chunk (the `state` marker of a first cycle). */
+  last: Op[];
+  /** The items' created changes are left to the backlog (backlog.ts): only their entries are written. */
+  deferCreated: boolean;
+}
 
 export async function commitItems(
   deps: CommitDeps,
   stream: PolledStream,
   items: readonly DiffItem[],
-  marker: { c: string; k: string; v: unknown } | undefined,
+  plan: CommitPlan,
   yielder: Yielder,
   signal: AbortSignal,
 ): Promise<void> {
-  const markerOp: Op[] = marker ? [{ op: 'put', ...marker }] : [];
   if (items.length === 0) {
-    if (markerOp.length > 0) await deps.store.commit(markerOp);
+    if (plan.first.length + plan.last.length > 0) await deps.store.commit([...plan.first, ...plan.last]);
     return;
   }
   const inFlight: Promise<void>[] = [];
   try {
     for (let start = 0; start < items.length; ) {
-      const end = chunkEnd(items, start, deps.chunkSize, deps.chunkBytes);
-      inFlight.push(commitChunk(deps, stream, items.slice(start, end), end === items.length ? markerOp : []));
+      const end = chunkEnd(items, start, deps.chunkSize, deps.chunkBytes, plan.deferCreated);
+      const extra = [...(start === 0 ? plan.first : []), ...(end === items.length ? plan.last : [])];
+      inFlight.push(commitChunk(deps, stream, items.slice(start, end), extra, plan.deferCreated));
       start = end;
       if (inFlight.length >= deps.maxInFlight) await inFlight.shift();
       signal.throwIfAborted();
@@ -47,9 +57,9 @@ export async function commitItems(
   }
 }
 
-function commitChunk(deps: CommitDeps, stream: PolledStream, chunk: readonly DiffItem[], extra: Op[]): Promise<void> {
+function commitChunk(deps: CommitDeps, stream: PolledStream, chunk: readonly DiffItem[], extra: Op[], deferCreated: boolean): Promise<void> {
   const ops: Op[] = chunk.map((item) => (item.stored === null ? deleteEntryOp(stream, item.key) : putEntryOp(stream, item.key, item.stored, item.raw)));
-  const records = chunk.flatMap((item) => (item.change ? [item.change] : []));
+  const records = deferCreated ? [] : chunk.flatMap((item) => (item.change ? [item.change] : []));
   // enqueueOps reads the outbox's in-memory state, and commit applies in memory synchronously: keep
   // the two in one tick so the next chunk's enqueueOps sees this one.
   const enqueue = records.length > 0 ? deps.outbox.enqueueOps(records) : [];
@@ -98,14 +108,17 @@ export function changeJson(change: ChangeRecord, recordJson: string | null, prev
   return `${head.slice(0, -TAIL.length)},"record":${recordJson ?? 'null'},"previous":${previousJson ?? 'null'}}`;
 }
 
-/** End of the chunk starting at `start`: at most `maxItems` items and about `maxBytes` of values. */
-export function chunkEnd(items: readonly DiffItem[], start: number, maxItems: number, maxBytes: number): number {
+/**
+ * End of the chunk starting at `start`: at most `maxItems` items and about `maxBytes` of values.
+ * `entriesOnly`: the changes are not written (left to the backlog), only the snapshot entries.
+ */
+export function chunkEnd(items: readonly DiffItem[], start: number, maxItems: number, maxBytes: number, entriesOnly = false): number {
   let bytes = 0;
   let end = start;
   while (end < items.length && end - start < maxItems) {
     const item = items[end] as DiffItem;
     // A change carries the record twice more (record/previous) beside its snapshot entry.
-    bytes += (item.stored?.length ?? 1000) * (item.change ? 3 : 1);
+    bytes += (item.stored?.length ?? 1000) * (item.change && !entriesOnly ? 3 : 1);
     end += 1;
     if (bytes >= maxBytes) break;
   }

@@ -1,6 +1,6 @@
 import { JSON_TEXT } from '../record-json.js';
 import type { ChangeRecord, FieldChange } from '../records.js';
-import type { PolledStream } from './snapshot.js';
+import { CHAIN_LENGTH, type PolledStream } from './snapshot.js';
 
 /**
  * A `created` change of a first cycle (`poll.initial: emit`) that keeps its record as the JSON text
@@ -57,4 +57,13 @@ export class CreatedChange implements ChangeRecord {
   [JSON_TEXT](): string {
     return this.head() + this.#text + CreatedChange.TAIL;
   }
+}
+
+/**
+ * The created change of a key whose snapshot entry a first `emit` cycle wrote: its id is the entry's
+ * chain (newChain in diff.ts), its record the entry's text. The same change whether the cycle
+ * enqueues it or the backlog does later (backlog.ts).
+ */
+export function createdChangeOf(stream: PolledStream, key: string, stored: string, detectedAt: string): CreatedChange {
+  return new CreatedChange(`${stream}:${key}:${stored.slice(0, CHAIN_LENGTH)}`, stream, Number(key), detectedAt, stored.slice(CHAIN_LENGTH));
 }

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { ChangeOp, ChangeRecord } from '../records.js';
-import type { Store } from '../store/index.js';
+import type { Op, Store } from '../store/index.js';
+import { backlogKey, type Backlog, type BacklogMarker } from './backlog.js';
 import { commitItems } from './commit.js';
 import { deletedItem, type DiffContext, type DiffItem } from './diff.js';
 import { checkDeleteGuard, type AbortReason, type GuardVerdict } from './guard.js';
@@ -40,6 +41,8 @@ export interface CycleDeps {
    * after the last one, so a cycle failing halfway never leaves an index that disagrees with the snapshot.
    */
   lists: ListWorker;
+  /** The created changes of first `emit` cycles, enqueued after the cycle (backlog.ts). */
+  backlog: Backlog;
 }
 
 export interface StreamSummary {
@@ -145,6 +148,9 @@ export async function runPollCycle(deps: CycleDeps, options: CycleOptions, summa
     } finally {
       resume();
       release();
+      // What a first `emit` cycle left to the backlog goes into the outbox from now on (after a
+      // failed commit too: the chunks that did commit have their marker).
+      deps.backlog.kick();
     }
     phaseDone('commitMs');
   }
@@ -152,12 +158,26 @@ export async function runPollCycle(deps: CycleDeps, options: CycleOptions, summa
   return { changes, students };
 }
 
-/** Commits each stream's items; the raw indexes follow (dropped before, adopted after every commit). */
+/**
+ * Commits each stream's items; the raw indexes follow (dropped before, adopted after every commit).
+ * A stream's backlog is finished before its snapshot moves (backlog.ts: an entry must not change
+ * before its created change is in the outbox). A cycle on an empty snapshot (a first `emit` cycle, or
+ * a stream whose first list was empty), where every item is a created change, leaves its changes to
+ * the backlog: its marker goes with the first chunk.
+ */
 async function commitAll(deps: CycleDeps, diffs: { plan: StreamPlan; items: DiffItem[] }[], detectedAt: string, yielder: Yielder, signal: AbortSignal) {
   for (const { plan, items } of diffs) {
-    const marker = plan.initial ? { c: STATE_COLLECTION, k: initialDoneKey(plan.stream), v: { at: detectedAt, mode: plan.initial } } : undefined;
-    if (items.length > 0 || marker) deps.lists.drop(plan.stream);
-    await commitItems(deps, plan.stream, items, marker, yielder, signal);
+    const last: Op[] = plan.initial ? [{ op: 'put', c: STATE_COLLECTION, k: initialDoneKey(plan.stream), v: { at: detectedAt, mode: plan.initial } }] : [];
+    if (items.length === 0 && last.length === 0) continue;
+    await deps.backlog.finish(plan.stream);
+    // An empty snapshot: every item is a created change (none with `baseline`), fully determined by its entry.
+    const deferCreated = plan.initial !== 'baseline' && plan.snapshot.size === 0 && items.length > 0;
+    // Deferred items carry no change: committed without the backlog's marker, they would be lost.
+    if (!deferCreated && items.some((item) => item.deferred)) throw new Error(`deferred created changes of ${plan.stream} without a backlog`);
+    const marker: BacklogMarker = { detectedAt };
+    const first: Op[] = deferCreated ? [{ op: 'put', c: STATE_COLLECTION, k: backlogKey(plan.stream), v: marker }] : [];
+    deps.lists.drop(plan.stream);
+    await commitItems(deps, plan.stream, items, { first, last, deferCreated }, yielder, signal);
   }
   for (const { plan } of diffs) deps.lists.adopt(plan.stream, plan.readId);
 }
@@ -175,7 +195,7 @@ interface Scanned {
 async function scanStream(deps: CycleDeps, stream: PolledStream, detectedAt: string, options: CycleOptions): Promise<Scanned> {
   const snapshot = storeSnapshotView(deps.store, stream);
   const initial = deps.store.has(STATE_COLLECTION, initialDoneKey(stream)) ? undefined : deps.initial;
-  const ctx = { stream, detectedAt, initial };
+  const ctx = { stream, detectedAt, initial, deferCreated: !options.dryRun };
   const keep = stream === 'students' && options.keepStudents === true;
   // The roster export keeps whole records, so every one is parsed: no index then.
   let useIndex = !keep;
@@ -226,7 +246,7 @@ async function withDeletions(plan: StreamPlan, ctx: DiffContext, yielder: Yielde
 /** Tallies a stream's items; yields like the other loops over them (a first cycle has 200,000: ~10 ms). */
 async function count(summary: StreamSummary, items: readonly DiffItem[], baseline: boolean, yielder: Yielder, signal: AbortSignal): Promise<void> {
   for (const item of items) {
-    const op: ChangeOp | undefined = item.change?.op;
+    const op: ChangeOp | undefined = item.change?.op ?? (item.deferred ? 'created' : undefined);
     if (op) summary[op] += 1;
     else if (baseline) summary.baselined += 1; // otherwise an entry rewritten without a change
     if (yielder.due()) await yielder.pause(signal);

@@ -1,6 +1,6 @@
 import type { ChangeOp, ChangeRecord } from '../records.js';
 import { shortHash } from './canonical.js';
-import { CreatedChange } from './created-change.js';
+import { createdChangeOf } from './created-change.js';
 import { leafChanges } from './leaf-changes.js';
 import { BASELINE_CHAIN, CHAIN_LENGTH, decodeEntry, encodeEntry, holdsJson, type PolledStream, type SnapshotView } from './snapshot.js';
 
@@ -30,6 +30,11 @@ export interface DiffContext {
   detectedAt: string;
   /** `baseline`: a key missing from the snapshot is recorded silently (first cycle, poll.initial). */
   initial?: 'emit' | 'baseline' | undefined;
+  /**
+   * A real cycle (not a dry run): the created change of an entry the list worker made (a first
+   * cycle's) is left to the backlog (backlog.ts), so the item says `deferred` instead of holding it.
+   */
+  deferCreated?: boolean;
 }
 
 /** One key's outcome: the change to emit (none for a baseline entry) and the snapshot's next entry. */
@@ -42,6 +47,8 @@ export interface DiffItem {
   previousJson?: string;
   /** The new entry's UTF-8 bytes, made by the list worker on a first cycle (Op.raw). */
   raw?: Uint8Array;
+  /** A created change the backlog makes from the entry once committed (DiffContext.deferCreated): no `change` here. */
+  deferred?: true;
 }
 
 /** Diffs one current record against its snapshot entry; undefined when nothing changed. */
@@ -81,12 +88,14 @@ export function newChain(initial: DiffContext['initial'], key: string, json: str
  * as text (created-change.ts): the same change, without parsing 300,000 records on the daemon's thread.
  */
 export function newItem(ctx: DiffContext, key: string, stored: string, record: () => PolledRecord, raw?: Uint8Array): DiffItem {
+  // 300,000 change objects a first cycle would only count: building them made its read ~0.5 s longer.
+  if (raw && ctx.deferCreated && ctx.initial !== 'baseline') return { key, change: undefined, stored, raw, deferred: true };
   const chain = stored.slice(0, CHAIN_LENGTH);
   const change =
     ctx.initial === 'baseline'
       ? undefined
       : raw
-        ? new CreatedChange(`${ctx.stream}:${key}:${chain}`, ctx.stream, Number(key), ctx.detectedAt, stored.slice(CHAIN_LENGTH))
+        ? createdChangeOf(ctx.stream, key, stored, ctx.detectedAt)
         : changeRecord(ctx, 'created', Number(key), chain, record(), null);
   return { key, change, stored, ...(raw ? { raw } : {}) };
 }

@@ -18,7 +18,7 @@ export async function dryRunCycle(app: App): Promise<CycleResult> {
   await store.start();
   try {
     const poller = createPoller({
-      store, upstream: app.upstream, outbox: { enqueueOps: () => [], notify: () => {}, holdDeliveries: () => () => {} },
+      store, upstream: app.upstream, outbox: { enqueueOps: () => [], notify: () => {}, holdDeliveries: () => () => {}, depth: () => 0, on: () => () => {} },
       poll: app.config.poll, clock: app.clock, log: app.log.child({ component: 'poll' }), metrics: app.metrics,
     });
     return await poller.runCycle({ dryRun: true, trigger: 'cli' });

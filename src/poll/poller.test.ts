@@ -44,9 +44,13 @@ const ids = (records: readonly { id: string }[]) => records.map((r) => r.id);
 
 describe('poller', () => {
   it('first cycle emits everything as created, then a no-change cycle writes nothing', async () => {
+    const predicted = ids((await poller.runCycle({ dryRun: true })).changes ?? []);
     const first = await poller.runCycle({ trigger: 'test' });
     expect(first).toMatchObject({ outcome: 'ok', streams: { students: { fetched: 10, created: 10, initial: 'emit' }, users: { created: 10 } } });
+    // The created changes follow the cycle through the backlog (backlog.ts), with the ids a dry run gives.
+    await poller.flushBacklog();
     expect(outbox.records()).toHaveLength(20);
+    expect(ids(outbox.records())).toEqual(predicted);
     expect(store.size(snapshotCollection('students'))).toBe(10);
     expect(store.has(STATE_COLLECTION, initialDoneKey('users'))).toBe(true);
     expect(outbox.notified).toBeGreaterThan(0);
@@ -59,6 +63,26 @@ describe('poller', () => {
     expect(second.outcome).toBe('ok');
     expect(second.streams.students).toEqual({ fetched: 10, created: 0, updated: 0, deleted: 0, baselined: 0 });
     expect(commit).not.toHaveBeenCalled();
+  });
+
+  it("a later cycle puts a first cycle's backlog into the outbox before it moves the snapshot", async () => {
+    // An outbox that never delivers, and a backlog that stops at 3 queued: most of it is left over.
+    outbox.depth = () => outbox.records().length;
+    poller = makePoller({ backlogHighWater: 3 });
+    await poller.runCycle();
+    await vi.waitFor(() => expect(outbox.records()).toHaveLength(3));
+    lists.students[7] = testStudent(8, 'Zmiana8');
+    lists.users = lists.users.filter((u) => u.id !== 9);
+    const second = await poller.runCycle();
+    expect(second.streams).toMatchObject({ students: { updated: 1 }, users: { deleted: 1 } });
+    const records = outbox.records() as ChangeRecord[];
+    expect(records).toHaveLength(22);
+    const ofKey = (stream: string, key: number) => records.filter((r) => r.stream === stream && r.key === key);
+    // Each created change holds the record as the first cycle saw it, and comes before the later change.
+    expect(ofKey('students', 8).map((r) => r.op)).toEqual(['created', 'updated']);
+    expect(ofKey('students', 8)[0]!.record).toMatchObject({ user: { lastName: 'Nazwisko8' } });
+    expect(ofKey('users', 9).map((r) => r.op)).toEqual(['created', 'deleted']);
+    expect(ofKey('users', 9)[0]!.record).toMatchObject({ lastName: 'Nazwisko9' });
   });
 
   it('baseline records the first cycle silently and reports later changes', async () => {
@@ -89,6 +113,7 @@ describe('poller', () => {
 
   it('the mass-delete guard of one stream stops the other stream too', async () => {
     await poller.runCycle();
+    await poller.flushBacklog();
     lists.users = lists.users.slice(0, 7); // 30% of users vanish
     lists.students[0] = testStudent(1, 'Nowak');
     const count = outbox.records().length;
@@ -110,7 +135,8 @@ describe('poller', () => {
     const heldAtCommit: number[] = [];
     let fail = false;
     const commit = vi.spyOn(store, 'commit').mockImplementation((ops) => {
-      heldAtCommit.push(outbox.held);
+      // The cycle's commits (they move the snapshot), not the backlog's after it.
+      if (ops.some((op) => op.c.startsWith('snapshot.'))) heldAtCommit.push(outbox.held);
       if (fail) return Promise.reject(new BridgeError('store.unavailable', 'disk full (injected)', { retryable: true }));
       return realCommit(ops);
     });
@@ -127,6 +153,7 @@ describe('poller', () => {
 
   it('a failing commit mid-cycle, then a clean re-run: the same ids, nothing lost or doubled', async () => {
     await poller.runCycle();
+    await poller.flushBacklog();
     for (const id of [2, 5, 8, 9]) lists.students[id - 1] = testStudent(id, `Zmiana${id}`);
     lists.students.push(testStudent(11));
     const reference = await makePoller().runCycle({ dryRun: true });
@@ -214,6 +241,7 @@ describe('poller', () => {
 
   it('a commit failing halfway leaves no shortcut behind: a record sent again as it was before is diffed', async () => {
     await poller.runCycle(); // indexes every record's bytes
+    await poller.flushBacklog();
     for (const id of [1, 2, 3, 4, 5, 6, 7]) lists.students[id - 1] = testStudent(id, `Zmiana${id}`);
     const realCommit = store.commit.bind(store);
     let calls = 0;
@@ -278,6 +306,7 @@ describe('poller', () => {
 
   it('a list that fails after some records were diffed commits nothing, and the next cycle finds the same changes', async () => {
     await poller.runCycle();
+    await poller.flushBacklog();
     const committed = outbox.records().length;
     lists.students = lists.students.map((s) => (s.id === 2 ? testStudent(2, 'Renamed') : s));
     lists.users = lists.users.map((u) => (u.id === 1 ? testUser(1, 'Renamed') : u));
@@ -302,8 +331,15 @@ describe('poller', () => {
 
   it('counts cycles, changes and aborts in metrics', async () => {
     const metrics = createMetricsRegistry();
-    poller = makePoller({ metrics });
+    outbox.depth = () => outbox.records().length; // never delivers: the backlog stops at 3 queued
+    poller = makePoller({ metrics, backlogHighWater: 3 });
     await poller.runCycle();
+    await vi.waitFor(() => expect(outbox.records()).toHaveLength(3));
+    const pending = await metrics.metrics();
+    expect(pending).toContain('schoolbridge_poll_backlog_records{stream="students"} 7');
+    expect(pending).toContain('schoolbridge_poll_backlog_records{stream="users"} 10');
+    expect(poller.backlogRemaining()).toBe(17);
+    await poller.flushBacklog();
     lists.students = [];
     await poller.runCycle();
     const text = await metrics.metrics();
@@ -311,6 +347,7 @@ describe('poller', () => {
     expect(text).toContain('schoolbridge_poll_aborted_total{reason="empty_list",stream="students"} 1');
     expect(text).toContain('schoolbridge_poll_cycles_total{outcome="ok"} 1');
     expect(text).toContain('schoolbridge_poll_snapshot_records{stream="users"} 10');
+    expect(text).toContain('schoolbridge_poll_backlog_records{stream="users"} 0');
     expect(text).toMatch(/schoolbridge_poll_last_success_timestamp_seconds \d+/);
   });
 });

@@ -5,6 +5,7 @@ import { describeError, isBridgeError } from '../errors.js';
 import type { Component } from '../lifecycle.js';
 import type { ReadinessState } from '../readiness.js';
 import type { Store } from '../store/index.js';
+import { createBacklog } from './backlog.js';
 import { CycleAbort, emptySummary, runPollCycle, type CycleDeps, type CyclePhases, type CycleResult } from './cycle.js';
 import type { PolledRecord } from './diff.js';
 import { createListWorker, type ListWorker } from './list-worker.js';
@@ -20,13 +21,15 @@ export interface PollerOptions {
   log: Logger;
   metrics: Registry;
   clock?: Clock;
-  /** Records per commit (default 1000) and their approximate bytes (default 1 MiB). */
+  /** Records per commit (default 1000; the backlog's at most 200, see backlog.ts) and their approximate bytes (default 1 MiB). */
   chunkSize?: number;
   chunkBytes?: number;
   /** Commits in flight at once (default 2: each waits for its fsync, and a webhook acknowledged meanwhile waits behind them). */
   maxInFlight?: number;
   /** Longest stretch of synchronous diff work between yields to the event loop (default 4 ms). */
   budgetMs?: number;
+  /** Pacing of a first `emit` cycle's backlog (backlog.ts): enqueue while fewer deliveries are queued (default 5,000). */
+  backlogHighWater?: number;
   /** The list worker (default: a new one); the poller stops it when it stops. */
   lists?: ListWorker;
   /**
@@ -66,6 +69,15 @@ export interface Poller extends Component {
   /** For /readyz: not ready after an aborted cycle, until a later one succeeds. */
   readiness(): ReadinessState;
   on(event: 'cycle', listener: (result: CycleResult) => void): () => void;
+  /**
+   * Puts the created changes a first `emit` cycle left to the backlog into the outbox now (a one-shot
+   * command before it waits for its deliveries; the daemon does it paced, by itself).
+   */
+  flushBacklog(): Promise<void>;
+  /** Resolves once the backlog is all in the outbox, at the daemon's own pace (bench:poll). */
+  whenBacklogDone(): Promise<void>;
+  /** Changes the backlog has yet to put into the outbox, both streams. */
+  backlogRemaining(): number;
 }
 
 const STOP_WAIT_MS = 5_000;
@@ -73,8 +85,13 @@ const STOP_WAIT_MS = 5_000;
 export function createPoller(options: PollerOptions): Poller {
   const clock = options.clock ?? systemClock;
   const log = options.log;
-  const metrics = createPollMetrics(options.metrics, options.store);
+  const backlog = createBacklog({
+    store: options.store, outbox: options.outbox, log, budgetMs: options.budgetMs ?? 4, chunkSize: Math.min(options.chunkSize ?? 200, 200),
+    ...(options.backlogHighWater === undefined ? {} : { highWater: options.backlogHighWater }),
+  });
+  const metrics = createPollMetrics(options.metrics, options.store, backlog);
   const deps: CycleDeps = {
+    backlog,
     store: options.store, upstream: options.upstream, outbox: options.outbox, clock, log,
     initial: options.poll.initial, maxDeleteRatio: options.poll.maxDeleteRatio,
     chunkSize: options.chunkSize ?? 1000, chunkBytes: options.chunkBytes ?? 1024 * 1024,
@@ -122,6 +139,7 @@ export function createPoller(options: PollerOptions): Poller {
     async start() {
       if (controller.signal.aborted) controller = new AbortController();
       if (options.warmWorkers) deps.lists.warm();
+      backlog.start();
     },
     async stop() {
       controller.abort(new Error('the poller is stopping'));
@@ -131,6 +149,7 @@ export function createPoller(options: PollerOptions): Poller {
       });
       await Promise.race([queue, bound]);
       clearTimeout(timer);
+      await backlog.stop();
       await deps.lists.stop();
     },
     cycle,
@@ -143,6 +162,9 @@ export function createPoller(options: PollerOptions): Poller {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    flushBacklog: () => backlog.finish(),
+    whenBacklogDone: () => backlog.whenDone(),
+    backlogRemaining: () => POLLED_STREAMS.reduce((sum, stream) => sum + backlog.remaining(stream), 0),
   };
 }
 

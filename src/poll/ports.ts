@@ -13,6 +13,10 @@ export interface OutboxPort {
   notify(): void;
   /** Holds back deliveries while a cycle commits; call the returned function to let them go (Outbox.holdDeliveries). */
   holdDeliveries(): () => void;
+  /** Deliveries queued, all connectors (the backlog paces itself on it). */
+  depth(): number;
+  /** Called as deliveries leave the queue (delivered or dead); returns the unsubscribe function. */
+  on(event: 'delivered' | 'dead', listener: () => void): () => void;
 }
 
 /** The full lists, their bodies read by the list worker (the cycle). */

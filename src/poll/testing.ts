@@ -32,6 +32,9 @@ export function memoryOutbox(store: Store): MemoryOutbox {
         released = true;
       };
     },
+    // Never delivers: nothing leaves the queue, and the backlog is never held back by it.
+    depth: () => 0,
+    on: () => () => {},
     enqueueOps(records) {
       const ops: Op[] = [];
       const seen = new Set<string>();
