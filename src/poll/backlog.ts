@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { BridgeError } from '../errors.js';
 import type { Store } from '../store/index.js';
 import { createdChangeOf } from './created-change.js';
 import type { OutboxPort } from './ports.js';
@@ -177,7 +178,7 @@ export function createBacklog(options: BacklogOptions): Backlog {
       nudge();
       try {
         while (stream === undefined ? pending().length > 0 : marker(stream) !== undefined) {
-          if (stopped) throw new Error('the backlog is stopped');
+          if (stopped) throw new BridgeError('poll.stopped', 'the poller is stopping: the first cycle\'s backlog resumes at the next start', { retryable: true });
           await ensureRunning();
         }
       } finally {

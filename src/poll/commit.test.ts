@@ -45,7 +45,7 @@ describe('changeJson', () => {
 });
 
 describe('a first cycle\'s commit', () => {
-  it('writes each created change as its record\'s bytes, and the log reads back the changes and entries committed', async () => {
+  it('writes each created change with its record as the entry\'s text, and the log reads back the changes and entries committed', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'schoolbridge-commit-'));
     const crashed = await mkdtemp(path.join(tmpdir(), 'schoolbridge-commit-crashed-'));
     const log = pino({ level: 'silent' });
@@ -66,13 +66,13 @@ describe('a first cycle\'s commit', () => {
       });
       expect(items.every((item) => item.change instanceof CreatedChange)).toBe(true);
       const deps = { store, outbox, chunkSize: 2, chunkBytes: 1 << 20, maxInFlight: 2 };
-      await commitItems(deps as never, 'students', items, { first: [], last: [], deferCreated: false }, createYielder(4), new AbortController().signal);
+      await commitItems(deps as never, 'students', items, { first: [], last: [] }, createYielder(4), new AbortController().signal);
       // The log as a crash would leave it (every commit above is durable), then a checkpoint's documents.
       const segments = (await readdir(dir)).filter((f) => f.startsWith('wal-'));
       for (const file of segments) await copyFile(path.join(dir, file), path.join(crashed, file));
-      // Each change went in as bytes after its line's ops (Op.rawJson), not as text inside them.
-      const log0 = (await readFile(path.join(dir, segments[0]!))).toString('latin1');
-      expect(log0.match(/"c":"records","k":"[^"]+","j":\d+\}/g)).toHaveLength(5);
+      // Each change went in as the text knownJson gives (the escapes as received), not re-serialized.
+      const log0 = (await readFile(path.join(dir, segments[0]!))).toString('utf8');
+      expect(log0.match(/\\u0142/g)).toHaveLength(10); // 5 records and their 5 snapshot entries
       await store.checkpoint();
       await store.stop();
 
@@ -91,5 +91,24 @@ describe('a first cycle\'s commit', () => {
       await rm(dir, { recursive: true, force: true });
       await rm(crashed, { recursive: true, force: true });
     }
+  });
+});
+
+describe('a first cycle whose changes are deferred to the backlog', () => {
+  it('commits only the entries, the first ops with the first chunk and the last with the last', async () => {
+    const commits: Op[][] = [];
+    const store = { commit: async (ops: Op[]) => void commits.push(ops) };
+    const outbox = { enqueueOps: () => expect.unreachable('no change is enqueued in the commit'), notify: () => {} };
+    const deferred: DiffContext = { ...ctx, initial: 'emit', deferCreated: true };
+    const items = [1, 2, 3, 4, 5].map((id) => {
+      const stored = `${CHAIN}${JSON.stringify(testStudent(id))}`;
+      return newItem(deferred, String(id), stored, () => testStudent(id), Buffer.from(stored));
+    });
+    expect(items.every((item) => item.deferred && item.change === undefined)).toBe(true);
+    const first: Op = { op: 'put', c: 'state', k: 'first', v: 1 };
+    const last: Op = { op: 'put', c: 'state', k: 'last', v: 1 };
+    const deps = { store, outbox, chunkSize: 2, chunkBytes: 1 << 20, maxInFlight: 2 };
+    await commitItems(deps as never, 'students', items, { first: [first], last: [last] }, createYielder(4), new AbortController().signal);
+    expect(commits.map((ops) => ops.map((op) => op.k))).toEqual([['1', '2', 'first'], ['3', '4'], ['5', 'last']]);
   });
 });

@@ -1,6 +1,5 @@
 import type { ChangeRecord } from '../records.js';
 import type { Op } from '../store/index.js';
-import { CreatedChange } from './created-change.js';
 import type { CycleDeps } from './cycle.js';
 import type { DiffItem } from './diff.js';
 import { CHAIN_LENGTH, deleteEntryOp, putEntryOp, type PolledStream } from './snapshot.js';
@@ -22,8 +21,6 @@ export interface CommitPlan {
   first: Op[];
   /** Ops committed with the last chunk (the `state` marker of a first cycle). */
   last: Op[];
-  /** The items' created changes are left to the backlog (backlog.ts): only their entries are written. */
-  deferCreated: boolean;
 }
 
 export async function commitItems(
@@ -41,9 +38,9 @@ export async function commitItems(
   const inFlight: Promise<void>[] = [];
   try {
     for (let start = 0; start < items.length; ) {
-      const end = chunkEnd(items, start, deps.chunkSize, deps.chunkBytes, plan.deferCreated);
+      const end = chunkEnd(items, start, deps.chunkSize, deps.chunkBytes);
       const extra = [...(start === 0 ? plan.first : []), ...(end === items.length ? plan.last : [])];
-      inFlight.push(commitChunk(deps, stream, items.slice(start, end), extra, plan.deferCreated));
+      inFlight.push(commitChunk(deps, stream, items.slice(start, end), extra));
       start = end;
       if (inFlight.length >= deps.maxInFlight) await inFlight.shift();
       signal.throwIfAborted();
@@ -57,9 +54,10 @@ export async function commitItems(
   }
 }
 
-function commitChunk(deps: CommitDeps, stream: PolledStream, chunk: readonly DiffItem[], extra: Op[], deferCreated: boolean): Promise<void> {
+function commitChunk(deps: CommitDeps, stream: PolledStream, chunk: readonly DiffItem[], extra: Op[]): Promise<void> {
   const ops: Op[] = chunk.map((item) => (item.stored === null ? deleteEntryOp(stream, item.key) : putEntryOp(stream, item.key, item.stored, item.raw)));
-  const records = deferCreated ? [] : chunk.flatMap((item) => (item.change ? [item.change] : []));
+  // A deferred item (a first cycle's, DiffItem.deferred) has no change here: the backlog makes it.
+  const records = chunk.flatMap((item) => (item.change ? [item.change] : []));
   // enqueueOps reads the outbox's in-memory state, and commit applies in memory synchronously: keep
   // the two in one tick so the next chunk's enqueueOps sees this one.
   const enqueue = records.length > 0 ? deps.outbox.enqueueOps(records) : [];
@@ -74,7 +72,7 @@ function commitChunk(deps: CommitDeps, stream: PolledStream, chunk: readonly Dif
 /**
  * The outbox stores each change record as a store value; its JSON is mostly the record's text and the
  * previous text, which the diff already has. Giving the store that text (Op.json) saves serializing
- * 300,000 records again on a first cycle. Matched by identity, so it does not depend on how the
+ * each changed record again. Matched by identity, so it does not depend on how the
  * outbox lays out its ops; a value we do not recognise is serialized by the store as usual.
  */
 function attachJson(chunk: readonly DiffItem[], ops: Op[]): void {
@@ -83,14 +81,7 @@ function attachJson(chunk: readonly DiffItem[], ops: Op[]): void {
   for (const op of ops) {
     if (op.op !== 'put') continue;
     const item = byChange.get(op.v);
-    if (item?.change instanceof CreatedChange && item.raw) {
-      // The record's bytes as the list worker encoded them (its snapshot entry after the chain, which
-      // is ASCII), in place of any text the outbox found (knownJson): 300,000 records of text in the
-      // ops made encoding them the commit's biggest cost (2.1 s of a first cycle).
-      delete op.json;
-      op.rawJson = [Buffer.from(item.change.head()), item.raw.subarray(CHAIN_LENGTH), CREATED_TAIL];
-      continue;
-    }
+    // A text the outbox found already (knownJson: a CreatedChange carries its own) is kept.
     if (op.json !== undefined || !item?.change) continue;
     const json = changeJson(item.change, item.stored === null ? null : item.stored.slice(CHAIN_LENGTH), item.previousJson ?? null);
     if (json !== undefined) op.json = json;
@@ -98,7 +89,6 @@ function attachJson(chunk: readonly DiffItem[], ops: Op[]): void {
 }
 
 const TAIL = ',"record":null,"previous":null}';
-const CREATED_TAIL = Buffer.from(CreatedChange.TAIL);
 
 /** JSON.stringify(change) with the record and previous texts spliced in, or undefined if the shape is not the known one. */
 export function changeJson(change: ChangeRecord, recordJson: string | null, previousJson: string | null): string | undefined {
@@ -108,17 +98,14 @@ export function changeJson(change: ChangeRecord, recordJson: string | null, prev
   return `${head.slice(0, -TAIL.length)},"record":${recordJson ?? 'null'},"previous":${previousJson ?? 'null'}}`;
 }
 
-/**
- * End of the chunk starting at `start`: at most `maxItems` items and about `maxBytes` of values.
- * `entriesOnly`: the changes are not written (left to the backlog), only the snapshot entries.
- */
-export function chunkEnd(items: readonly DiffItem[], start: number, maxItems: number, maxBytes: number, entriesOnly = false): number {
+/** End of the chunk starting at `start`: at most `maxItems` items and about `maxBytes` of values. */
+export function chunkEnd(items: readonly DiffItem[], start: number, maxItems: number, maxBytes: number): number {
   let bytes = 0;
   let end = start;
   while (end < items.length && end - start < maxItems) {
     const item = items[end] as DiffItem;
     // A change carries the record twice more (record/previous) beside its snapshot entry.
-    bytes += (item.stored?.length ?? 1000) * (item.change && !entriesOnly ? 3 : 1);
+    bytes += (item.stored?.length ?? 1000) * (item.change ? 3 : 1);
     end += 1;
     if (bytes >= maxBytes) break;
   }

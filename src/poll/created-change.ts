@@ -39,7 +39,7 @@ export class CreatedChange implements ChangeRecord {
     return (this.#record ??= JSON.parse(this.#text) as Record<string, unknown>);
   }
 
-  /** The JSON text up to the record's, and after it: the record's text goes between (see the WAL's Op.rawJson). */
+  /** The JSON text up to the record's; the record's text and TAIL follow ([JSON_TEXT]). */
   head(): string {
     // A template rather than JSON.stringify of an object (0.5 s over 300,000 changes): the id, the
     // stream and an ISO time hold nothing to escape; JSON.stringify of each string all the same.

@@ -170,14 +170,14 @@ async function commitAll(deps: CycleDeps, diffs: { plan: StreamPlan; items: Diff
     const last: Op[] = plan.initial ? [{ op: 'put', c: STATE_COLLECTION, k: initialDoneKey(plan.stream), v: { at: detectedAt, mode: plan.initial } }] : [];
     if (items.length === 0 && last.length === 0) continue;
     await deps.backlog.finish(plan.stream);
-    // An empty snapshot: every item is a created change (none with `baseline`), fully determined by its entry.
-    const deferCreated = plan.initial !== 'baseline' && plan.snapshot.size === 0 && items.length > 0;
-    // Deferred items carry no change: committed without the backlog's marker, they would be lost.
-    if (!deferCreated && items.some((item) => item.deferred)) throw new Error(`deferred created changes of ${plan.stream} without a backlog`);
+    // Deferred items (a scan of an empty snapshot, DiffItem.deferred) carry no change: the marker is
+    // the promise of one created change per entry of the stream, so there must be no other entry.
+    const deferred = items.some((item) => item.deferred);
+    if (deferred && plan.snapshot.size > 0) throw new Error(`deferred created changes of ${plan.stream} over a snapshot that is not empty`);
     const marker: BacklogMarker = { detectedAt };
-    const first: Op[] = deferCreated ? [{ op: 'put', c: STATE_COLLECTION, k: backlogKey(plan.stream), v: marker }] : [];
+    const first: Op[] = deferred ? [{ op: 'put', c: STATE_COLLECTION, k: backlogKey(plan.stream), v: marker }] : [];
     deps.lists.drop(plan.stream);
-    await commitItems(deps, plan.stream, items, { first, last, deferCreated }, yielder, signal);
+    await commitItems(deps, plan.stream, items, { first, last }, yielder, signal);
   }
   for (const { plan } of diffs) deps.lists.adopt(plan.stream, plan.readId);
 }

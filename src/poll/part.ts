@@ -31,7 +31,7 @@ export interface PollPart {
 }
 
 export interface PollStatus {
-  poll: { lastRunAt?: string; lastOutcome?: string; nextRunAt?: string };
+  poll: { lastRunAt?: string; lastOutcome?: string; nextRunAt?: string; backlog?: number };
   export: { lastRunAt?: string; lastOutcome?: string; nextRunAt?: string };
 }
 
@@ -91,9 +91,14 @@ export function createPollPart(options: PollPartOptions): PollPart {
     status() {
       const next = scheduler?.nextRuns() ?? {};
       const last = poller.lastResult();
+      const backlog = poller.backlogRemaining();
       const stored = store.get<{ at: string }>(STATE_COLLECTION, LAST_EXPORT_KEY);
       return {
-        poll: { ...(last ? { lastRunAt: last.startedAt, lastOutcome: last.outcome } : {}), ...(next.poll ? { nextRunAt: next.poll } : {}) },
+        poll: {
+          ...(last ? { lastRunAt: last.startedAt, lastOutcome: last.outcome } : {}),
+          ...(next.poll ? { nextRunAt: next.poll } : {}),
+          ...(backlog > 0 ? { backlog } : {}),
+        },
         export: {
           ...(stored ? { lastRunAt: stored.at } : {}),
           ...(lastExport ? { lastOutcome: lastExport.outcome } : {}),
