@@ -84,8 +84,10 @@ export function newChain(initial: DiffContext['initial'], key: string, json: str
 
 /**
  * The item of a key the snapshot does not hold, its entry given (made here or by the list worker, see
- * newChain). An entry the list worker made (`raw`: a first cycle) gets a change that keeps its record
- * as text (created-change.ts): the same change, without parsing 300,000 records on the daemon's thread.
+ * newChain). An entry the list worker made (`raw`: a first cycle) gets no change in a real cycle, the
+ * backlog makes it from the committed entry (`deferred`, backlog.ts), and in a dry run a change that
+ * keeps its record as text (created-change.ts): the same change either way, without parsing 300,000
+ * records on the daemon's thread.
  */
 export function newItem(ctx: DiffContext, key: string, stored: string, record: () => PolledRecord, raw?: Uint8Array): DiffItem {
   // 300,000 change objects a first cycle would only count: building them made its read ~0.5 s longer.
