@@ -85,6 +85,19 @@ describe('poller', () => {
     expect(ofKey('users', 9)[0]!.record).toMatchObject({ lastName: 'Nazwisko9' });
   });
 
+  it('a stream whose first list was empty gets its first records as created changes through the backlog too', async () => {
+    lists.students = [];
+    expect((await poller.runCycle()).streams.students).toMatchObject({ fetched: 0, created: 0, initial: 'emit' });
+    await poller.flushBacklog();
+    const before = outbox.records().length;
+    lists.students = [testStudent(4), testStudent(2), testStudent(9)];
+    const predicted = ids((await poller.runCycle({ dryRun: true })).changes ?? []);
+    expect((await poller.runCycle()).streams.students).toMatchObject({ fetched: 3, created: 3 });
+    await poller.flushBacklog();
+    expect(ids(outbox.records().slice(before))).toEqual(predicted);
+    expect(predicted).toHaveLength(3);
+  });
+
   it('baseline records the first cycle silently and reports later changes', async () => {
     poller = makePoller({ poll: { initial: 'baseline', maxDeleteRatio: 0.2 } });
     expect((await poller.runCycle()).streams.students).toMatchObject({ baselined: 10, created: 0, initial: 'baseline' });
