@@ -3,7 +3,7 @@ import { BridgeError } from '../errors.js';
 import type { Store } from '../store/index.js';
 import { createdChangeOf } from './created-change.js';
 import type { OutboxPort } from './ports.js';
-import { POLLED_STREAMS, snapshotCollection, STATE_COLLECTION, type PolledStream } from './snapshot.js';
+import { POLLED_STREAMS, STATE_COLLECTION, storeSnapshotView, type PolledStream } from './snapshot.js';
 import { createYielder } from './yielder.js';
 
 /**
@@ -118,9 +118,9 @@ export function createBacklog(options: BacklogOptions): Backlog {
     const start = marker(stream);
     if (!start) return;
     const yielder = createYielder(budgetMs);
-    const keys = pendingKeys(snapshotKeys(store, stream), start.after);
+    const snapshot = storeSnapshotView(store, stream);
+    const keys = pendingKeys(snapshot.keys(), start.after);
     left.set(stream, keys.length);
-    const collection = snapshotCollection(stream);
     for (let from = 0; from < keys.length || from === 0; from += chunkSize) {
       await waitForRoom();
       if (stopped) return;
@@ -128,7 +128,7 @@ export function createBacklog(options: BacklogOptions): Backlog {
       const changes = [];
       for (let i = from; i < to; i++) {
         const key = String(keys[i]);
-        const stored = store.get<string>(collection, key);
+        const stored = snapshot.get(key);
         if (stored !== undefined) changes.push(createdChangeOf(stream, key, stored, start.detectedAt));
       }
       const last = to >= keys.length;
@@ -189,7 +189,7 @@ export function createBacklog(options: BacklogOptions): Backlog {
       while (!stopped && pending().length > 0) await ensureRunning();
     },
     remaining(stream) {
-      return marker(stream) === undefined ? 0 : (left.get(stream) ?? store.size(snapshotCollection(stream)));
+      return marker(stream) === undefined ? 0 : (left.get(stream) ?? storeSnapshotView(store, stream).size);
     },
     async stop() {
       stopped = true;
@@ -206,8 +206,4 @@ export function createBacklog(options: BacklogOptions): Backlog {
       log.error({ err: error }, 'the created changes of a first cycle could not be put into the outbox');
     });
   }
-}
-
-function* snapshotKeys(store: Store, stream: PolledStream): Iterable<string> {
-  for (const [key] of store.entries<string>(snapshotCollection(stream))) yield key;
 }
