@@ -8,5 +8,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     reporters: ['default'],
     setupFiles: ['test/support/leak-guard.ts'],
+    globalSetup: ['test/support/global-setup.ts'],
   },
 });

@@ -1,39 +1,40 @@
 /**
- * bench:poll (issue 7). A sandbox with 100,000 students (200,000 users) in a child process, the whole
- * daemon (createApp, daemon mode: store on disk, outbox delivering to a file connector, webhook intake)
- * in this one, and a webhook sender in a worker thread posting signed invoice events at 50/s.
- * Measures a full first cycle, a no-change cycle and a 1%-changed cycle, each beside a baseline
- * taken right before it: fetching both lists and JSON.parse-ing them (in a worker thread, see
- * baseline()). Prints the figures; no bars are enforced here (issue bars: full and 1% cycles ≤ 2.0×
- * the baseline, webhook p99 ≤ 50 ms).
+ * bench:poll — poll cycles of a big school on each store engine. A sandbox with 100,000 students
+ * (200,000 users) in a child process, the whole daemon (createApp, daemon mode: the store, the outbox
+ * delivering to a `file` connector, webhook intake) in a process of its own per engine, and a webhook
+ * sender in a worker thread of that process posting signed invoice events at 50/s.
+ * Measures a full first `emit` cycle (and how long until all 300,000 records are in the connector's
+ * files), a no-change cycle and a 1%-changed cycle, each beside a baseline taken right before it:
+ * fetching both lists and JSON.parse-ing them (in a worker thread, see baseline()). Prints the
+ * figures against the bars: first cycle ≤ 2.0× (SQLite) / 3.0× (PostgreSQL) the baseline, all records
+ * delivered ≤ 4.0× / 6.0×, no-change and 1% cycles ≤ 1.0×, webhook p99 ≤ 50 ms during every cycle,
+ * peak RSS ≤ 1 GB; and the store's size on disk per student.
  *
- * Each sequence runs once per `poll.initial` mode, in a process and store of its own: `baseline` records the
- * first cycle silently, `emit` also emits all 300,000 records as created changes to the file
- * connector: the cycle leaves them to its backlog, which enqueues them after it, paced on the
- * deliveries running on the same event loop (printed as the drain before the next cycle, with the
- * time until all was delivered) — every figure names its mode.
- *
- *   npm run bench:poll [-- --students 100000] [-- --initial emit|baseline]
+ *   npm run bench:poll [-- --students 100000] [-- --engine sqlite|postgres] [-- --initial emit|baseline]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
+import pg from 'pg';
 import { pino } from 'pino';
 import { Agent, request } from 'undici';
 import { createApp, type App } from '../src/app.js';
 import { configSchema } from '../src/config/schema.js';
-import { snapshotCollection, POLLED_STREAMS } from '../src/poll/snapshot.js';
+import { readLines } from '../src/files/lines.js';
+import { startPostgres } from '../test/support/postgres.js';
 import { countAbove, histogramBuckets } from './daemon-histogram.js';
 
 const STUDENTS = Number(argValue('--students') ?? 100_000);
 const SECRET = 'bench-secret';
 const TOKEN = 'bench-token';
 const WEBHOOK_RATE = 50;
-const MODES = (argValue('--initial') ? [argValue('--initial')] : ['baseline', 'emit']) as ('emit' | 'baseline')[];
+const ENGINES = (argValue('--engine') ? [argValue('--engine')] : ['sqlite', 'postgres']) as ('sqlite' | 'postgres')[];
+const INITIAL = (argValue('--initial') ?? 'emit') as 'emit' | 'baseline';
+const BARS = { sqlite: { first: 2.0, delivered: 4.0 }, postgres: { first: 3.0, delivered: 6.0 } } as const;
 
 function argValue(name: string): string | undefined {
   const index = process.argv.indexOf(name);
@@ -151,7 +152,7 @@ const percentile = (values: number[], p: number) => {
 };
 
 /** Webhook ack latencies (measured by the sender thread) and this event loop's delays while `work` runs. */
-async function underLoad<T>(app: App, work: () => Promise<T>): Promise<{ value: T; ms: number; sent: number; webhooks: string }> {
+async function underLoad<T>(app: App, work: () => Promise<T>): Promise<{ value: T; ms: number; sent: number; webhooks: string; p99: number }> {
   const sender = startSender(`${app.server?.url}/webhooks/v2`);
   await sender.ready;
   const loop = monitorEventLoopDelay({ resolution: 5 });
@@ -183,9 +184,8 @@ async function underLoad<T>(app: App, work: () => Promise<T>): Promise<{ value: 
     `webhooks ${latencies.length} sent, ack p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, ` +
     `max ${percentile(latencies, 100).toFixed(1)} ms, over 50 ms ${latencies.filter((v) => v > 50).length}, failed ${failed}; event-loop delay p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms, max ${(loop.max / 1e6).toFixed(1)} ms\n` +
     `             GC ${gc.total.toFixed(0)} ms in all, longest pause ${gc.max.toFixed(0)} ms; heap used peak ${(heapPeak / 1024 / 1024).toFixed(0)} MiB (sampled every 100 ms)\n` +
-    `             daemon side: acks over 25 ms ${after.ack.over25 - before.ack.over25}, over 50 ms ${after.ack.over50 - before.ack.over50} (request read to answer); ` +
-    `WAL fsyncs ${after.fsync.all - before.fsync.all}, over 25 ms ${after.fsync.over25 - before.fsync.over25}, over 50 ms ${after.fsync.over50 - before.fsync.over50}`;
-  return { value, ms, sent: latencies.length, webhooks };
+    `             daemon side: acks over 25 ms ${after.ack.over25 - before.ack.over25}, over 50 ms ${after.ack.over50 - before.ack.over50} (request read to answer)`;
+  return { value, ms, sent: latencies.length, webhooks, p99: percentile(latencies, 99) };
 }
 
 /** How many observations a histogram of the daemon's has so far, in all and over 25 and 50 ms. */
@@ -194,52 +194,59 @@ async function histogramCounts(app: App, name: string): Promise<{ all: number; o
   return { all: buckets.at(-1)?.count ?? 0, over25: countAbove(buckets, 0.025), over50: countAbove(buckets, 0.05) };
 }
 
-/** WAL fsyncs and server-side acknowledgement times, from the daemon's own histograms. */
+/** Server-side acknowledgement times, from the daemon's own histogram. */
 async function daemonCounts(app: App) {
-  return { fsync: await histogramCounts(app, 'schoolbridge_store_fsync_seconds'), ack: await histogramCounts(app, 'schoolbridge_webhook_ack_seconds') };
+  return { ack: await histogramCounts(app, 'schoolbridge_webhook_ack_seconds') };
 }
 
-/** The cycle measured last, for the time until its changes were all delivered. */
-let last: { name: string; ms: number } | undefined;
+interface Measured {
+  name: string;
+  ratio: number;
+  p99: number;
+}
+const measured: Measured[] = [];
 
-async function measureCycle(app: App, name: string, url: string): Promise<void> {
-  // Deliveries of the previous cycle's changes finish first, so each figure is about its own cycle.
-  // After a first `emit` cycle this is where its 300,000 changes go into the outbox (the backlog,
-  // poll/backlog.ts, at the daemon's own pace) and are delivered: measured under the same webhooks,
-  // and added to the cycle for the time until everything is delivered.
-  const drain = await underLoad(app, async () => {
-    await app.poll.poller.whenBacklogDone();
-    await app.outbox.whenIdle();
-  });
-  if (drain.ms > 50) {
-    console.log(`             (the previous cycle's changes enqueued and delivered in ${drain.ms.toFixed(0)} ms after it; ${drain.webhooks.trim()})`);
-    if (last) console.log(`             (so all of ${last.name}'s changes were delivered ${((last.ms + drain.ms) / 1000).toFixed(1)} s after it started)`);
+/** Lines of the connector's files, all streams: what it has delivered. */
+async function deliveredLines(dir: string): Promise<number> {
+  let lines = 0;
+  for (const file of (await readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.jsonl'))) {
+    await readLines(path.join(dir, file), () => void (lines += 1));
   }
-  // Likewise the store's checkpoint of the previous cycle's writes (after a first cycle, the whole
-  // snapshot): it is measured here, webhooks included, instead of landing inside the next cycle.
-  const checkpoint = await underLoad(app, () => app.store.checkpoint());
-  if (checkpoint.ms > 50) {
-    // A short checkpoint may see no webhook at all: then there are no latencies to show.
-    const figures = checkpoint.sent > 0 ? `; ${checkpoint.webhooks.trim()}` : '';
-    console.log(`             (checkpoint of the previous writes first: ${checkpoint.ms.toFixed(0)} ms${figures})`);
-  }
+  return lines;
+}
+
+async function measureCycle(app: App, name: string, url: string, after?: () => Promise<void>): Promise<void> {
   const base = await baseline(url);
-  const { value: result, ms, webhooks } = await underLoad(app, () => app.poll.poller.runCycle({ trigger: 'bench' }));
-  last = { name, ms };
+  const { value: result, ms, webhooks, p99 } = await underLoad(app, () => app.poll.poller.runCycle({ trigger: 'bench' }));
   const s = result.streams;
   const p = result.phases;
+  const ratio = ms / base;
+  measured.push({ name, ratio, p99 });
   console.log(
-    `${name.padEnd(12)} ${result.outcome} ${ms.toFixed(0).padStart(7)} ms  baseline ${base.toFixed(0).padStart(6)} ms  ratio ${(ms / base).toFixed(2)}\n` +
+    `${name.padEnd(12)} ${result.outcome} ${ms.toFixed(0).padStart(7)} ms  baseline ${base.toFixed(0).padStart(6)} ms  ratio ${ratio.toFixed(2)}\n` +
       `             read and diff ${p.readMs} ms, checks ${p.checkMs} ms, commit ${p.commitMs} ms\n` +
       `             students +${s.students.created} ~${s.students.updated} -${s.students.deleted}, users +${s.users.created} ~${s.users.updated} -${s.users.deleted}\n` +
       `             ${webhooks}`,
   );
+  if (after) {
+    // What the cycle enqueued (after a first cycle: its 300,000 created changes), delivered, under the same webhooks.
+    const drain = await underLoad(app, after);
+    measured.push({ name: `${name} delivery`, ratio: (ms + drain.ms) / base, p99: drain.p99 });
+    console.log(`             then enqueued and delivered in ${drain.ms.toFixed(0)} ms: all in the files ${((ms + drain.ms) / 1000).toFixed(1)} s after the cycle started, ratio ${((ms + drain.ms) / base).toFixed(2)}\n             ${drain.webhooks.trim()}`);
+  } else {
+    await app.outbox.whenIdle();
+  }
 }
 
 async function changeOnePercent(url: string, dispatcher: Agent, app: App): Promise<void> {
-  const ids = [...app.store.entries(snapshotCollection('students'))].map(([key]) => Number(key));
-  const step = Math.floor(100);
-  for (let i = 0; i < ids.length; i += step) {
+  const ids: number[] = [];
+  for (let after: number | undefined; ; ) {
+    const page = await app.store.snapshot.scan('students', after, 5000);
+    for (const row of page) ids.push(row.key);
+    if (page.length < 5000) break;
+    after = page.at(-1)!.key;
+  }
+  for (let i = 0; i < ids.length; i += 100) {
     const response = await request(`${url}/_sandbox/students/${ids[i]}`, {
       dispatcher, method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ lastName: `Zmiana${i}` }),
     });
@@ -247,84 +254,107 @@ async function changeOnePercent(url: string, dispatcher: Agent, app: App): Promi
   }
 }
 
-function snapshotBytes(app: App): string {
-  return POLLED_STREAMS.map((stream) => {
-    let chars = 0;
-    let count = 0;
-    for (const [, value] of app.store.entries<string>(snapshotCollection(stream))) {
-      chars += Buffer.byteLength(value);
-      count += 1;
-    }
-    return `${stream}: ${count} records, ${(chars / 1024 / 1024).toFixed(1)} MiB in memory (UTF-8), ${(chars / count).toFixed(0)} B/record`;
-  }).join('; ');
+/** The store's size on disk: the SQLite files, or PostgreSQL's relations of our schema. */
+async function storeBytes(engine: 'sqlite' | 'postgres', where: string): Promise<number> {
+  if (engine === 'sqlite') {
+    let bytes = 0;
+    for (const file of await readdir(where)) if (file.startsWith('schoolbridge.db')) bytes += (await stat(path.join(where, file))).size;
+    return bytes;
+  }
+  const client = new pg.Client({ connectionString: where });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ bytes: string }>(`SELECT sum(pg_total_relation_size(c.oid))::bigint AS bytes FROM pg_class c
+      JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'schoolbridge' AND c.relkind = 'r'`);
+    return Number(rows[0]?.bytes ?? 0);
+  } finally {
+    await client.end();
+  }
 }
 
-/**
- * Each mode in a process of its own when both are asked for: run one after the other in one process,
- * the second mode's heap started with the first's uncollected garbage (~1 GB) and its peak RSS was
- * the process's, not its own.
- */
-async function eachModeApart(): Promise<void> {
-  for (const mode of MODES) {
-    const script = fileURLToPath(import.meta.url);
-    const child = spawn(process.execPath, [...process.execArgv, script, '--initial', mode, '--students', String(STUDENTS)], { stdio: 'inherit' });
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    if (code !== 0) throw new Error(`bench:poll --initial ${mode} exited with ${code}`);
+/** Each engine in a process of its own: its peak RSS is the daemon's, not the run's. */
+async function eachEngineApart(url: string): Promise<void> {
+  const postgres = ENGINES.includes('postgres') ? await startPostgres() : undefined;
+  try {
+    for (const engine of ENGINES) {
+      const where = engine === 'postgres' ? await postgres!.createDatabase('poll') : '';
+      const script = fileURLToPath(import.meta.url);
+      const child = spawn(process.execPath, [...process.execArgv, script, '--child', engine, '--where', where, '--sandbox', url, '--students', String(STUDENTS), '--initial', INITIAL], { stdio: 'inherit' });
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      if (code !== 0) throw new Error(`bench:poll --engine ${engine} exited with ${code}`);
+    }
+  } finally {
+    await postgres?.destroy();
   }
 }
 
 async function main(): Promise<void> {
-  if (MODES.length > 1) return eachModeApart();
-  const dispatcher = new Agent({ connections: 4 });
-  console.log(`bench:poll — ${STUDENTS} students; node ${process.version}; modes ${MODES.join(', ')}`);
+  const child = argValue('--child') as 'sqlite' | 'postgres' | undefined;
+  if (child) return runEngine(child, argValue('--where') ?? '', argValue('--sandbox')!);
+  console.log(`bench:poll — ${STUDENTS} students; node ${process.version}; engines ${ENGINES.join(', ')}; poll.initial ${INITIAL}`);
   const t0 = performance.now();
   const sandbox = await startSandbox();
   console.log(`sandbox ready at ${sandbox.url} in ${(performance.now() - t0).toFixed(0)} ms (child process)`);
   try {
     console.log(`warm-up baseline ${(await baseline(sandbox.url)).toFixed(0)} ms (renders the sandbox's list cache)`);
-    for (const mode of MODES) await runMode(mode, sandbox.url, dispatcher);
-    console.log(`peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB (whole run)`);
+    await eachEngineApart(sandbox.url);
   } finally {
     sandbox.child.kill('SIGTERM');
-    await dispatcher.close();
   }
 }
 
-/** One daemon with a fresh store and `poll.initial: mode`: full, no-change and 1%-changed cycles. */
-async function runMode(mode: 'emit' | 'baseline', url: string, dispatcher: Agent): Promise<void> {
+/** One daemon with a fresh store on `engine`: full, no-change and 1%-changed cycles. */
+async function runEngine(engine: 'sqlite' | 'postgres', where: string, url: string): Promise<void> {
+  const dispatcher = new Agent({ connections: 4 });
   const dir = await mkdtemp(path.join(tmpdir(), 'bench-poll-'));
-  console.log(`--- poll.initial: ${mode} (store ${dir})`);
+  const storeDir = path.join(dir, 'store');
+  const out = path.join(dir, 'out');
+  console.log(`--- ${engine} (${engine === 'sqlite' ? storeDir : 'embedded PostgreSQL'})`);
   const config = configSchema.parse({
     upstream: { baseUrl: url, clientId: 'sandbox-client', clientSecret: SECRET, timeoutMs: 600_000 },
     server: { port: 0 },
     webhooks: { reconcileOnStart: false },
-    poll: { schedule: '0 0 1 1 *', onStart: false, initial: mode },
+    poll: { schedule: '0 0 1 1 *', onStart: false, initial: INITIAL },
     export: { onStart: false },
-    store: { dir: path.join(dir, 'store') },
-    connectors: [{ name: 'files', type: 'file', streams: ['students', 'users', 'invoices', 'events'], dir: path.join(dir, 'out') }],
+    store: engine === 'sqlite' ? { driver: 'sqlite', dir: storeDir } : { driver: 'postgres', url: where },
+    connectors: [{ name: 'files', type: 'file', streams: ['students', 'users', 'invoices', 'events'], dir: out }],
   });
   const app = await createApp({ config, log: pino({ level: 'warn' }), mode: 'daemon' });
   await app.start();
   try {
     const idle = await underLoad(app, () => new Promise((resolve) => setTimeout(resolve, 3000)));
     console.log(`idle (no cycle, 3 s): ${idle.webhooks}`);
-    await measureCycle(app, `full/${mode}`, url);
+    await measureCycle(app, `full/${INITIAL}`, url, async () => {
+      await app.poll.poller.flushBacklog();
+      await app.outbox.whenIdle();
+    });
+    const lines = await deliveredLines(out);
+    const users = (await app.store.snapshot.size('users'));
+    console.log(`             the connector's files hold ${lines} lines (students ${await app.store.snapshot.size('students')} + users ${users} + webhook events)`);
     await measureCycle(app, 'no-change', url);
     await changeOnePercent(url, dispatcher, app);
     // The sandbox renders its list again after the PATCHes: that one slow answer must not go into
     // the 1% cycle's baseline (it made the ratio look ~2× better than it is).
     console.log(`             (sandbox re-render after the changes: ${(await baseline(url)).toFixed(0)} ms, not counted)`);
     await measureCycle(app, '1% changed', url);
-    console.log(`snapshot ${snapshotBytes(app)}`);
-    await app.store.checkpoint();
-    for (const stream of POLLED_STREAMS) {
-      const file = path.join(config.store.dir, `${snapshotCollection(stream)}.db.json`);
-      const size = await stat(file).then((s) => s.size, () => 0);
-      console.log(`snapshot on disk ${stream}: ${(size / 1024 / 1024).toFixed(1)} MiB (${(size / app.store.size(snapshotCollection(stream))).toFixed(0)} B/record, JSON-escaped)`);
-    }
-    console.log(`peak RSS so far ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
+    const bytes = await storeBytes(engine, engine === 'sqlite' ? storeDir : where);
+    const rss = process.resourceUsage().maxRSS / 1024;
+    console.log(`store on disk: ${(bytes / 1024 / 1024).toFixed(0)} MiB, ${(bytes / STUDENTS).toFixed(0)} B per student (snapshot of ${STUDENTS} students and ${users} users, outbox and inbox included)`);
+    console.log(`peak RSS ${rss.toFixed(0)} MiB (this daemon process)`);
+    const bar = BARS[engine];
+    const verdict = (name: string, ratio: number, max: number) => `${name} ${ratio.toFixed(2)} ≤ ${max} ${ratio <= max ? 'met' : 'NOT MET'}`;
+    const get = (name: string) => measured.find((m) => m.name === name);
+    console.log(`bars (${engine}): ${[
+      verdict('first cycle', get(`full/${INITIAL}`)!.ratio, bar.first),
+      verdict('all delivered', get(`full/${INITIAL} delivery`)!.ratio, bar.delivered),
+      verdict('no-change', get('no-change')!.ratio, 1.0),
+      verdict('1% changed', get('1% changed')!.ratio, 1.0),
+      `webhook p99 max ${Math.max(...measured.map((m) => m.p99)).toFixed(1)} ms ≤ 50 ${Math.max(...measured.map((m) => m.p99)) <= 50 ? 'met' : 'NOT MET'}`,
+      `peak RSS ${rss.toFixed(0)} MiB ≤ 1024 ${rss <= 1024 ? 'met' : 'NOT MET'}`,
+    ].join('; ')}`);
   } finally {
     await app.stop();
+    await dispatcher.close();
     await rm(dir, { recursive: true, force: true });
   }
 }

@@ -7,15 +7,16 @@ import type { Config } from './config/index.js';
 import { registerAdminRoutes } from './http/admin-routes.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { createLifecycle, type Component } from './lifecycle.js';
-import { createMetricsRegistry, histogram } from './metrics.js';
+import { createMetricsRegistry } from './metrics.js';
 import { adminList, adminRetry, createConnectorInstances, createOutbox, type Outbox } from './outbox/index.js';
 import { createPollPart, type PollPart } from './poll/index.js';
 import { createReadiness, type Readiness } from './readiness.js';
-import { createSandbox, type Sandbox } from './sandbox/index.js';
+import type { Sandbox } from './sandbox/index.js';
 import { createServer, type Server } from './server.js';
 import { registerStatusRoutes } from './status/status.js';
-import { createStore, type Store } from './store/index.js';
-import { createUpstreamClient, type UpstreamClient } from './upstream/index.js';
+import { openStore, type Store } from './store/index.js';
+import { createUpstream } from './upstream-part.js';
+import type { UpstreamClient } from './upstream/index.js';
 import { createWebhooks, type Webhooks } from './webhooks/index.js';
 
 /**
@@ -30,8 +31,8 @@ export interface AppOptions {
   clock?: Clock;
   dispatcher?: Dispatcher;
   random?: () => number;
-  /** Keep the store in memory (dry runs, tests). */
-  memoryStore?: boolean;
+  /** The store to use instead of the one `store.driver` names (tests). The app starts and stops it. */
+  store?: Store;
 }
 
 export interface App extends Component {
@@ -74,53 +75,22 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Unknown connector types fail here, before anything has started.
   const connectorInstances = createConnectorInstances(config.connectors);
 
-  // --- store (CONTRACT §7) -----------------------------------------------------------------------
-  const fsyncSeconds = histogram(metrics, 'schoolbridge_store_fsync_seconds', 'Wall time of each WAL fsync (every acknowledged write waits for one)');
-  const store = createStore({
-    dir: options.memoryStore ? undefined : config.store.dir,
-    log: log.child({ component: 'store' }),
-    onFsync: (ms) => fsyncSeconds.observe(ms / 1000),
-  });
+  // --- store (docs/store.md) ----------------------------------------------------------------------
+  const store = options.store ?? openStore(config.store, log.child({ component: 'store' }), clock);
   components.push(store);
-  readiness.register('store', () => store.health());
+  readiness.register('store', () => {
+    const health = store.health();
+    return health.ok ? { ok: true, detail: store.engine } : { ok: false, reason: health.reason };
+  });
 
   // --- upstream: the embedded sandbox when baseUrl is "sandbox", and the API v2 client -----------
-  const isSandbox = config.upstream.baseUrl === 'sandbox';
-  const clientId = config.upstream.clientId ?? (isSandbox ? 'sandbox-client' : undefined);
-  const clientSecret = config.upstream.clientSecret ?? (isSandbox ? 'sandbox-secret' : undefined);
-  let sandbox: Sandbox | undefined;
-  if (isSandbox) {
-    const embedded = createSandbox({
-      port: config.sandbox.port,
-      students: config.sandbox.students,
-      seed: config.sandbox.seed,
-      clientId,
-      clientSecret,
-      retryTimeScale: config.sandbox.retryTimeScale,
-      activity: config.sandbox.activity ? { intervalMs: config.sandbox.activityIntervalMs } : false,
-      clock,
-      log: log.child({ component: 'sandbox' }),
-    });
-    // The sandbox is a dependency like a database: it has to answer before the client can be built.
-    await embedded.start();
-    components.push({ name: 'sandbox', start: () => embedded.start(), stop: () => embedded.stop() });
-    sandbox = embedded;
-  }
-  const upstream = createUpstreamClient({
-    baseUrl: sandbox ? sandbox.url : config.upstream.baseUrl,
-    auth: config.upstream.token ? { token: config.upstream.token } : { clientId: clientId!, clientSecret: clientSecret! },
-    dispatcher,
-    clock,
-    log: log.child({ component: 'upstream' }),
-    timeoutMs: config.upstream.timeoutMs,
-    connectTimeoutMs: config.upstream.connectTimeoutMs,
-  });
+  const { sandbox, upstream, secrets: webhookSecrets } = await createUpstream(config, { clock, dispatcher, log });
+  if (sandbox) components.push({ name: 'sandbox', start: () => sandbox.start(), stop: () => sandbox.stop() });
   readiness.register('upstream', () => {
     const last = upstream.lastContact();
     if (!last) return { ok: false, reason: 'no contact with the upstream yet' };
     return last.ok ? { ok: true } : { ok: false, reason: `last upstream call failed: ${last.error ?? 'unknown error'}` };
   });
-  const webhookSecrets = [clientSecret, ...config.webhooks.previousSecrets].filter((s): s is string => Boolean(s));
 
   // --- HTTP ------------------------------------------------------------------------------------------
   const http: FastifyInstance = Fastify({
@@ -138,7 +108,7 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   // --- outbox and connectors (issue 5) ----------------------------------------------------------------
   const outbox = createOutbox({
-    store,
+    store: store.outbox,
     connectors: connectorInstances,
     delivery: config.delivery,
     clock,
@@ -178,7 +148,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     '/admin/export': () => poll.exportRoster({ trigger: 'admin' }),
     '/admin/deliveries/retry': (body) => adminRetry(outbox, body),
     '/admin/deliveries/list': (body) => adminList(outbox, body),
-    '/admin/events/quarantine': () => ({ items: webhooks.operator.listQuarantine() }),
+    '/admin/events/quarantine': async () => ({ items: await webhooks.operator.listQuarantine() }),
     '/admin/events/quarantine/release': (body) => webhooks.operator.release(String(body.id ?? '')),
     '/admin/events/reprocess': (body) => webhooks.operator.reprocess(String(body.id ?? '')),
     '/admin/webhooks/reconcile': (body) => webhooks.reconciler.reconcile({ dryRun: body.dryRun === true }),

@@ -87,3 +87,24 @@ export interface RosterRecord {
 }
 
 export type AnyRecord = ChangeRecord | EventRecord | RosterRecord;
+
+/** What a first cycle's `created` change is made of: its snapshot row as it was detected. */
+export interface CreatedChangeParts {
+  stream: 'students' | 'users';
+  key: number;
+  /** The row's chain: the change's hash, the last part of its id. */
+  chain: string;
+  detectedAt: string;
+  /** The record's JSON text. */
+  text: string;
+}
+
+/**
+ * The JSON of a created change made of its parts: what JSON.stringify gives for the ChangeRecord
+ * (key order included), with the record's text as it is, so 300,000 of them are not parsed and
+ * serialized again on their way to a file.
+ */
+export function createdChangeJson(parts: CreatedChangeParts): string {
+  const id = `${parts.stream}:${parts.key}:${parts.chain}`;
+  return `{"id":${JSON.stringify(id)},"stream":"${parts.stream}","op":"created","key":${parts.key},"detectedAt":${JSON.stringify(parts.detectedAt)},"changes":[],"record":${parts.text},"previous":null}`;
+}

@@ -9,7 +9,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { accountingConnector, type AccountingConfig } from '../connectors/accounting/index.js';
 import { invoiceRecord } from '../connectors/accounting/test-builders.js';
 import type { Clock } from '../src/clock.js';
+import { StoredRecord } from '../src/connectors/stored-record.js';
 import type { ConnectorContext } from '../src/connectors/types.js';
+import type { AnyRecord } from '../src/records.js';
 import { verifySignature } from '../src/signature/index.js';
 import { startAccountingReceiver, type AccountingReceiver } from './accounting-receiver.js';
 
@@ -42,6 +44,10 @@ function context(overrides: Partial<AccountingConfig> = {}): ConnectorContext<Ac
   };
 }
 
+/** Delivers records made in memory, as the outbox would hand them over: with JSON.stringify's text. */
+const deliver = (ctx: ConnectorContext<AccountingConfig>, records: readonly AnyRecord[]) =>
+  accountingConnector.deliver(ctx, records.map((record) => StoredRecord.of(record)));
+
 const ledgerRows = async (): Promise<Record<string, string>[]> =>
   parse(await readFile(join(dir, 'ledger', 'ledger-2026-11-22.csv'), 'utf8'), { columns: true });
 
@@ -51,7 +57,7 @@ const other = invoiceRecord({ id: 'invoices:invoice.created:2002:cccccccccccc', 
 
 describe('accounting connector: one delivery', () => {
   it('POSTs the versioned body with Idempotency-Key and a signature the receiver can verify', async () => {
-    expect(await accountingConnector.deliver(context(), [v1])).toEqual([{ status: 'done' }]);
+    expect(await deliver(context(), [v1])).toEqual([{ status: 'done' }]);
     const [request] = receiver.requests;
     expect(request?.method).toBe('POST');
     expect(request?.headers['content-type']).toBe('application/json');
@@ -69,7 +75,7 @@ describe('accounting connector: one delivery', () => {
 
   it('sends configured headers but never lets them replace the signature or the key', async () => {
     const ctx = context({ headers: { 'X-Api-Key': 'k1', 'Idempotency-Key': 'forged', 'Webhook-Signature': 'forged' } });
-    await accountingConnector.deliver(ctx, [v1]);
+    await deliver(ctx, [v1]);
     const headers = receiver.requests[0]?.headers;
     expect(headers?.['x-api-key']).toBe('k1');
     expect(headers?.['idempotency-key']).toBe(v1.id);
@@ -84,7 +90,7 @@ describe('accounting connector: one delivery', () => {
     [{ status: 409 }, 'dead', 'accounting.rejected', undefined],
   ])('answer %j → %s (%s), and no ledger row', async (answer, status, code, retryAfterMs) => {
     receiver.script(answer);
-    const [outcome] = await accountingConnector.deliver(context(), [v1]);
+    const [outcome] = await deliver(context(), [v1]);
     expect(outcome?.status).toBe(status);
     expect(outcome?.status !== 'done' && outcome?.error.code).toBe(code);
     if (outcome?.status === 'retry') expect(outcome.retryAfterMs).toBe(retryAfterMs);
@@ -93,13 +99,13 @@ describe('accounting connector: one delivery', () => {
 
   it('a refused connection is a retry', async () => {
     await receiver.close();
-    const [outcome] = await accountingConnector.deliver(context(), [v1]);
+    const [outcome] = await deliver(context(), [v1]);
     expect(outcome).toMatchObject({ status: 'retry', error: { code: 'accounting.network' } });
   });
 
   it('records that are not invoices are dead at once and nothing is sent', async () => {
     const ctx = context();
-    const outcomes = await accountingConnector.deliver(ctx, [
+    const outcomes = await deliver(ctx, [
       invoiceRecord({ key: 1, record: null }),
       invoiceRecord({ key: 2, record: [1, 2] }),
       { ...invoiceRecord({ key: 3 }), stream: 'events' },
@@ -114,18 +120,18 @@ describe('accounting connector: one delivery', () => {
 describe('accounting connector: exactly once', () => {
   it('with a ledger, a redelivered record is not sent again and has one row', async () => {
     const ctx = context();
-    await accountingConnector.deliver(ctx, [v1]);
-    expect(await accountingConnector.deliver(ctx, [v1])).toEqual([{ status: 'done' }]);
+    await deliver(ctx, [v1]);
+    expect(await deliver(ctx, [v1])).toEqual([{ status: 'done' }]);
     // A restart: a fresh cache reads the ledger back from disk.
-    expect(await accountingConnector.deliver(context(), [v1])).toEqual([{ status: 'done' }]);
+    expect(await deliver(context(), [v1])).toEqual([{ status: 'done' }]);
     expect(receiver.requests).toHaveLength(1);
     expect((await ledgerRows()).map((row) => row.recordId)).toEqual([v1.id]);
   });
 
   it('without a ledger, a redelivery is sent again with the same Idempotency-Key', async () => {
     const ctx = context({ ledgerDir: undefined });
-    await accountingConnector.deliver(ctx, [v1]);
-    await accountingConnector.deliver(ctx, [v1]);
+    await deliver(ctx, [v1]);
+    await deliver(ctx, [v1]);
     expect(receiver.requests.map((r) => r.headers['idempotency-key'])).toEqual([v1.id, v1.id]);
     expect(receiver.accepted.size).toBe(1);
   });
@@ -134,17 +140,17 @@ describe('accounting connector: exactly once', () => {
     const blocked = join(dir, 'ledger');
     await writeFile(blocked, 'a file where the directory should be');
     const ctx = context();
-    const [first] = await accountingConnector.deliver(ctx, [v1]);
+    const [first] = await deliver(ctx, [v1]);
     expect(first).toMatchObject({ status: 'retry', error: { code: 'accounting.ledger_read' } });
     await rm(blocked);
-    expect(await accountingConnector.deliver(ctx, [v1])).toEqual([{ status: 'done' }]);
+    expect(await deliver(ctx, [v1])).toEqual([{ status: 'done' }]);
     expect((await ledgerRows()).map((row) => row.recordId)).toEqual([v1.id]);
     expect(receiver.accepted.size).toBe(1);
   });
 
   it('in one batch, a failed version holds back the later versions of its invoice only', async () => {
     receiver.script({ status: 503 });
-    const outcomes = await accountingConnector.deliver(context(), [v1, v2, other]);
+    const outcomes = await deliver(context(), [v1, v2, other]);
     expect(outcomes.map((o) => o.status)).toEqual(['retry', 'retry', 'done']);
     expect(outcomes[1]).toMatchObject({ error: { code: 'accounting.held_back' } });
     expect(receiver.requests.map((r) => r.headers['idempotency-key'])).toEqual([v1.id, other.id]);

@@ -5,6 +5,8 @@ import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAccountingReceiver } from './accounting-receiver.js';
 import { eventually } from './support/net.js';
+import { freshStoreAt, type StoreAt } from './support/store-at.js';
+import { ENGINES } from './support/stores.js';
 import { tempDir } from './support/temp.js';
 
 const VERSIONS = 40;
@@ -15,8 +17,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function startChild(storeDir: string, ledgerDir: string, url: string): { child: ChildProcess; exited: Promise<unknown> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/accounting-crash-child.ts', storeDir, ledgerDir, url, String(VERSIONS)], {
+function startChild(store: StoreAt, ledgerDir: string, url: string): { child: ChildProcess; exited: Promise<unknown> } {
+  const args = [store.engine, store.where, ledgerDir, url, String(VERSIONS)];
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/accounting-crash-child.ts', ...args], {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   children.push(child);
@@ -33,24 +36,24 @@ async function ledgerIds(ledgerDir: string): Promise<string[]> {
   return ids;
 }
 
-describe('accounting ledger under kill -9', () => {
+describe.each(ENGINES)('accounting ledger under kill -9 on %s', (engine) => {
   it('every version reaches the receiver and the ledger exactly once across crashes mid-delivery', async () => {
     const receiver = await startAccountingReceiver();
     const { dir, cleanup } = await tempDir('accounting-crash-');
-    cleanups.push(cleanup, () => receiver.close());
-    const storeDir = join(dir, 'store');
+    const { at: store, cleanup: dropStore } = await freshStoreAt(engine);
+    cleanups.push(cleanup, dropStore, () => receiver.close());
     const ledgerDir = join(dir, 'ledger');
 
     // Kill while requests, ledger appends and outbox commits are in flight (4 deliveries at a time).
     for (const killAfter of [3, 14, 25]) {
-      const { child, exited } = startChild(storeDir, ledgerDir, receiver.url);
+      const { child, exited } = startChild(store, ledgerDir, receiver.url);
       await receiver.waitForRequests(killAfter);
       child.kill('SIGKILL');
       await exited;
     }
     expect(receiver.accepted.size).toBeLessThan(VERSIONS);
 
-    const { child, exited } = startChild(storeDir, ledgerDir, receiver.url);
+    const { child, exited } = startChild(store, ledgerDir, receiver.url);
     // The child's files are outside this process: poll them (test/support eventually), no fixed sleeps.
     await eventually(async () => ((await ledgerIds(ledgerDir)).length >= VERSIONS ? true : undefined), 30_000, 'a complete ledger');
     child.kill('SIGKILL');

@@ -8,11 +8,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { accountingConnector } from '../connectors/accounting/index.js';
 import { invoiceRecord } from '../connectors/accounting/test-builders.js';
 import { systemClock } from '../src/clock.js';
-import { createConnectorInstances, createOutbox, type Outbox, type OutboxEntry } from '../src/outbox/index.js';
+import { createConnectorInstances, createOutbox, type Outbox } from '../src/outbox/index.js';
 import type { EventRecord } from '../src/records.js';
 import { verifySignature } from '../src/signature/index.js';
-import { createStore } from '../src/store/index.js';
+import type { Delivery } from '../src/store/index.js';
 import { startAccountingReceiver, type AccountingReceiver } from './accounting-receiver.js';
+import { ENGINES, testStore, type Engine } from './support/stores.js';
 import { tempDir } from './support/temp.js';
 
 const SECRET = 'books-secret';
@@ -28,22 +29,21 @@ interface Rig {
   ledgerDir: string;
   /** Resolves once `count` deliveries are done. */
   delivered(count: number): Promise<void>;
-  retries: { entry: OutboxEntry; status?: number; retryAfterMs?: number }[];
+  retries: { delivery: Delivery; status?: number; retryAfterMs?: number }[];
 }
 
-async function rig(): Promise<Rig> {
+async function rig(engine: Engine): Promise<Rig> {
   const receiver = await startAccountingReceiver();
   const { dir, cleanup } = await tempDir('accounting-outbox-');
-  const store = createStore({ log });
-  await store.start();
+  const { store, cleanup: closeStore } = await testStore(engine, { clock: systemClock });
   const dispatcher = new Agent();
   const ledgerDir = join(dir, 'ledger');
   const config = accountingConnector.configSchema.parse({ name: 'books', type: 'accounting', url: receiver.url, secret: SECRET, ledgerDir });
   const outbox = createOutbox({
-    store, connectors: createConnectorInstances([config]), clock: systemClock, dispatcher, log, metrics: new Registry(),
+    store: store.outbox, connectors: createConnectorInstances([config]), clock: systemClock, dispatcher, log, metrics: new Registry(),
     delivery: { maxAgeHours: 1, backoff: { baseMs: 5, maxMs: 40 }, concurrency: 4 }, checkIntervalMs: 0,
   });
-  cleanups.push(cleanup, () => receiver.close(), () => dispatcher.close(), () => store.stop(), () => outbox.stop());
+  cleanups.push(cleanup, () => receiver.close(), () => dispatcher.close(), closeStore, () => outbox.stop());
   await outbox.start();
   let done = 0;
   const waiters: { count: number; resolve(): void }[] = [];
@@ -52,7 +52,7 @@ async function rig(): Promise<Rig> {
     for (const waiter of waiters.filter((w) => done >= w.count)) waiter.resolve();
   });
   const retries: Rig['retries'] = [];
-  outbox.on('retry', ({ entry, error }) => retries.push({ entry, status: error?.status, retryAfterMs: error?.retryAfterMs }));
+  outbox.on('retry', ({ delivery, error }) => retries.push({ delivery, status: error?.status, retryAfterMs: error?.retryAfterMs }));
   return {
     outbox, receiver, ledgerDir, retries,
     delivered: (count) => (done >= count ? Promise.resolve() : new Promise((resolve) => waiters.push({ count, resolve }))),
@@ -67,9 +67,9 @@ function versions(invoices: number): EventRecord[] {
   ]);
 }
 
-describe('accounting connector through the outbox', () => {
+describe.each(ENGINES)('accounting connector through the outbox on %s', (engine) => {
   it('503 for a while, then 429 with Retry-After, then 200: each version arrives once, in order, and has one ledger row', async () => {
-    const { outbox, receiver, ledgerDir, delivered, retries } = await rig();
+    const { outbox, receiver, ledgerDir, delivered, retries } = await rig(engine);
     receiver.script(
       { status: 503 }, { status: 503 }, { status: 503 }, { status: 503 },
       { status: 429, headers: { 'retry-after': '1' } },
@@ -95,7 +95,7 @@ describe('accounting connector through the outbox', () => {
     // Retry-After honoured: the entry that got the 429 was not scheduled before the second had passed.
     const limited = retries.find((r) => r.status === 429);
     expect(limited?.retryAfterMs).toBe(1000);
-    expect(limited!.entry.runAt - limited!.entry.lastAttemptAt!).toBeGreaterThanOrEqual(1000);
+    expect(limited!.delivery.runAt - limited!.delivery.lastAttemptAt!).toBeGreaterThanOrEqual(1000);
     expect(retries.filter((r) => r.status === 503)).toHaveLength(4);
 
     const file = (await readFile(join(ledgerDir, 'ledger-2026-11-22.csv'), 'utf8'));
@@ -105,7 +105,7 @@ describe('accounting connector through the outbox', () => {
   });
 
   it('one invoice failing holds back only its own later versions, not another invoice', async () => {
-    const { outbox, receiver, delivered, retries } = await rig();
+    const { outbox, receiver, delivered, retries } = await rig(engine);
     const records = versions(2);
     const [stuckCreated, stuckUpdated, ...free] = records;
     receiver.scriptFor(stuckCreated!.id, ...Array.from({ length: 1000 }, () => ({ status: 503 })));
@@ -118,12 +118,12 @@ describe('accounting connector through the outbox', () => {
   });
 
   it('a rejected version (422) is dead at once, kept, and retryable by hand', async () => {
-    const { outbox, receiver, delivered } = await rig();
+    const { outbox, receiver, delivered } = await rig(engine);
     receiver.script({ status: 422, body: 'unknown customer' });
     const [record] = versions(1);
-    const dead = new Promise<OutboxEntry>((resolve) => outbox.on('dead', ({ entry }) => resolve(entry)));
+    const dead = new Promise<Delivery>((resolve) => outbox.on('dead', ({ delivery }) => resolve(delivery)));
     await outbox.enqueue([record!]);
-    expect(await dead).toMatchObject({ key: record!.id, status: 'dead', attempts: 1, lastError: expect.stringContaining('422') });
+    expect(await dead).toMatchObject({ recordId: record!.id, status: 'dead', attempts: 1, lastError: expect.stringContaining('422') });
     await outbox.retry((await dead).id);
     await delivered(1);
     expect([...receiver.accepted.keys()]).toEqual([record!.id]);

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { googleSheetsConnector } from '../connectors/google-sheets/index.js';
+import { deliver } from './fake-sheets/deliver.js';
 import { startFakeSheets, type FakeSheets } from './fake-sheets/index.js';
 import { change, sheetsContext, student } from './fake-sheets/context.js';
 
@@ -50,7 +51,7 @@ describe('google-sheets service-account auth', () => {
     const { fake, connect } = await setup();
     const ctx = connect(keyFile);
     expect(await googleSheetsConnector.check(ctx)).toEqual({ ok: true });
-    expect(await googleSheetsConnector.deliver(ctx, [change(1, 'created', student(1))])).toEqual([{ status: 'done' }]);
+    expect(await deliver(ctx, [change(1, 'created', student(1))])).toEqual([{ status: 'done' }]);
     expect(fake.values('s1', 'Students')).toHaveLength(2);
   });
 
@@ -59,7 +60,7 @@ describe('google-sheets service-account auth', () => {
     const ctx = connect(keyFile);
     const result = await googleSheetsConnector.check(ctx);
     expect(result).toMatchObject({ ok: false, reason: expect.stringContaining(`share the spreadsheet with ${EMAIL}`) });
-    expect((await googleSheetsConnector.deliver(ctx, [change(1, 'created', student(1))]))[0]).toMatchObject({ status: 'dead', error: { code: 'sheets.forbidden' } });
+    expect((await deliver(ctx, [change(1, 'created', student(1))]))[0]).toMatchObject({ status: 'dead', error: { code: 'sheets.forbidden' } });
   });
 
   it('reports a bad key and a missing key file', async () => {
@@ -70,13 +71,13 @@ describe('google-sheets service-account auth', () => {
     expect(await googleSheetsConnector.check(connect(join(dir, 'missing.json')))).toMatchObject({ ok: false, reason: expect.stringContaining('cannot read the service-account key') });
     const notSa = join(dir, 'user.json');
     await writeFile(notSa, JSON.stringify({ type: 'authorized_user' }));
-    expect((await googleSheetsConnector.deliver(connect(notSa), [change(1, 'created', student(1))]))[0]).toMatchObject({ status: 'dead', error: { code: 'sheets.credentials' } });
+    expect((await deliver(connect(notSa), [change(1, 'created', student(1))]))[0]).toMatchObject({ status: 'dead', error: { code: 'sheets.credentials' } });
   });
 
   it('makes the workbook cell limit a dead, clearly worded outcome', async () => {
     const { connect } = await setup({ cellLimit: 30_000 });
     const ctx = connect(keyFile);
-    const out = await googleSheetsConnector.deliver(ctx, [change(1, 'created', student(1))]);
+    const out = await deliver(ctx, [change(1, 'created', student(1))]);
     expect(out[0]).toMatchObject({ status: 'dead', error: { code: 'sheets.cell_limit', message: expect.stringContaining('cell limit') } });
   });
 });

@@ -3,7 +3,7 @@
  * three writes per tab, and a roster export of R rows at most ceil(cells / chunkCells) + 3 calls.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { googleSheetsConnector } from '../connectors/google-sheets/index.js';
+import { deliver } from './fake-sheets/deliver.js';
 import { startFakeSheets, type FakeSheets } from './fake-sheets/index.js';
 import { change, roster, sheetsContext, student } from './fake-sheets/context.js';
 import { ROSTER_COLUMNS } from '../src/records.js';
@@ -30,7 +30,7 @@ describe('google-sheets call budget', () => {
   it('a cold first batch creates the tab: 1 metadata read + addSheet + header/rows', async () => {
     fake.resetCalls();
     const seed = Array.from({ length: 6000 }, (_, i) => change(i + 1, 'created', student(i + 1)));
-    const outcomes = await googleSheetsConnector.deliver(ctx, seed);
+    const outcomes = await deliver(ctx, seed);
     expect(outcomes.every((o) => o.status === 'done')).toBe(true);
     report('cold batch of 6000 new rows', fake.reads(), fake.writes());
     expect(fake.reads()).toBe(1);
@@ -47,13 +47,13 @@ describe('google-sheets call budget', () => {
       if (kind === 1) return change(100_000 + base + i, 'created', student(100_000 + base + i));
       return change(key, 'deleted', null);
     });
-    const outcomes = await googleSheetsConnector.deliver(ctx, batch);
+    const outcomes = await deliver(ctx, batch);
     expect(outcomes.every((o) => o.status === 'done')).toBe(true);
     report(`warm batch of ${n} changes`, fake.reads(), fake.writes());
     expect(fake.reads()).toBeLessThanOrEqual(1);
     expect(fake.writes()).toBeLessThanOrEqual(3);
     fake.resetCalls();
-    await googleSheetsConnector.deliver(ctx, batch);
+    await deliver(ctx, batch);
     report(`re-applied batch of ${n}`, fake.reads(), fake.writes());
     expect(fake.writes()).toBe(0);
   });
@@ -61,7 +61,7 @@ describe('google-sheets call budget', () => {
   it('a 100,000-row roster export costs at most ceil(cells / chunkCells) + 3 calls', async () => {
     fake.resetCalls();
     const rows = 100_000;
-    const [out] = await googleSheetsConnector.deliver(ctx, [roster(rows)]);
+    const [out] = await deliver(ctx, [roster(rows)]);
     expect(out).toEqual({ status: 'done' });
     const cells = (rows + 1) * ROSTER_COLUMNS.length;
     const bound = Math.ceil(cells / ctx.config.chunkCells) + 3;

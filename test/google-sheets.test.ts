@@ -4,6 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { googleSheetsConnector } from '../connectors/google-sheets/index.js';
+import { deliver } from './fake-sheets/deliver.js';
 import { startFakeSheets, type FakeSheets } from './fake-sheets/index.js';
 import { change, invoiceEvent, roster, sheetsContext, student } from './fake-sheets/context.js';
 
@@ -35,7 +36,7 @@ const column = (title: string) => {
 describe('google-sheets connector', () => {
   it('creates the tab with a header, writes RAW values and leaves out personal ids and billing data', async () => {
     const ctx = connect();
-    const out = await googleSheetsConnector.deliver(ctx, [change(1, 'created', student(1)), change(2, 'created', student(2))]);
+    const out = await deliver(ctx, [change(1, 'created', student(1)), change(2, 'created', student(2))]);
     expect(out).toEqual([{ status: 'done' }, { status: 'done' }]);
     const rows = fake.values(ID, 'Students');
     expect(rows[0]).toContain('First name');
@@ -49,25 +50,25 @@ describe('google-sheets connector', () => {
 
   it('updates rows in place, deletes removed rows, and a re-applied batch changes nothing', async () => {
     const ctx = connect();
-    await googleSheetsConnector.deliver(ctx, [1, 2, 3, 4].map((k) => change(k, 'created', student(k))));
+    await deliver(ctx, [1, 2, 3, 4].map((k) => change(k, 'created', student(k))));
     const batch = [change(2, 'updated', student(2, 'Beata')), change(3, 'deleted', null), change(5, 'created', student(5))];
-    expect(await googleSheetsConnector.deliver(ctx, batch)).toEqual(batch.map(() => ({ status: 'done' })));
+    expect(await deliver(ctx, batch)).toEqual(batch.map(() => ({ status: 'done' })));
     const after = fake.values(ID, 'Students');
     expect(column('id')).toEqual([1, 2, 4, 5]);
     expect(column('First name')).toEqual(['Ann1', 'Beata', 'Ann4', 'Ann5']);
     fake.resetCalls();
-    expect(await googleSheetsConnector.deliver(ctx, batch)).toEqual(batch.map(() => ({ status: 'done' })));
+    expect(await deliver(ctx, batch)).toEqual(batch.map(() => ({ status: 'done' })));
     expect(fake.values(ID, 'Students')).toEqual(after);
     expect(fake.writes()).toBe(0);
   });
 
   it('deliveries running at once cannot write to rows another one is deleting', async () => {
     const ctx = connect();
-    await googleSheetsConnector.deliver(ctx, [1, 2, 3, 4].map((k) => change(k, 'created', student(k))));
+    await deliver(ctx, [1, 2, 3, 4].map((k) => change(k, 'created', student(k))));
     // As the outbox would with delivery.concurrency > 1: a deletion above row 4 and an update of row 4.
     const [removed, updated] = await Promise.all([
-      googleSheetsConnector.deliver(ctx, [change(1, 'deleted', null)]),
-      googleSheetsConnector.deliver(ctx, [change(3, 'updated', student(3, 'Celina'))]),
+      deliver(ctx, [change(1, 'deleted', null)]),
+      deliver(ctx, [change(3, 'updated', student(3, 'Celina'))]),
     ]);
     expect([removed, updated]).toEqual([[{ status: 'done' }], [{ status: 'done' }]]);
     expect(column('id')).toEqual([2, 3, 4]);
@@ -78,15 +79,15 @@ describe('google-sheets connector', () => {
     const ctx = connect();
     const older = change(1, 'updated', student(1, 'Old'), '2026-02-01T00:00:00.000Z');
     const newer = change(1, 'updated', student(1, 'New'), '2026-02-02T00:00:00.000Z');
-    await googleSheetsConnector.deliver(ctx, [newer]);
-    expect(await googleSheetsConnector.deliver(ctx, [older])).toEqual([{ status: 'done' }]);
+    await deliver(ctx, [newer]);
+    expect(await deliver(ctx, [older])).toEqual([{ status: 'done' }]);
     expect(column('First name')).toEqual(['New']);
   });
 
   it('marks deleted rows instead of removing them with onDelete: mark', async () => {
     const ctx = connect({ onDelete: 'mark' });
-    await googleSheetsConnector.deliver(ctx, [change(1, 'created', student(1)), change(2, 'created', student(2))]);
-    await googleSheetsConnector.deliver(ctx, [change(1, 'deleted', null)]);
+    await deliver(ctx, [change(1, 'created', student(1)), change(2, 'created', student(2))]);
+    await deliver(ctx, [change(1, 'deleted', null)]);
     expect(column('id')).toEqual([1, 2]);
     expect(column('status')).toEqual(['deleted', 'active']);
     expect(column('First name')).toEqual(['Ann1', 'Ann2']);
@@ -94,7 +95,7 @@ describe('google-sheets connector', () => {
 
   it('follows columns a user reordered, keeps a user column and re-adds a renamed title without corrupting rows', async () => {
     const ctx = connect();
-    await googleSheetsConnector.deliver(ctx, [change(1, 'created', student(1)), change(2, 'created', student(2))]);
+    await deliver(ctx, [change(1, 'created', student(1)), change(2, 'created', student(2))]);
     // The user moves "Last name" to the front, renames "City" and adds a notes column at the end.
     const sheet = fake.spreadsheet(ID).sheets.find((s) => s.title === 'Students')!;
     const header = sheet.rows[0]!;
@@ -106,7 +107,7 @@ describe('google-sheets connector', () => {
     sheet.rows[1]![header.length - 1] = 'pays late';
     const before = fake.values(ID, 'Students');
 
-    await googleSheetsConnector.deliver(ctx, [change(2, 'updated', student(2, 'Beata')), change(3, 'created', student(3))]);
+    await deliver(ctx, [change(2, 'updated', student(2, 'Beata')), change(3, 'created', student(3))]);
     const rows = fake.values(ID, 'Students');
     expect(rows[0]!.slice(0, before[0]!.length)).toEqual(before[0]);
     expect(rows[0]!.at(-1)).toBe('City');
@@ -119,9 +120,9 @@ describe('google-sheets connector', () => {
 
   it('stops with a clear retryable reason when the id header is gone, instead of duplicating rows', async () => {
     const ctx = connect();
-    await googleSheetsConnector.deliver(ctx, [change(1, 'created', student(1))]);
+    await deliver(ctx, [change(1, 'created', student(1))]);
     fake.spreadsheet(ID).sheets.find((s) => s.title === 'Students')!.rows[0]![0] = 'Student';
-    const [out] = await googleSheetsConnector.deliver(ctx, [change(2, 'created', student(2))]);
+    const [out] = await deliver(ctx, [change(2, 'created', student(2))]);
     expect(out).toMatchObject({ status: 'retry', error: { code: 'sheets.header' } });
     expect(await googleSheetsConnector.check(ctx)).toMatchObject({ ok: false, reason: expect.stringContaining('"id"') });
     expect(fake.values(ID, 'Students')).toHaveLength(2);
@@ -130,28 +131,28 @@ describe('google-sheets connector', () => {
   it('turns a 429 into a retry with the server back-off, then succeeds', async () => {
     const ctx = connect();
     fake.failNext(429, { retryAfter: '7' });
-    const first = await googleSheetsConnector.deliver(ctx, [change(1, 'created', student(1))]);
+    const first = await deliver(ctx, [change(1, 'created', student(1))]);
     expect(first).toEqual([{ status: 'retry', retryAfterMs: 7000, error: expect.objectContaining({ code: 'sheets.rate_limited' }) }]);
     // The limiter is paused by the 429; a new session (as after the back-off) goes straight through.
     ctx.cache.clear();
-    expect(await googleSheetsConnector.deliver(ctx, [change(1, 'created', student(1))])).toEqual([{ status: 'done' }]);
+    expect(await deliver(ctx, [change(1, 'created', student(1))])).toEqual([{ status: 'done' }]);
     expect(column('id')).toEqual([1]);
   });
 
   it('makes a 5xx retryable and a missing spreadsheet dead', async () => {
     const ctx = connect();
     fake.failNext(503);
-    expect((await googleSheetsConnector.deliver(ctx, [change(1, 'created', student(1))]))[0]).toMatchObject({ status: 'retry', error: { code: 'sheets.unavailable' } });
+    expect((await deliver(ctx, [change(1, 'created', student(1))]))[0]).toMatchObject({ status: 'retry', error: { code: 'sheets.unavailable' } });
     const missing = connect({ spreadsheetId: 'nope' });
-    expect((await googleSheetsConnector.deliver(missing, [change(1, 'created', student(1))]))[0]).toMatchObject({ status: 'dead', error: { code: 'sheets.not_found' } });
+    expect((await deliver(missing, [change(1, 'created', student(1))]))[0]).toMatchObject({ status: 'dead', error: { code: 'sheets.not_found' } });
   });
 
   it('upserts invoices by invoice id and appends events by record id, keeping formulas as text', async () => {
     const ctx = connect();
     const created = invoiceEvent(9);
     const paid = invoiceEvent(9, 'invoice.updated', { statusOfficeName: 'paid' });
-    await googleSheetsConnector.deliver(ctx, [created, { ...created, id: 'events:1', stream: 'events' }]);
-    await googleSheetsConnector.deliver(ctx, [paid, { ...paid, id: 'events:2', stream: 'events' }]);
+    await deliver(ctx, [created, { ...created, id: 'events:1', stream: 'events' }]);
+    await deliver(ctx, [paid, { ...paid, id: 'events:2', stream: 'events' }]);
     const invoices = fake.values(ID, 'Invoices');
     expect(invoices).toHaveLength(2);
     expect(invoices[1]).toContain('paid');
@@ -163,11 +164,11 @@ describe('google-sheets connector', () => {
 
   it('replaces the roster tab in one swap and removes a leftover from an interrupted export', async () => {
     const ctx = connect();
-    await googleSheetsConnector.deliver(ctx, [roster(3, '2026-01-01T02:00:00.000Z')]);
+    await deliver(ctx, [roster(3, '2026-01-01T02:00:00.000Z')]);
     expect(fake.values(ID, 'Roster')).toHaveLength(4);
     const book = fake.spreadsheet(ID);
     book.sheets.push({ sheetId: 999, title: 'Roster (updating)', index: book.sheets.length, rowCount: 5, columnCount: 5, rows: [['half']] });
-    const out = await googleSheetsConnector.deliver(ctx, [roster(5, '2026-01-02T02:00:00.000Z'), roster(2, '2026-01-01T03:00:00.000Z')]);
+    const out = await deliver(ctx, [roster(5, '2026-01-02T02:00:00.000Z'), roster(2, '2026-01-01T03:00:00.000Z')]);
     expect(out).toEqual([{ status: 'done' }, { status: 'done' }]);
     const rows = fake.values(ID, 'Roster');
     expect(rows).toHaveLength(6);

@@ -39,7 +39,7 @@ describe('npm start', () => {
     children.push(npm);
     const exited = new Promise<number | null>((resolve) => npm.on('exit', (code) => resolve(code)));
     await eventually(async () => ((await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.ok ? true : undefined), 20_000, '/healthz');
-    const lock = JSON.parse(await readFile(path.join(dir, 'data', 'LOCK'), 'utf8')) as { pid: number };
+    const lock = JSON.parse(await readFile(path.join(dir, 'data', 'schoolbridge.holder.json'), 'utf8')) as { pid: number };
     expect(lock.pid).not.toBe(npm.pid);
     cleanups.unshift(async () => {
       if (alive(lock.pid)) process.kill(lock.pid, 'SIGKILL');

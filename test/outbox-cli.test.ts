@@ -11,10 +11,10 @@ import { webhookConnector } from '../connectors/webhook/index.js';
 import { systemClock } from '../src/clock.js';
 import { createMetricsRegistry } from '../src/metrics.js';
 import { createOutbox } from '../src/outbox/index.js';
-import { createStore } from '../src/store/index.js';
+import { createSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { change, nextEvent } from './outbox-helpers.js';
 
-/** `deliveries list` / `deliveries retry` against a real store (issue 5: "400 → dead at once and retryable by the CLI"). */
+/** `deliveries list` / `deliveries retry` against a real store directory: a 400 is dead at once, and the CLI retries it. */
 const BIN = path.join(import.meta.dirname, '..', 'bin', 'schoolbridge.js');
 let dir: string;
 let server: Server;
@@ -54,14 +54,14 @@ beforeAll(async () => {
     ].join('\n'),
   );
 
-  // A delivery the receiver rejects with 400: dead at once, stored.
+  // A delivery the receiver rejects with 400: dead at once, stored in the config's store directory.
   const log = pino({ level: 'silent' });
-  const store = createStore({ dir: storeDir, log });
+  const store = createSqliteStore({ dir: storeDir, log, clock: systemClock });
   await store.start();
   const dispatcher = new Agent();
   const config = { name: 'hook', type: 'webhook', streams: ['students'] as const, url, secret: 's3cret', headers: {}, timeoutMs: 5000 };
   const outbox = createOutbox({
-    store, connectors: [{ name: 'hook', streams: ['students'], config: config as never, connector: webhookConnector }],
+    store: store.outbox, connectors: [{ name: 'hook', streams: ['students'], config: config as never, connector: webhookConnector }],
     delivery: { maxAgeHours: 72, backoff: { baseMs: 1000, maxMs: 60_000 } },
     clock: systemClock, dispatcher, log, metrics: createMetricsRegistry(), checkIntervalMs: 0,
   });
@@ -70,6 +70,7 @@ beforeAll(async () => {
   await outbox.enqueue([record]);
   await dead;
   await outbox.stop();
+  // The CLI opens the embedded store itself: it must not be held by this process.
   await store.stop();
   await dispatcher.close();
 });

@@ -1,24 +1,25 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { createStore } from '../src/store/index.js';
-import { DELIVERED, ENTRIES, RECORDS } from '../src/outbox/index.js';
+import { freshStoreAt, openStoreAt, type StoreAt } from './support/store-at.js';
+import { ENGINES } from './support/stores.js';
+import { tempDir } from './support/temp.js';
 
 /**
- * kill -9 tests (issue 5): a child process delivers through a real store in a temp dir and is
- * SIGKILLed at a chosen instant; a second process on the same store must finish the job, redelivering
- * with the same Idempotency-Key and never writing a record twice.
+ * kill -9 tests: a child process delivers through a real store (SQLite or PostgreSQL) and is
+ * SIGKILLed after the target took a batch but before its outcome was recorded; a second process on
+ * the same store must finish the job, redelivering with the same Idempotency-Key and never writing a
+ * record twice.
  */
 const FIXTURE = path.join(import.meta.dirname, 'fixtures', 'outbox-child.ts');
 const children: ChildProcess[] = [];
 const servers: Server[] = [];
-const dirs: string[] = [];
+const cleanups: (() => Promise<void>)[] = [];
 
 afterEach(async () => {
   for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -26,7 +27,7 @@ afterEach(async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   }
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+  for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
 interface Run {
@@ -75,72 +76,83 @@ function run(scenario: Record<string, unknown>): Run {
   };
 }
 
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'schoolbridge-outbox-'));
-  dirs.push(dir);
+async function fresh(engine: StoreAt['engine']): Promise<StoreAt> {
+  const { at, cleanup } = await freshStoreAt(engine);
+  cleanups.push(cleanup);
+  return at;
+}
+
+async function scratchDir(): Promise<string> {
+  const { dir, cleanup } = await tempDir('schoolbridge-outbox-');
+  cleanups.push(cleanup);
   return dir;
 }
 
-async function storeContents(dir: string): Promise<{ entries: number; records: number; delivered: number }> {
-  const store = createStore({ dir, log: pino({ level: 'silent' }) });
+/** What the store holds at the end: deliveries not done, and how many of those named are still there (a done one leaves). */
+async function storeContents(at: StoreAt, ids: string[]): Promise<{ open: number; named: number }> {
+  const store = openStoreAt(at, pino({ level: 'silent' }));
   await store.start();
   try {
-    return { entries: store.size(ENTRIES), records: store.size(RECORDS), delivered: store.size(DELIVERED) };
+    let named = 0;
+    for (const id of ids) if (await store.outbox.get(id)) named += 1;
+    return { open: (await store.outbox.list()).length, named };
   } finally {
     await store.stop();
   }
 }
 
-describe('outbox crash recovery (kill -9)', () => {
-  it('killed between sending and marking done: the restart redelivers with the same Idempotency-Key, once', async () => {
-    const keys: string[] = [];
-    const victim: { child?: ChildProcess } = {};
+describe.each(ENGINES)('outbox crash recovery (kill -9) on %s', (engine) => {
+  it('killed after the receiver answered 2xx, before the outcome was recorded: the restart redelivers with the same Idempotency-Key, once', async () => {
+    const requests: { key: string; body: string }[] = [];
     const server = createServer((req, res) => {
-      req.resume();
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
-        keys.push(String(req.headers['idempotency-key']));
-        // The first delivery arrives but is never answered: the sender dies waiting for the answer.
-        if (keys.length === 1) victim.child!.kill('SIGKILL');
-        else res.writeHead(200).end('ok');
+        requests.push({ key: String(req.headers['idempotency-key']), body: Buffer.concat(chunks).toString('utf8') });
+        res.writeHead(200).end('ok');
       });
     });
     servers.push(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-    const dir = await tempDir();
+    const store = await fresh(engine);
 
-    const first = run({ dir, connector: 'webhook', url, enqueue: 1 });
-    victim.child = first.child;
+    const first = run({ store, connector: 'webhook', url, enqueue: 1, hangAfterDeliver: true });
+    expect(await first.next('answered')).toMatchObject({ ids: ['students:1:crash-test'], outcomes: ['done'] });
+    first.child.kill('SIGKILL');
     expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
-    expect(keys).toEqual(['students:1:crash-test']);
+    expect(requests.map((r) => r.key)).toEqual(['students:1:crash-test']);
 
-    const second = run({ dir, connector: 'webhook', url, enqueue: 0 });
+    const second = run({ store, connector: 'webhook', url, enqueue: 0, awaitDelivered: 1 });
     expect(await second.next('idle')).toMatchObject({ queued: 0, dead: 0 });
     expect((await second.exited).code).toBe(0);
-    expect(keys).toEqual(['students:1:crash-test', 'students:1:crash-test']);
+    expect(requests.map((r) => r.key)).toEqual(['students:1:crash-test', 'students:1:crash-test']);
+    expect(requests[1]!.body).toBe(requests[0]!.body); // the stored text, byte for byte
     expect(second.lines.filter((l) => l.event === 'delivered')).toEqual([{ event: 'delivered', key: 'students:1:crash-test' }]);
-    expect(await storeContents(dir)).toEqual({ entries: 0, records: 0, delivered: 1 });
+    expect(await storeContents(store, ['target:students:1:crash-test'])).toEqual({ open: 0, named: 0 });
   });
 
   it('file connector: killed after the append was fsync’d but before done, no record id is written twice', async () => {
-    const dir = await tempDir();
-    const outDir = path.join(dir, 'out');
-    const first = run({ dir, connector: 'file', outDir, enqueue: 1200, hangAfterWrite: true });
-    const written = await first.next('written');
+    const store = await fresh(engine);
+    const outDir = path.join(await scratchDir(), 'out');
+    const first = run({ store, connector: 'file', outDir, enqueue: 1200, hangAfterDeliver: true });
+    const answered = await first.next('answered');
     first.child.kill('SIGKILL');
     await first.exited;
-    expect((written.ids as string[]).length).toBeGreaterThan(0);
+    expect((answered.ids as string[]).length).toBeGreaterThan(0);
+    expect(new Set(answered.outcomes as string[])).toEqual(new Set(['done']));
 
-    const second = run({ dir, connector: 'file', outDir, enqueue: 0 });
+    const second = run({ store, connector: 'file', outDir, enqueue: 0, awaitDelivered: 1200 });
     expect(await second.next('idle')).toMatchObject({ queued: 0, dead: 0 });
     expect((await second.exited).code).toBe(0);
 
     const lines = (await readFile(path.join(outDir, 'students.jsonl'), 'utf8')).split('\n').filter(Boolean);
     const ids = lines.map((line) => (JSON.parse(line) as { id: string }).id);
+    const expected = Array.from({ length: 1200 }, (_, i) => `students:${i + 1}:crash-test`);
     expect(ids).toHaveLength(1200);
     expect(new Set(ids).size).toBe(1200);
     // Batches of different keys may land in any order; each id exactly once is what counts.
-    expect([...ids].sort()).toEqual(Array.from({ length: 1200 }, (_, i) => `students:${i + 1}:crash-test`).sort());
-    expect(await storeContents(dir)).toEqual({ entries: 0, records: 0, delivered: 1200 });
+    expect([...ids].sort()).toEqual([...expected].sort());
+    expect(await storeContents(store, expected.map((id) => `target:${id}`))).toEqual({ open: 0, named: 0 });
   });
 });

@@ -1,9 +1,10 @@
 import type { Clock } from '../src/clock.js';
+import type { StoredRecord } from '../src/connectors/stored-record.js';
 import type { Connector, DeliveryOutcome } from '../src/connectors/types.js';
-import type { ChangeRecord, RosterRecord, Stream } from '../src/records.js';
+import type { ChangeRecord, RosterRecord } from '../src/records.js';
 import type { Outbox, OutboxEvent, OutboxEventPayload } from '../src/outbox/index.js';
 
-/** A clock that moves only when told; sleeps resolve when `advance` passes their time. */
+/** A clock that moves only when told; sleeps resolve when `advance` passes their time (a sleep already due ends on the next turn). */
 export class ManualClock implements Clock {
   private timers: { at: number; seq: number; resolve: () => void }[] = [];
   private seq = 0;
@@ -19,6 +20,9 @@ export class ManualClock implements Clock {
       if (signal?.aborted) return reject(signal.reason);
       const timer = { at: this.t + Math.max(0, ms), seq: this.seq++, resolve: () => resolve() };
       this.timers.push(timer);
+      // A sleep whose time has come (a wake-up computed from a reading the clock has since passed)
+      // ends on the next turn, as a real timer of 0 ms would, not at some later advance.
+      if (ms <= 0) setImmediate(() => this.advance(0));
       signal?.addEventListener(
         'abort',
         () => {
@@ -62,11 +66,12 @@ export function roster(date: string, rows: RosterRecord['rows'] = []): RosterRec
   return { id: `roster:${date}:${rows.length}`, stream: 'roster', key: date, date, generatedAt: `${date}T02:00:00.000Z`, rows };
 }
 
-export type Script = (record: { id: string; stream: Stream }, attempt: number) => DeliveryOutcome | Promise<DeliveryOutcome>;
+export type Script = (record: StoredRecord, attempt: number) => DeliveryOutcome | Promise<DeliveryOutcome>;
 
-/** A connector whose answers a test scripts; it records every call. */
+/** A connector whose answers a test scripts; it records every call and every record it was handed. */
 export function scriptedConnector(script: Script = () => ({ status: 'done' }), batchSize = 1) {
   const calls: string[][] = [];
+  const received: StoredRecord[] = [];
   const attempts = new Map<string, number>();
   const connector: Connector = {
     type: 'scripted',
@@ -75,6 +80,7 @@ export function scriptedConnector(script: Script = () => ({ status: 'done' }), b
     check: async () => ({ ok: true }),
     async deliver(_ctx, records) {
       calls.push(records.map((r) => r.id));
+      received.push(...records);
       return Promise.all(
         records.map((r) => {
           const attempt = (attempts.get(r.id) ?? 0) + 1;
@@ -84,7 +90,7 @@ export function scriptedConnector(script: Script = () => ({ status: 'done' }), b
       );
     },
   };
-  return { connector, calls, delivered: () => calls.flat() };
+  return { connector, calls, received, delivered: () => calls.flat() };
 }
 
 /** Resolves with the next event of that kind (matching `filter`). */

@@ -65,7 +65,7 @@ describe('poll in the app', () => {
     expect(csv).toHaveLength(7);
     expect(csv[0]).toMatch(/^studentId,userId,login,/);
     expect((await app.poll.exportRoster()).enqueued).toBe(false);
-    expect(app.poll.status().export.lastRunAt).toBeDefined();
+    expect((await app.poll.status()).export.lastRunAt).toBeDefined();
   });
 
   it('an aborted cycle makes /readyz say why until a good cycle', async () => {
@@ -93,6 +93,6 @@ describe('poll in the app', () => {
     const next = app.poll.scheduler!.nextRuns();
     expect(next.poll).toMatch(/^\d{4}-12-31T23:00:00\.000Z$/); // 1 Jan 00:00 in Warsaw
     expect(next.export).toMatch(/T0[01]:00:00\.000Z$/);
-    expect(app.poll.status().poll).toMatchObject({ lastOutcome: 'ok', nextRunAt: next.poll });
+    expect((await app.poll.status()).poll).toMatchObject({ lastOutcome: 'ok', nextRunAt: next.poll });
   });
 });

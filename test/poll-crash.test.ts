@@ -4,28 +4,26 @@ import { pino } from 'pino';
 import { Agent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMetricsRegistry } from '../src/metrics.js';
-import { backlogKey } from '../src/poll/backlog.js';
 import { createPoller } from '../src/poll/poller.js';
-import { STATE_COLLECTION } from '../src/poll/snapshot.js';
-import { memoryOutbox } from '../src/poll/testing.js';
+import { recordingOutbox } from '../src/poll/testing.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
-import { createStore } from '../src/store/index.js';
+import type { Store } from '../src/store/index.js';
 import { createUpstreamClient } from '../src/upstream/index.js';
-import { tempDir } from './support/temp.js';
+import { ENGINES, testStore, type TestStore } from './support/stores.js';
 
 /**
- * The commit protocol under a real crash (issue 7): a child process runs a first poll cycle into a
- * store on disk and is killed with SIGKILL between two of its commits; a clean re-run in a new process
- * (here) then enqueues exactly the change ids a dry run predicts — none lost, none twice.
+ * A first poll cycle under a real crash: a child process runs it into a store and is killed with
+ * SIGKILL between two of its store calls — while the new snapshot is staged, or while its created
+ * changes are enqueued after it. A clean re-run in a new process (here) then delivers exactly the
+ * change ids a dry run predicts: none lost, none twice.
  */
 const log = pino({ level: 'silent' });
 const fixture = path.join(import.meta.dirname, 'fixtures', 'poll-crash.ts');
 let sandbox: Sandbox;
-let dir: { dir: string; cleanup(): Promise<void> };
 let dispatcher: Agent;
+const made: TestStore[] = [];
 
 beforeEach(async () => {
-  dir = await tempDir('schoolbridge-poll-crash-');
   sandbox = createSandbox({ students: 30, seed: 11, log });
   await sandbox.start();
   dispatcher = new Agent();
@@ -34,12 +32,12 @@ beforeEach(async () => {
 afterEach(async () => {
   await sandbox.stop();
   await dispatcher.close();
-  await dir.cleanup();
+  for (const m of made.splice(0)) await m.cleanup();
 });
 
-/** Runs the child and kills it once `due(output)` holds (checked after each line it prints). */
-function runChildUntilKilled(due: (output: string) => boolean): Promise<string> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fixture, dir.dir, sandbox.url], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Runs the child on the store at `where` and kills it once `due(output)` holds (checked after each line it prints). */
+function runChildUntilKilled(engine: string, where: string, due: (output: string) => boolean): Promise<string> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fixture, engine, where, sandbox.url], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   return new Promise((resolve, reject) => {
     child.stdout.on('data', (chunk: Buffer) => {
@@ -52,48 +50,44 @@ function runChildUntilKilled(due: (output: string) => boolean): Promise<string> 
   });
 }
 
-function pollerOn(store: ReturnType<typeof createStore>) {
+function pollerOn(store: Store) {
   const upstream = createUpstreamClient({ baseUrl: sandbox.url, auth: { clientId: 'sandbox-client', clientSecret: 'sandbox-secret' }, dispatcher, log });
-  const outbox = memoryOutbox(store);
+  const outbox = recordingOutbox(store);
   return { outbox, poller: createPoller({ store, upstream, outbox, log, metrics: createMetricsRegistry(), poll: { initial: 'emit', maxDeleteRatio: 0.2 } }) };
 }
 
-/** The commits the child reported after its cycle ended (the backlog's). */
-const backlogCommits = (output: string) => (output.includes('cycle ok\n') ? output.split('cycle ok\n')[1]!.split('\n').filter((l) => l.startsWith('committed')).length : 0);
+const count = (output: string, call: string) => output.split('\n').filter((line) => line.startsWith(`${call} `)).length;
 
-describe('poll cycle killed with SIGKILL mid-commit', () => {
+describe.each(ENGINES)('poll cycle killed with SIGKILL on %s', (engine) => {
   it.each([
-    // During the cycle's commit: snapshot chunks and the backlog's marker on disk, no change enqueued yet.
-    { phase: 'the cycle', due: (output: string) => output.includes('committed 3\n'), enqueued: (n: number) => n === 0 },
-    // During the backlog: some chunks of created changes in the outbox, the marker's progress with them.
-    { phase: 'the backlog', due: (output: string) => backlogCommits(output) >= 3, enqueued: (n: number) => n >= 15 },
-  ])('killed during $phase, the re-run after restart enqueues exactly the predicted ids', async ({ due, enqueued }) => {
-    const memory = createStore({ log });
-    await memory.start();
-    const expected = ((await pollerOn(memory).poller.runCycle({ dryRun: true })).changes ?? []).map((c) => c.id).sort();
-    await memory.stop();
+    // While the fresh snapshot is staged: nothing a reader sees has moved yet.
+    { phase: 'the staging', due: (output: string) => count(output, 'stageFresh') >= 1, enqueued: (n: number) => n === 0 },
+    // After the swap, while its created changes go into the outbox chunk by chunk.
+    { phase: 'the backlog', due: (output: string) => count(output, 'enqueueCreated') >= 3, enqueued: (n: number) => n >= 15 },
+  ])('killed during $phase, the re-run after restart delivers exactly the predicted ids', async ({ due, enqueued }) => {
+    const empty = await testStore(engine);
+    made.push(empty);
+    const predicted = pollerOn(empty.store);
+    const expected = ((await predicted.poller.runCycle({ dryRun: true })).changes ?? []).map((c) => c.id).sort();
+    await predicted.poller.stop();
     expect(expected.length).toBeGreaterThan(60);
 
-    const output = await runChildUntilKilled(due);
+    const target = await testStore(engine, { start: false });
+    made.push(target);
+    const output = await runChildUntilKilled(engine, target.where, due);
     expect(output).not.toContain('done');
 
-    const store = createStore({ dir: dir.dir, log });
-    await store.start();
-    try {
-      const { poller, outbox } = pollerOn(store);
-      const survived = outbox.records().length;
-      expect(enqueued(survived), `${survived} enqueued before the kill`).toBe(true);
-      expect(survived).toBeLessThan(expected.length);
-      expect(store.has(STATE_COLLECTION, backlogKey('students')) || store.has(STATE_COLLECTION, backlogKey('users'))).toBe(true);
-      await poller.start(); // resumes the backlog
-      expect((await poller.runCycle()).outcome).toBe('ok');
-      await poller.flushBacklog();
-      const ids = outbox.records().map((r) => r.id);
-      expect([...ids].sort()).toEqual(expected);
-      expect(new Set(ids).size).toBe(ids.length);
-      await poller.stop();
-    } finally {
-      await store.stop();
-    }
+    await target.store.start();
+    const { poller, outbox } = pollerOn(target.store);
+    const survived = (await outbox.records()).length;
+    expect(enqueued(survived), `${survived} enqueued before the kill`).toBe(true);
+    expect(survived).toBeLessThan(expected.length);
+    await poller.start(); // resumes what the backlog still owes
+    expect((await poller.runCycle()).outcome).toBe('ok');
+    await poller.flushBacklog();
+    const ids = (await outbox.records()).map((r) => r.id);
+    expect([...ids].sort()).toEqual(expected);
+    expect(new Set(ids).size).toBe(ids.length);
+    await poller.stop();
   });
 });

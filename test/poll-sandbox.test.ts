@@ -4,17 +4,17 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BridgeError } from '../src/errors.js';
 import { createMetricsRegistry } from '../src/metrics.js';
 import { createPoller, type Poller } from '../src/poll/poller.js';
-import { snapshotCollection } from '../src/poll/snapshot.js';
-import { memoryOutbox, type MemoryOutbox } from '../src/poll/testing.js';
+import { recordingOutbox, type RecordingOutbox } from '../src/poll/testing.js';
 import type { ChangeRecord } from '../src/records.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
-import { createStore, type Store } from '../src/store/index.js';
+import type { Store } from '../src/store/index.js';
+import { createSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { createUpstreamClient } from '../src/upstream/index.js';
 import { tempDir } from './support/temp.js';
 
 /**
- * Poll scenarios against the sandbox over loopback HTTP (issue 7, "Done when"): the real upstream
- * client, a real store in a temp dir, and an outbox twin that commits its entries with the snapshot.
+ * Poll scenarios against the sandbox over loopback HTTP: the real upstream client, a real store in a
+ * temp dir, and the records the cycles enqueued, taken out of the store in delivery order.
  */
 const log = pino({ level: 'silent' });
 const STUDENTS = 12;
@@ -22,19 +22,19 @@ const STUDENTS = 12;
 let sandbox: Sandbox;
 let dispatcher: Agent;
 let store: Store;
-let outbox: MemoryOutbox;
+let outbox: RecordingOutbox;
 let poller: Poller;
 let dir: { dir: string; cleanup(): Promise<void> };
 
 async function openStore(): Promise<void> {
-  store = createStore({ dir: dir.dir, log });
+  store = createSqliteStore({ dir: dir.dir, log });
   await store.start();
-  outbox = memoryOutbox(store);
+  outbox = recordingOutbox(store);
   const upstream = createUpstreamClient({
     baseUrl: sandbox.url, auth: { clientId: 'sandbox-client', clientSecret: 'sandbox-secret' }, dispatcher, log,
     retry: { maxAttempts: 1 },
   });
-  poller = createPoller({ store, upstream, outbox, log, metrics: createMetricsRegistry(), poll: { initial: 'emit', maxDeleteRatio: 0.2 }, chunkSize: 4 });
+  poller = createPoller({ store, upstream, outbox, log, metrics: createMetricsRegistry(), poll: { initial: 'emit', maxDeleteRatio: 0.2 }, applyChunk: 4 });
   await poller.start();
 }
 
@@ -53,6 +53,7 @@ beforeEach(async () => {
   expect(first.outcome).toBe('ok');
   // Its created changes go into the outbox after the cycle (poll/backlog.ts): all of them, now.
   await poller.flushBacklog();
+  firstRecords = (await outbox.records()) as ChangeRecord[];
 });
 
 afterEach(async () => {
@@ -62,12 +63,14 @@ afterEach(async () => {
   await dir.cleanup();
 });
 
-const since = (before: number) => outbox.records().slice(before) as ChangeRecord[];
+let firstRecords: ChangeRecord[] = [];
+/** The records enqueued since the first cycle's (taken out of the store as they would be delivered). */
+const since = async (before: number) => ((await outbox.records()) as ChangeRecord[]).slice(before);
 const summary = (records: ChangeRecord[]) => records.map((r) => `${r.stream} ${r.op} ${r.key}`).sort();
 
 describe('poll against the sandbox', () => {
   it('the first cycle emits every student and user as created', () => {
-    const records = outbox.records() as ChangeRecord[];
+    const records = firstRecords;
     expect(records.filter((r) => r.stream === 'students' && r.op === 'created')).toHaveLength(STUDENTS);
     expect(records.filter((r) => r.stream === 'users' && r.op === 'created')).toHaveLength(sandbox.control.users().length);
     expect(JSON.stringify(records)).not.toContain('oneTimePassword');
@@ -75,10 +78,10 @@ describe('poll against the sandbox', () => {
 
   it('a rename is one students update and one users update, with from/to', async () => {
     const student = sandbox.control.students()[3]!;
-    const before = outbox.records().length;
+    const before = firstRecords.length;
     sandbox.control.updateStudent(student.id, { lastName: 'Nowak-Zielińska' });
     await poller.runCycle();
-    const records = since(before);
+    const records = await since(before);
     expect(summary(records)).toEqual([`students updated ${student.id}`, `users updated ${student.user.id}`]);
     const change = records.find((r) => r.stream === 'students')!;
     expect(change.changes).toContainEqual({ path: 'user.lastName', from: student.user.lastName, to: 'Nowak-Zielińska' });
@@ -89,20 +92,20 @@ describe('poll against the sandbox', () => {
 
   it('archiving shows as user.isArchived 0 → 1', async () => {
     const student = sandbox.control.students().find((s) => s.user.isArchived === 0)!;
-    const before = outbox.records().length;
+    const before = firstRecords.length;
     sandbox.control.archiveUser(student.user.id);
     await poller.runCycle();
-    const change = since(before).find((r) => r.stream === 'students')!;
+    const change = (await since(before)).find((r) => r.stream === 'students')!;
     expect(change.op).toBe('updated');
     expect(change.changes).toContainEqual({ path: 'user.isArchived', from: 0, to: 1 });
-    expect(since(before).find((r) => r.stream === 'users')?.changes).toContainEqual({ path: 'isArchived', from: 0, to: 1 });
+    expect((await since(before)).find((r) => r.stream === 'users')?.changes).toContainEqual({ path: 'isArchived', from: 0, to: 1 });
   });
 
   it('a new student: one students created, two users created', async () => {
-    const before = outbox.records().length;
+    const before = firstRecords.length;
     const created = sandbox.control.createStudent({ firstName: 'Zofia', lastName: 'Wójcik', email: 'zofia@example.pl' });
     await poller.runCycle();
-    expect(summary(since(before))).toEqual(
+    expect(summary(await since(before))).toEqual(
       [`students created ${created.id}`, `users created ${created.user.id}`, `users created ${created.user.parentUser!.id}`].sort(),
     );
   });
@@ -110,11 +113,11 @@ describe('poll against the sandbox', () => {
   it('a deleted parent user: one users deleted, and the student loses its parentUser', async () => {
     const student = sandbox.control.students().find((s) => s.user.parentUser)!;
     const parentId = student.user.parentUser!.id;
-    const before = outbox.records().length;
+    const before = firstRecords.length;
     sandbox.control.deleteUser(parentId);
     const result = await poller.runCycle();
     expect(result.streams.users.deleted).toBe(1);
-    const records = since(before);
+    const records = await since(before);
     expect(records.find((r) => r.stream === 'users')).toMatchObject({ op: 'deleted', key: parentId, record: null });
     expect(records.find((r) => r.stream === 'students')?.changes.map((c) => c.path)).toContain('user.parentUser');
   });
@@ -125,34 +128,34 @@ describe('poll against the sandbox', () => {
     raw.data.students = raw.data.students.map((s: any) => ({ ...s, isAdult: String(s.isAdult), isActive: String(s.isActive), user: stringify(s.user) }));
     expect(raw.data.students[0].isActive).toMatch(/^[01]$/);
     sandbox.control.injectFault({ route: 'GET /api/v2/students', kind: 'body', body: raw });
-    const before = outbox.records().length;
+    const before = firstRecords.length;
     const result = await poller.runCycle();
     expect(result.outcome).toBe('ok');
-    expect(since(before)).toEqual([]);
+    expect(await since(before)).toEqual([]);
   });
 
   it('an empty list aborts, keeps the snapshot, and the next good cycle goes on', async () => {
-    const snapshot = [...store.entries(snapshotCollection('students'))];
+    const snapshot = await store.snapshot.scan('students', undefined, 1000);
     sandbox.control.injectFault({ route: 'GET /api/v2/students', kind: 'emptyList' });
-    const before = outbox.records().length;
+    const before = firstRecords.length;
     expect(await poller.runCycle()).toMatchObject({ outcome: 'aborted', reason: 'empty_list' });
     expect(poller.readiness().ok).toBe(false);
-    expect([...store.entries(snapshotCollection('students'))]).toEqual(snapshot);
-    expect(outbox.records()).toHaveLength(before);
+    expect(await store.snapshot.scan('students', undefined, 1000)).toEqual(snapshot);
+    expect(await since(before)).toEqual([]);
     expect((await poller.runCycle()).outcome).toBe('ok');
     expect(poller.readiness().ok).toBe(true);
-    expect(outbox.records()).toHaveLength(before);
+    expect(await since(before)).toEqual([]);
   });
 
   it.each(['truncatedJson', 'malformedJson'] as const)('a %s answer never reaches the diff', async (kind) => {
     const student = sandbox.control.students()[0]!;
     sandbox.control.updateStudent(student.id, { city: 'Gdańsk' });
     sandbox.control.injectFault({ route: 'GET /api/v2/users', kind, times: 'always' });
-    const before = outbox.records().length;
+    const before = firstRecords.length;
     const result = await poller.runCycle();
     expect(result).toMatchObject({ outcome: 'failed' });
     expect(result.reason).toMatch(/^upstream\./);
-    expect(outbox.records()).toHaveLength(before);
+    expect(await since(before)).toEqual([]);
     sandbox.control.clearFaults();
     expect((await poller.runCycle()).streams.students.updated).toBe(1);
   });
@@ -164,20 +167,19 @@ describe('poll against the sandbox', () => {
     const expected = (await poller.runCycle({ dryRun: true })).changes!.map((c) => c.id).sort();
     expect(expected.length).toBeGreaterThan(8);
 
-    const before = outbox.records().length;
-    const realCommit = store.commit.bind(store);
+    const realApply = store.snapshot.applyChanges.bind(store.snapshot);
     let calls = 0;
-    vi.spyOn(store, 'commit').mockImplementation((ops) => {
+    vi.spyOn(store.snapshot, 'applyChanges').mockImplementation((stream, options) => {
       calls += 1;
-      return calls === 2 ? Promise.reject(new BridgeError('store.unavailable', 'injected write failure', { retryable: true })) : realCommit(ops);
+      return calls === 2 ? Promise.reject(new BridgeError('store.unavailable', 'injected write failure', { retryable: true })) : realApply(stream, options);
     });
     expect(await poller.runCycle()).toMatchObject({ outcome: 'failed', reason: 'store.unavailable' });
     vi.restoreAllMocks();
 
     await closeStore(); // what was durable survives; the rest is detected again
-    await openStore();
+    await openStore(); // a new twin: it takes what was enqueued since the first cycle's records were taken
     expect((await poller.runCycle()).outcome).toBe('ok');
-    expect(outbox.records().slice(before).map((r) => r.id).sort()).toEqual(expected);
+    expect((await outbox.records()).map((r) => r.id).sort()).toEqual(expected);
     expect((await poller.runCycle()).streams).toMatchObject({ students: { created: 0, updated: 0 }, users: { created: 0, updated: 0 } });
   });
 });

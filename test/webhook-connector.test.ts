@@ -5,12 +5,13 @@ import { pino } from 'pino';
 import { Agent } from 'undici';
 import { webhookConnector } from '../connectors/webhook/index.js';
 import { webhookConfigSchema, type WebhookConfig } from '../connectors/webhook/schema.js';
+import { StoredRecord } from '../src/connectors/stored-record.js';
 import type { ConnectorContext } from '../src/connectors/types.js';
 import { createMetricsRegistry } from '../src/metrics.js';
 import { createOutbox, type Outbox } from '../src/outbox/index.js';
 import { verifySignature } from '../src/signature/index.js';
-import { createStore, type Store } from '../src/store/index.js';
 import { ManualClock, change, nextEvent } from './outbox-helpers.js';
+import { testStore } from './support/stores.js';
 
 const log = pino({ level: 'silent' });
 const SECRET = 'whsec-test';
@@ -80,12 +81,13 @@ function context(clock = new ManualClock(), patch: Partial<WebhookConfig> = {}):
   return { config: config(patch), dispatcher, clock, log, signal: new AbortController().signal, metrics: createMetricsRegistry(), cache: new Map() };
 }
 
-async function outboxWith(clock: ManualClock, patch: Partial<WebhookConfig> = {}): Promise<{ outbox: Outbox; store: Store }> {
-  const store = createStore({ log });
-  await store.start();
+/** An outbox on a real SQLite store; the store and the outbox share the test's clock. */
+async function outboxWith(clock: ManualClock, patch: Partial<WebhookConfig> = {}): Promise<Outbox> {
+  const { store, cleanup } = await testStore('sqlite', { clock });
+  cleanups.push(cleanup);
   const cfg = config(patch);
   const outbox = createOutbox({
-    store,
+    store: store.outbox,
     connectors: [{ name: 'hook', streams: cfg.streams, config: cfg, connector: webhookConnector }],
     delivery: { maxAgeHours: 72, backoff: { baseMs: 1000, maxMs: 60_000 } },
     clock,
@@ -95,19 +97,16 @@ async function outboxWith(clock: ManualClock, patch: Partial<WebhookConfig> = {}
     random: () => 0,
     checkIntervalMs: 0,
   });
+  cleanups.push(() => outbox.stop());
   await outbox.start();
-  cleanups.push(async () => {
-    await outbox.stop();
-    await store.stop();
-  });
-  return { outbox, store };
+  return outbox;
 }
 
 describe('webhook connector', () => {
   it('POSTs the record as JSON, signed like the upstream, with its id as Idempotency-Key and the extra headers', async () => {
     const clock = new ManualClock();
     const record = change('students', 12, 'created');
-    const outcomes = await webhookConnector.deliver(context(clock, { headers: { 'X-Api-Key': 'k1', 'Idempotency-Key': 'forged' } }), [record]);
+    const outcomes = await webhookConnector.deliver(context(clock, { headers: { 'X-Api-Key': 'k1', 'Idempotency-Key': 'forged' } }), [StoredRecord.of(record)]);
     expect(outcomes).toEqual([{ status: 'done' }]);
     const [got] = receiver.received;
     expect(JSON.parse(got!.body)).toEqual(record);
@@ -117,6 +116,21 @@ describe('webhook connector', () => {
     const verified = verifySignature([SECRET], got!.headers['webhook-signature'], Buffer.from(got!.body), clock.now(), 300);
     expect(verified).toEqual({ ok: true, timestamp: Math.floor(clock.now() / 1000), secretIndex: 0 });
     expect(verifySignature(['other'], got!.headers['webhook-signature'], Buffer.from(got!.body), clock.now(), 300).ok).toBe(false);
+  });
+
+  it('POSTs the stored JSON text as the body, byte for byte, and signs those bytes', async () => {
+    // A number spelt 1.50, spaces after separators and \u escapes: JSON.stringify of the parsed record
+    // writes each of them differently, so only the stored text itself matches. "Żółta" is raw UTF-8.
+    const clock = new ManualClock();
+    const id = 'users:9:000000000001';
+    const json = `{"id":"${id}", "stream":"users", "key":9, "fee":1.50, "city":"\\u0141\\u00f3d\\u017a", "street":"Żółta 1"}`;
+    const stored = new StoredRecord(id, 'users', json);
+    expect(JSON.stringify(stored.record)).not.toBe(json);
+    expect(await webhookConnector.deliver(context(clock), [stored])).toEqual([{ status: 'done' }]);
+    const [got] = receiver.received;
+    expect(got!.body).toBe(json);
+    expect(got!.headers['idempotency-key']).toBe(id);
+    expect(verifySignature([SECRET], got!.headers['webhook-signature'], Buffer.from(json, 'utf8'), clock.now(), 300).ok).toBe(true);
   });
 
   it.each([
@@ -133,21 +147,21 @@ describe('webhook connector', () => {
     [422, 'dead'],
   ])('answer %i → %s', async (status, expected) => {
     receiver.respond = () => ({ status });
-    const [outcome] = await webhookConnector.deliver(context(), [change('users', 1)]);
+    const [outcome] = await webhookConnector.deliver(context(), [StoredRecord.of(change('users', 1))]);
     expect(outcome!.status).toBe(expected);
     if (outcome!.status !== 'done') expect(outcome!.error.status).toBe(status);
   });
 
   it('a receiver that does not answer in time is a retry', async () => {
     receiver.respond = () => ({ status: 200, hang: true });
-    const [outcome] = await webhookConnector.deliver(context(new ManualClock(), { timeoutMs: 200 }), [change('users', 1)]);
+    const [outcome] = await webhookConnector.deliver(context(new ManualClock(), { timeoutMs: 200 }), [StoredRecord.of(change('users', 1))]);
     expect(outcome).toMatchObject({ status: 'retry', error: { code: 'webhook.network' } });
   });
 
   it('an unreachable receiver is a retry and fails its check', async () => {
     await receiver.stop();
     const ctx = context();
-    const [outcome] = await webhookConnector.deliver(ctx, [change('users', 1)]);
+    const [outcome] = await webhookConnector.deliver(ctx, [StoredRecord.of(change('users', 1))]);
     expect(outcome).toMatchObject({ status: 'retry', error: { code: 'webhook.network' } });
     expect(await webhookConnector.check(ctx)).toMatchObject({ ok: false, reason: expect.stringContaining('unreachable') });
   });
@@ -161,7 +175,7 @@ describe('webhook connector through the outbox', () => {
   it('503 for a while, then 200: delivered once, with the same Idempotency-Key every time', async () => {
     const clock = new ManualClock();
     receiver.respond = (_r, n) => ({ status: n <= 3 ? 503 : 200 });
-    const { outbox } = await outboxWith(clock);
+    const outbox = await outboxWith(clock);
     const record = change('students', 1);
     const delivered = nextEvent(outbox, 'delivered');
     await outbox.enqueue([record]);
@@ -169,39 +183,39 @@ describe('webhook connector through the outbox', () => {
       await outbox.whenIdle();
       clock.advance(60_000);
     }
-    expect((await delivered).entry).toMatchObject({ key: record.id, attempts: 4 });
+    expect((await delivered).delivery).toMatchObject({ recordId: record.id, attempts: 4 });
     await outbox.whenIdle();
     expect(receiver.received.map((r) => r.headers['idempotency-key'])).toEqual([record.id, record.id, record.id, record.id]);
     expect(receiver.received.filter((_, i) => i >= 3)).toHaveLength(1);
-    expect(outbox.list()).toEqual([]);
+    expect(await outbox.list()).toEqual([]);
   });
 
   it('400: dead at once, kept, and delivered when retried', async () => {
     const clock = new ManualClock();
     receiver.respond = (_r, n) => ({ status: n === 1 ? 400 : 200 });
-    const { outbox } = await outboxWith(clock);
+    const outbox = await outboxWith(clock);
     const record = change('students', 1);
     const dead = nextEvent(outbox, 'dead');
     await outbox.enqueue([record]);
-    expect((await dead).entry).toMatchObject({ status: 'dead', attempts: 1, lastError: 'webhook.rejected: the receiver answered 400: status 400' });
+    expect((await dead).delivery).toMatchObject({ status: 'dead', attempts: 1, lastError: 'webhook.rejected: the receiver answered 400: status 400' });
     clock.advance(24 * 3_600_000);
     await outbox.whenIdle();
     expect(receiver.received).toHaveLength(1);
-    expect(outbox.list({ state: 'dead' }).map((e) => e.key)).toEqual([record.id]);
+    expect((await outbox.list({ state: 'dead' })).map((d) => d.recordId)).toEqual([record.id]);
     expect(await outbox.retryAllDead()).toEqual([`hook:${record.id}`]);
     await outbox.whenIdle();
     expect(receiver.received).toHaveLength(2);
-    expect(outbox.list()).toEqual([]);
+    expect(await outbox.list()).toEqual([]);
   });
 
   it('429 with Retry-After: not tried again before the receiver said', async () => {
     const clock = new ManualClock();
     receiver.respond = (_r, n) => (n === 1 ? { status: 429, headers: { 'retry-after': '120' } } : { status: 200 });
-    const { outbox } = await outboxWith(clock);
+    const outbox = await outboxWith(clock);
     const retry = nextEvent(outbox, 'retry');
     await outbox.enqueue([change('students', 1)]);
-    const { entry } = await retry;
-    expect(entry.runAt - clock.now()).toBe(120_000);
+    const { delivery } = await retry;
+    expect(delivery.runAt - clock.now()).toBe(120_000);
     clock.advance(119_999);
     await outbox.whenIdle();
     expect(receiver.received).toHaveLength(1);
@@ -218,13 +232,13 @@ describe('webhook connector through the outbox', () => {
     const update2 = change('students', 1, 'updated');
     const other = change('students', 2, 'created');
     receiver.respond = (r) => ({ status: JSON.parse(r.body).key === 2 ? 503 : 200 });
-    const { outbox } = await outboxWith(clock);
-    const last = nextEvent(outbox, 'delivered', (p) => p.entry.key === update2.id);
+    const outbox = await outboxWith(clock);
+    const last = nextEvent(outbox, 'delivered', (p) => p.delivery.recordId === update2.id);
     await outbox.enqueue([other, create, update, update2]);
     await last;
     await outbox.whenIdle();
     const ids = receiver.received.map((r) => r.headers['idempotency-key']);
     expect(ids.filter((id) => id !== other.id)).toEqual([create.id, update.id, update2.id]);
-    expect(outbox.list().map((e) => [e.key, e.status])).toEqual([[other.id, 'pending']]);
+    expect((await outbox.list()).map((d) => [d.recordId, d.status])).toEqual([[other.id, 'pending']]);
   });
 });

@@ -1,62 +1,50 @@
 import { connect } from 'node:net';
+import path from 'node:path';
 import { Readable } from 'node:stream';
-import Fastify, { type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import { Registry } from 'prom-client';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../src/clock.js';
+import { createApp, type App } from '../src/app.js';
 import { configSchema } from '../src/config/index.js';
 import { computeSignature, signatureHeader } from '../src/signature/index.js';
-import { createStore, type Store } from '../src/store/index.js';
-import { createWebhooks, INBOX, QUARANTINE } from '../src/webhooks/index.js';
-import { eventBody, invoice, recordingSink } from '../src/webhooks/testing.js';
+import type { Store } from '../src/store/index.js';
+import { parseEventBody } from '../src/webhooks/event-body.js';
+import { identifyEvent } from '../src/webhooks/event-identity.js';
+import { eventBody, invoice } from '../src/webhooks/testing.js';
+import { ENGINES, testStore } from './support/stores.js';
+import { tempDir } from './support/temp.js';
 
 /**
- * Issue 6 "Done when": hostile inputs across header, timestamp, signature, secret, body, content type
- * and method against the real route on a loopback server. Each asserts the status, that nothing was
- * stored or enqueued, and that the server still answers.
+ * Hostile inputs across header, timestamp, signature, secret, body, content type and method against
+ * the daemon app on a loopback server, on each store engine. Each asserts the status, that nothing
+ * was stored or enqueued, and that the server still answers.
  */
 const SECRET = 'hostile-secret';
 const LIMIT = 4096;
+/** The connector every event is enqueued for: a stored event shows as its deliveries. */
+const CONNECTOR = 'files';
 const log = pino({ level: 'silent' });
 
-let http: FastifyInstance;
-let store: Store;
-let base: string;
-let port: number;
-const sink = recordingSink();
+/** Inbox ids of the event bodies the cases made, so a case can check that none of its own was stored. */
+const made: string[] = [];
 
-beforeAll(async () => {
-  const config = configSchema.parse({ webhooks: { bodyLimitBytes: LIMIT, reconcileOnStart: false } });
-  store = createStore({ log });
-  await store.start();
-  http = Fastify({ bodyLimit: LIMIT });
-  http.get('/healthz', async () => ({ status: 'ok' }));
-  // Another route on the same instance: the webhook parser must not leak into it.
-  http.post('/other', async (req) => ({ type: typeof req.body, body: req.body }));
-  const unused = async () => {
-    throw new Error('not used');
-  };
-  createWebhooks({
-    config: config.webhooks, mode: 'oneshot', http, store, sink, secrets: [SECRET], callbackUrl: () => `${base}/webhooks/v2`,
-    upstream: { listWebhooks: unused, registerWebhook: unused, deleteWebhook: unused },
-    clock: systemClock, log, metrics: new Registry(),
-  });
-  await http.listen({ host: '127.0.0.1', port: 0 });
-  port = (http.server.address() as { port: number }).port;
-  base = `http://127.0.0.1:${port}`;
-});
+function idOf(body: string): string {
+  const parsed = parseEventBody(Buffer.from(body));
+  if (!parsed.ok) throw new Error(`not an event body: ${parsed.reason}`);
+  return identifyEvent(parsed.body).id;
+}
 
-afterAll(async () => {
-  await http.close();
-  await store.stop();
-});
+/** An event body, remembered in `made`. */
+function event(fields: Record<string, unknown>): string {
+  const b = eventBody('invoice.created', invoice(fields));
+  made.push(idOf(b));
+  return b;
+}
 
 const now = () => Math.floor(Date.now() / 1000);
 let serial = 0;
 /** A fresh body per case, so a quarantined one never hides another case. */
-const body = () => eventBody('invoice.created', invoice({ id: 5000 + serial++ }));
+const body = () => event({ id: 5000 + serial++ });
 const sig = (b: string | Buffer, ts = now(), secret = SECRET) => computeSignature(secret, ts, b);
 const hdr = (value: unknown) => JSON.stringify(value);
 
@@ -141,14 +129,14 @@ const cases: Case[] = [
     return { header: signatureHeader(SECRET, deep, now()), body: deep };
   }, 400),
   signedCase('over the body limit (Content-Length), signed', () => {
-    const big = eventBody('invoice.created', invoice({ description: 'x'.repeat(LIMIT) }));
+    const big = event({ id: 5000 + serial++, description: 'x'.repeat(LIMIT) });
     return { header: signatureHeader(SECRET, big, now()), body: big };
   }, 413),
   {
     name: 'over the body limit, chunked (no Content-Length)',
     status: 413,
     send: () => {
-      const big = eventBody('invoice.created', invoice({ description: 'x'.repeat(LIMIT * 4) }));
+      const big = event({ id: 5000 + serial++, description: 'x'.repeat(LIMIT * 4) });
       return { headers: { 'webhook-signature': signatureHeader(SECRET, big, now()) }, body: () => Readable.from([Buffer.from(big.slice(0, 3000)), Buffer.from(big.slice(3000))]) };
     },
   },
@@ -178,7 +166,7 @@ const cases: Case[] = [
   })),
 ];
 
-async function deliver(send: Send): Promise<number> {
+async function deliver(base: string, send: Send): Promise<number> {
   const payload = typeof send.body === 'function' ? send.body() : send.body;
   const response = await request(`${base}${send.path ?? '/webhooks/v2'}`, {
     method: (send.method ?? 'POST') as 'POST', headers: send.headers ?? {}, ...(payload === undefined ? {} : { body: payload }),
@@ -188,9 +176,10 @@ async function deliver(send: Send): Promise<number> {
 }
 
 /** Writes raw bytes on a fresh socket and returns the status of the answer. */
-function raw(text: string): Promise<number> {
+function raw(base: string, text: string): Promise<number> {
+  const { hostname, port } = new URL(base);
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.end(text));
+    const socket = connect(Number(port), hostname, () => socket.end(text));
     let answer = '';
     socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
     socket.on('error', reject);
@@ -198,18 +187,69 @@ function raw(text: string): Promise<number> {
   });
 }
 
-describe('POST /webhooks/v2 under hostile input', () => {
+describe.each(ENGINES)('POST /webhooks/v2 under hostile input, on %s', (engine) => {
+  let app: App;
+  let store: Store;
+  let base: string;
+  const cleanups: (() => Promise<void>)[] = [];
+
+  beforeAll(async () => {
+    const out = await tempDir();
+    cleanups.push(out.cleanup);
+    // The app starts and stops the store; cleanup removes what it made.
+    const opened = await testStore(engine, { start: false });
+    cleanups.push(opened.cleanup);
+    store = opened.store;
+    const config = configSchema.parse({
+      upstream: { baseUrl: 'sandbox', clientId: 'hostile-client', clientSecret: SECRET },
+      sandbox: { students: 1 },
+      server: { host: '127.0.0.1', port: 0 },
+      webhooks: { bodyLimitBytes: LIMIT, reconcileOnStart: false },
+      poll: { onStart: false, schedule: '0 0 1 1 *' },
+      export: { onStart: false, schedule: '0 0 1 1 *' },
+      connectors: [{ name: CONNECTOR, type: 'file', streams: ['events', 'invoices'], dir: path.join(out.dir, 'out') }],
+    });
+    app = await createApp({ config, log, mode: 'daemon', store });
+    // Another route on the same instance: the webhook parser must not leak into it.
+    app.http.post('/other', async (req) => ({ type: typeof req.body, body: req.body }));
+    await app.start();
+    // Nothing is delivered here, so what was enqueued stays in the outbox for `kept` to see.
+    app.outbox.holdDeliveries();
+    base = app.server!.url;
+  });
+
+  afterAll(async () => {
+    await app.stop();
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  /** The intake's count of stored events (a stored hostile delivery would move it). */
+  const storedTotal = async () => {
+    const line = (await app.metrics.metrics()).split('\n').find((l) => l.startsWith('schoolbridge_webhook_stored_total '));
+    return Number(line?.split(' ').pop() ?? 0);
+  };
+  const duplicatesTotal = async () => {
+    const line = (await app.metrics.metrics()).split('\n').find((l) => l.startsWith('schoolbridge_webhook_duplicates_total '));
+    return Number(line?.split(' ').pop() ?? 0);
+  };
+
+  /** Whether the event is in the inbox, and how many of its deliveries the outbox holds (deliveries are held). */
+  const kept = async (id: string) => {
+    const deliveries = await Promise.all(['events', 'invoices'].map((stream) => store.outbox.get(`${CONNECTOR}:${stream}:${id}`)));
+    return { inbox: (await store.inbox.get(id)) !== undefined, deliveries: deliveries.filter(Boolean).length };
+  };
+
   it('has at least 40 cases', () => {
     expect(cases.length).toBeGreaterThanOrEqual(40);
   });
 
   it.each(cases)('$name → $status', async (c) => {
-    const quarantinedBefore = store.size(QUARANTINE);
-    expect(await deliver(c.send())).toBe(c.status);
-    expect(store.size(INBOX)).toBe(0);
-    expect(store.size('test.outbox')).toBe(0);
-    expect(sink.enqueued).toEqual([]);
-    expect(store.size(QUARANTINE)).toBe(quarantinedBefore + (c.quarantined ? 1 : 0));
+    const quarantinedBefore = (await store.inbox.quarantined()).length;
+    const first = made.length;
+    expect(await deliver(base, c.send())).toBe(c.status);
+    for (const id of made.slice(first)) expect(await kept(id), id).toEqual({ inbox: false, deliveries: 0 });
+    expect(await storedTotal()).toBe(0);
+    expect((await store.inbox.quarantined()).length).toBe(quarantinedBefore + (c.quarantined ? 1 : 0));
     const health = await request(`${base}/healthz`);
     await health.body.dump();
     expect(health.statusCode).toBe(200);
@@ -218,39 +258,39 @@ describe('POST /webhooks/v2 under hostile input', () => {
   it('two Webhook-Signature headers → 401', async () => {
     const b = body();
     const h = signatureHeader(SECRET, b, now());
-    const status = await raw(`POST /webhooks/v2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\nWebhook-Signature: ${h}\r\nWebhook-Signature: ${h}\r\nContent-Length: ${Buffer.byteLength(b)}\r\n\r\n${b}`);
+    const status = await raw(base, `POST /webhooks/v2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\nWebhook-Signature: ${h}\r\nWebhook-Signature: ${h}\r\nContent-Length: ${Buffer.byteLength(b)}\r\n\r\n${b}`);
     expect(status).toBe(401);
-    expect(store.size(INBOX)).toBe(0);
+    expect(await kept(idOf(b))).toEqual({ inbox: false, deliveries: 0 });
   });
 
   it('a Content-Length over the limit is refused before any body byte is sent', async () => {
-    const status = await raw(`POST /webhooks/v2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: ${100 * 1024 * 1024}\r\n\r\n`);
+    const status = await raw(base, `POST /webhooks/v2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: ${100 * 1024 * 1024}\r\n\r\n`);
     expect(status).toBe(413);
   });
 
   it('after all that, a valid delivery is stored — with any content type or none — and other routes still parse JSON', async () => {
+    expect(await storedTotal()).toBe(0);
     const contentTypes = [undefined, 'application/json', 'application/json; charset=utf-8', 'text/plain', 'garbage'];
     for (const [i, type] of contentTypes.entries()) {
-      const b = eventBody('invoice.created', invoice({ id: 9000 + i }));
+      const b = event({ id: 9000 + i });
       const headers: Record<string, string> = { 'webhook-signature': signatureHeader(SECRET, b, now()) };
       if (type) headers['content-type'] = type;
-      expect(await deliver({ headers, body: b }), String(type)).toBe(200);
+      expect(await deliver(base, { headers, body: b }), String(type)).toBe(200);
+      expect(await kept(idOf(b)), String(type)).toEqual({ inbox: true, deliveries: 2 });
     }
-    expect(store.size(INBOX)).toBe(contentTypes.length);
-    expect(sink.enqueued).toHaveLength(contentTypes.length * 2);
+    expect(await storedTotal()).toBe(contentTypes.length);
     const other = await request(`${base}/other`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
     expect(await other.body.json()).toEqual({ type: 'object', body: { a: 1 } });
   });
 
   it('twenty concurrent deliveries of one event, each signed at another second, store it once and all get 200', async () => {
-    const inboxBefore = store.size(INBOX);
-    const enqueuedBefore = sink.enqueued.length;
+    const [storedBefore, duplicatesBefore] = [await storedTotal(), await duplicatesTotal()];
     const b = eventBody('invoice.updated', invoice({ id: 424242 }));
     const statuses = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => deliver({ headers: { 'webhook-signature': signatureHeader(SECRET, b, now() - i) }, body: b })),
+      Array.from({ length: 20 }, (_, i) => deliver(base, { headers: { 'webhook-signature': signatureHeader(SECRET, b, now() - i) }, body: b })),
     );
     expect(statuses).toEqual(Array.from({ length: 20 }, () => 200));
-    expect(store.size(INBOX)).toBe(inboxBefore + 1);
-    expect(sink.enqueued.length).toBe(enqueuedBefore + 2);
+    expect(await kept(idOf(b))).toEqual({ inbox: true, deliveries: 2 });
+    expect([await storedTotal() - storedBefore, await duplicatesTotal() - duplicatesBefore]).toEqual([1, 19]);
   });
 });

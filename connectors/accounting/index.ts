@@ -23,7 +23,7 @@ export const accountingConnector: Connector<AccountingConfig> = {
     const outcomes: DeliveryOutcome[] = [];
     // Within one batch too, a later version of an invoice never goes before an earlier one that failed.
     const failedKeys = new Set<string>();
-    for (const record of records) {
+    for (const { record } of records) {
       const orderKey = `${record.stream}:${String(record.key)}`;
       if (failedKeys.has(orderKey)) {
         outcomes.push(heldBack(record));

@@ -4,9 +4,10 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { Agent } from 'undici';
+import { StoredRecord } from '../../src/connectors/stored-record.js';
 import type { ConnectorContext } from '../../src/connectors/types.js';
 import { createMetricsRegistry } from '../../src/metrics.js';
-import { ROSTER_COLUMNS, type RosterRow } from '../../src/records.js';
+import { ROSTER_COLUMNS, type AnyRecord, type RosterRow } from '../../src/records.js';
 import { ManualClock, change, roster } from '../../test/outbox-helpers.js';
 import { fileConnector } from './index.js';
 import { readId } from './jsonl-file.js';
@@ -28,6 +29,10 @@ function context(outDir = path.join(dir, 'out')): ConnectorContext<FileConfig> {
   return { config, dispatcher, clock: new ManualClock(), log: pino({ level: 'silent' }), signal: new AbortController().signal, metrics: createMetricsRegistry(), cache: new Map() };
 }
 
+/** Delivers records made in memory, as the outbox would hand them over: with JSON.stringify's text. */
+const deliver = (ctx: ConnectorContext<FileConfig>, records: readonly AnyRecord[]) =>
+  fileConnector.deliver(ctx, records.map((record) => StoredRecord.of(record)));
+
 const readLines = async (stream: string) =>
   (await readFile(path.join(dir, 'out', `${stream}.jsonl`), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { id: string });
 
@@ -41,29 +46,40 @@ const row = (patch: Partial<RosterRow>): RosterRow => ({
 describe('file connector', () => {
   it('appends one JSON line per record to <dir>/<stream>.jsonl, id first', async () => {
     const records = [change('students', 1), change('users', 2), change('students', 3)];
-    expect(await fileConnector.deliver(context(), records)).toEqual([{ status: 'done' }, { status: 'done' }, { status: 'done' }]);
+    expect(await deliver(context(), records)).toEqual([{ status: 'done' }, { status: 'done' }, { status: 'done' }]);
     expect(await readLines('students')).toEqual([records[0], records[2]]);
     expect(await readLines('users')).toEqual([records[1]]);
     const raw = await readFile(path.join(dir, 'out', 'users.jsonl'), 'utf8');
     expect(raw.startsWith(`{"id":${JSON.stringify(records[1]!.id)},`)).toBe(true);
   });
 
+  it('writes the stored JSON text as the line, byte for byte, not the record serialized again', async () => {
+    // A number spelt 1.50, spaces after separators and \u escapes: JSON.stringify of the parsed record
+    // writes each of them differently, so only the stored text itself matches. "Żółta" is raw UTF-8.
+    const id = 'students:9:000000000001';
+    const json = `{"id":"${id}", "stream":"students", "key":9, "fee":1.50, "city":"\\u0141\\u00f3d\\u017a", "street":"Żółta 1"}`;
+    const stored = new StoredRecord(id, 'students', json);
+    expect(JSON.stringify(stored.record)).not.toBe(json);
+    expect(await fileConnector.deliver(context(), [stored])).toEqual([{ status: 'done' }]);
+    expect(await readFile(path.join(dir, 'out', 'students.jsonl'))).toEqual(Buffer.from(`${json}\n`, 'utf8'));
+  });
+
   it('never writes a record id twice: not in one process, not after a restart', async () => {
     const a = change('students', 1);
     const b = change('students', 2);
     const ctx = context();
-    await fileConnector.deliver(ctx, [a, a]);
-    await fileConnector.deliver(ctx, [a, b]);
-    await fileConnector.deliver(context(), [a, b, change('students', 3)]);
+    await deliver(ctx, [a, a]);
+    await deliver(ctx, [a, b]);
+    await deliver(context(), [a, b, change('students', 3)]);
     expect((await readLines('students')).map((r) => r.id)).toEqual([a.id, b.id, expect.stringMatching(/^students:3:/)]);
   });
 
   it('cuts a torn last line left by a crash before appending', async () => {
     const a = change('students', 1);
-    await fileConnector.deliver(context(), [a]);
+    await deliver(context(), [a]);
     await appendFile(path.join(dir, 'out', 'students.jsonl'), '{"id":"students:2:torn","stre');
     const b = change('students', 2);
-    expect(await fileConnector.deliver(context(), [b])).toEqual([{ status: 'done' }]);
+    expect(await deliver(context(), [b])).toEqual([{ status: 'done' }]);
     expect((await readLines('students')).map((r) => r.id)).toEqual([a.id, b.id]);
   });
 
@@ -76,20 +92,20 @@ describe('file connector', () => {
 
   it('a write that fails is a retry', async () => {
     await writeFile(path.join(dir, 'blocked'), 'a file where the directory should be');
-    const [outcome] = await fileConnector.deliver(context(path.join(dir, 'blocked', 'sub')), [change('students', 1)]);
+    const [outcome] = await deliver(context(path.join(dir, 'blocked', 'sub')), [change('students', 1)]);
     expect(outcome).toMatchObject({ status: 'retry', error: { code: 'file.write_failed', retryable: true } });
     expect(await fileConnector.check(context(path.join(dir, 'blocked', 'sub')))).toMatchObject({ ok: false, reason: expect.stringContaining('cannot write') });
     expect(await fileConnector.check(context())).toEqual({ ok: true });
 
     // One stream's file cannot be written: only its records are retried.
     await mkdir(path.join(dir, 'out', 'students.jsonl'));
-    const outcomes = await fileConnector.deliver(context(), [change('students', 1), change('users', 2)]);
+    const outcomes = await deliver(context(), [change('students', 1), change('users', 2)]);
     expect(outcomes).toMatchObject([{ status: 'retry', error: { code: 'file.write_failed' } }, { status: 'done' }]);
   });
 
   it('writes a roster export as roster-YYYY-MM-DD.csv: RFC 4180, UTF-8, header row, atomically', async () => {
     const rows = [row({}), row({ studentId: 2, lastName: 'Nowak, "Jr."', street: 'Długa 1\nm. 2', email: 'zażółć@gęślą.pl' })];
-    expect(await fileConnector.deliver(context(), [roster('2026-11-22', rows)])).toEqual([{ status: 'done' }]);
+    expect(await deliver(context(), [roster('2026-11-22', rows)])).toEqual([{ status: 'done' }]);
     const text = await readFile(path.join(dir, 'out', 'roster-2026-11-22.csv'), 'utf8');
     const lines = text.split('\r\n');
     expect(lines[0]).toBe(ROSTER_COLUMNS.join(','));
@@ -99,12 +115,12 @@ describe('file connector', () => {
     expect(text.endsWith('\r\n')).toBe(true);
     expect(await readdir(path.join(dir, 'out'))).toEqual(['roster-2026-11-22.csv']);
 
-    await fileConnector.deliver(context(), [roster('2026-11-22', rows)]);
+    await deliver(context(), [roster('2026-11-22', rows)]);
     expect(await readFile(path.join(dir, 'out', 'roster-2026-11-22.csv'), 'utf8')).toBe(text);
   });
 
   it('a roster record without a usable date is dead', async () => {
-    const [outcome] = await fileConnector.deliver(context(), [roster('../../etc', [])]);
+    const [outcome] = await deliver(context(), [roster('../../etc', [])]);
     expect(outcome).toMatchObject({ status: 'dead', error: { code: 'file.bad_record' } });
   });
 });

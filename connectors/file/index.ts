@@ -56,7 +56,7 @@ export const fileConnector: Connector<FileConfig> = {
       }
     }
     for (let i = 0; i < records.length; i++) {
-      if (records[i]!.stream === 'roster') outcomes[i] = await deliverRoster(ctx, records[i] as RosterRecord);
+      if (records[i]!.stream === 'roster') outcomes[i] = await deliverRoster(ctx, records[i]!.record as RosterRecord);
     }
     return outcomes;
   },

@@ -1,9 +1,8 @@
 import { open, truncate, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { knownJson } from '../../src/record-json.js';
-import type { AnyRecord } from '../../src/records.js';
-import { syncDir } from '../../src/store/durable-file.js';
-import { readLines } from '../../src/store/file-lines.js';
+import type { StoredRecord } from '../../src/connectors/stored-record.js';
+import { syncDir } from '../../src/files/durable.js';
+import { readLines } from '../../src/files/lines.js';
 
 /** Lines are written with `id` first, so reading it back needs no full parse. */
 const LEADING_ID = /^\{"id":("(?:[^"\\]|\\.)*")/;
@@ -21,16 +20,16 @@ export class JsonlFile {
   constructor(readonly file: string) {}
 
   /** Appends the records whose id is not in the file yet; resolves with how many, once they are durable. */
-  append(records: readonly AnyRecord[]): Promise<number> {
+  append(records: readonly StoredRecord[]): Promise<number> {
     const run = this.tail.then(() => this.appendNow(records));
     this.tail = run.catch(() => {});
     return run;
   }
 
-  private async appendNow(records: readonly AnyRecord[]): Promise<number> {
+  private async appendNow(records: readonly StoredRecord[]): Promise<number> {
     const existed = this.ids !== undefined || (await this.load());
     const ids = this.ids!;
-    const fresh = new Map<string, AnyRecord>();
+    const fresh = new Map<string, StoredRecord>();
     for (const record of records) if (!ids.has(record.id) && !fresh.has(record.id)) fresh.set(record.id, record);
     if (fresh.size === 0) return 0;
     let text = '';
@@ -75,10 +74,9 @@ export class JsonlFile {
   }
 }
 
-/** The record as one JSON line, `id` first: the text made at intake when there is one. */
-function lineOf(record: AnyRecord): string {
-  const known = knownJson(record);
-  return known?.startsWith('{"id":') ? known : JSON.stringify(Object.assign({ id: record.id }, record));
+/** The record as one JSON line, `id` first: its stored text, which every producer writes `id` first. */
+function lineOf(record: StoredRecord): string {
+  return record.json.startsWith('{"id":') ? record.json : JSON.stringify(Object.assign({ id: record.id }, record.record));
 }
 
 export function readId(line: string): string | undefined {

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { csvLines } from '../../src/csv.js';
 import { ROSTER_COLUMNS, type RosterRecord } from '../../src/records.js';
-import { writeFileAtomic } from '../../src/store/durable-file.js';
+import { writeFileAtomic } from '../../src/files/durable.js';
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 

@@ -4,6 +4,7 @@
  */
 import type { Connector, ConnectorContext, DeliveryOutcome } from '../../src/connectors/types.js';
 import { BridgeError, describeError, isBridgeError } from '../../src/errors.js';
+import type { StoredRecord } from '../../src/connectors/stored-record.js';
 import type { AnyRecord, RosterRecord } from '../../src/records.js';
 import { classifySheetsError } from './errors.js';
 import { rosterColumns, tabColumns, type UpsertStream } from './columns.js';
@@ -84,7 +85,8 @@ async function deliverRoster(ctx: Ctx, session: Session, items: { record: Roster
   });
 }
 
-async function deliver(ctx: Ctx, records: readonly AnyRecord[]): Promise<DeliveryOutcome[]> {
+async function deliver(ctx: Ctx, stored: readonly StoredRecord[]): Promise<DeliveryOutcome[]> {
+  const records = stored.map((s) => s.record);
   let session: Session;
   try {
     session = await getSession(ctx);

@@ -35,7 +35,7 @@ export const webhookConnector: Connector<WebhookConfig> = {
     const outcomes = [];
     for (const record of records) {
       outcomes.push(
-        await postSigned(record.id, JSON.stringify(record), {
+        await postSigned(record.id, record.json, {
           url: ctx.config.url,
           secret: ctx.config.secret,
           headers: ctx.config.headers,

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createApp, type App } from '../app.js';
-import { loadConfig, type LoadedConfig } from '../config/index.js';
+import { loadConfig, type Config, type LoadedConfig } from '../config/index.js';
 import { createLogger, type Logger } from '../log.js';
 import { liveHolder, type LockInfo } from '../store/index.js';
 import { CliExit } from './errors.js';
@@ -39,19 +39,26 @@ export async function callAdmin(holder: LockInfo, token: string, path: string, b
 }
 
 /**
- * Runs a state-changing one-shot command in-process, or, when a daemon already holds the store, asks
- * it through its admin API (`viaAdmin`) — two processes never write one store.
+ * The daemon holding an embedded store, when one does: then a one-shot command asks it rather than
+ * write the store itself. On PostgreSQL the database arbitrates, so commands always run in-process.
+ */
+export async function embeddedHolder(config: Config): Promise<LockInfo | undefined> {
+  return config.store.driver === 'sqlite' ? liveHolder(config.store.dir) : undefined;
+}
+
+/**
+ * Runs a state-changing one-shot command in-process, or, when a daemon already holds the embedded
+ * store, asks it through its admin API (`viaAdmin`) — two processes never write one SQLite store.
  */
 export async function runOneShot<T>(
   command: Command,
   work: (app: App) => Promise<T>,
   viaAdmin?: (call: (path: string, body?: unknown) => Promise<unknown>) => Promise<T>,
-  options: { memoryStore?: boolean } = {},
 ): Promise<T> {
   const globals = globalOptions(command);
   const loaded = loadCliConfig(globals);
   const { config } = loaded;
-  const holder = options.memoryStore ? undefined : await liveHolder(config.store.dir);
+  const holder = await embeddedHolder(config);
   if (holder) {
     const token = config.server.adminToken;
     if (!viaAdmin || !token) {
@@ -64,7 +71,7 @@ export async function runOneShot<T>(
     return viaAdmin((path, body) => callAdmin(holder, token, path, body));
   }
   const log = cliLogger(loaded, { ...globals, quiet: true });
-  const app = await createApp({ config, log, mode: 'oneshot', memoryStore: options.memoryStore });
+  const app = await createApp({ config, log, mode: 'oneshot' });
   try {
     await app.start();
     return await work(app);
@@ -87,5 +94,7 @@ export async function awaitDeliveries(app: App, limitMs = DELIVERY_WAIT_MS): Pro
   settled.catch(() => {}); // past the limit the command stops the app, and with it the backlog
   await Promise.race([settled, new Promise<void>((resolve) => (timer = setTimeout(resolve, limitMs)))]);
   clearTimeout(timer);
-  return app.outbox.depth() + app.poll.poller.backlogRemaining();
+  let queued = app.poll.poller.backlogRemaining();
+  for (const c of (await app.outbox.counts()).values()) queued += c.depth;
+  return queued;
 }

@@ -11,5 +11,18 @@ export function maskSecrets(value: unknown, key = ''): unknown {
   if (value !== null && typeof value === 'object') {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskSecrets(v, k)]));
   }
-  return value;
+  return typeof value === 'string' ? maskUrlPassword(value) : value;
+}
+
+/** A URL's password (`postgres://user:password@host/db`, store.url) as "***"; other text as it is. */
+function maskUrlPassword(text: string): string {
+  if (!/^[a-z][a-z0-9+.-]*:\/\/[^/@]*:[^/@]*@/i.test(text)) return text;
+  try {
+    const url = new URL(text);
+    if (!url.password) return text;
+    url.password = '***';
+    return url.toString();
+  } catch {
+    return text;
+  }
 }

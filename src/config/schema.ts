@@ -72,7 +72,12 @@ const exportSchema = z.strictObject({
 });
 
 const storeSchema = z.strictObject({
+  /** sqlite: one database file under `dir` (the embedded default); postgres: a shared database at `url`. */
+  driver: z.enum(['sqlite', 'postgres']).default('sqlite'),
   dir: z.string().min(1).default('./data'),
+  url: optionalString(),
+  /** postgres: connections per daemon. */
+  poolSize: int({ min: 2, max: 200 }).default(10),
 });
 
 const deliverySchema = z.strictObject({
@@ -127,6 +132,9 @@ export const configSchema = z
           message: 'required: webhook deliveries are verified with the client secret (or set webhooks.events: [])',
         });
       }
+    }
+    if (config.store.driver === 'postgres' && !/^postgres(ql)?:\/\//.test(config.store.url ?? '')) {
+      ctx.addIssue({ code: 'custom', path: ['store', 'url'], message: 'required with store.driver: postgres: a postgres://user:password@host:5432/database URL' });
     }
     const seen = new Map<string, number>();
     config.connectors.forEach((connector, index) => {

@@ -4,7 +4,7 @@ import type { Registry } from 'prom-client';
 import type { z } from 'zod';
 import type { Clock } from '../clock.js';
 import type { BridgeError } from '../errors.js';
-import type { AnyRecord } from '../records.js';
+import type { StoredRecord } from './stored-record.js';
 
 /** What a connector is given for every call (STYLE 8). */
 export interface ConnectorContext<C = unknown> {
@@ -49,5 +49,5 @@ export interface Connector<C extends { name: string; type: string; streams: read
   /** Credentials and reachability, shown in /readyz. Must not throw. */
   check(ctx: ConnectorContext<C>): Promise<CheckResult>;
   /** One outcome per record, same order, same length. Throwing counts as `retry` for every record. */
-  deliver(ctx: ConnectorContext<C>, records: readonly AnyRecord[]): Promise<DeliveryOutcome[]>;
+  deliver(ctx: ConnectorContext<C>, records: readonly StoredRecord[]): Promise<DeliveryOutcome[]>;
 }

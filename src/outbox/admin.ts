@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ListedEntry } from './list.js';
+import type { ListedDelivery } from '../store/index.js';
 import type { Outbox } from './outbox.js';
 
 /**
@@ -29,8 +29,8 @@ export async function adminRetry(outbox: Outbox, body: unknown): Promise<AdminAn
   return { status: 200, body: { retried: await outbox.retryAllDead(parsed.data.connector) } };
 }
 
-export function adminList(outbox: Outbox, body: unknown): AdminAnswer<{ deliveries: ListedEntry[] }> {
+export async function adminList(outbox: Outbox, body: unknown): Promise<AdminAnswer<{ deliveries: ListedDelivery[] }>> {
   const parsed = listBody.safeParse(body ?? {});
   if (!parsed.success) return { status: 400, body: { error: 'send {"state"?: "pending"|"active"|"dead", "connector"?: "<name>"}' } };
-  return { status: 200, body: { deliveries: outbox.list(parsed.data) } };
+  return { status: 200, body: { deliveries: await outbox.list(parsed.data) } };
 }

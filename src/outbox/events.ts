@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
 import type { BridgeError } from '../errors.js';
-import type { OutboxEntry } from './entry.js';
+import type { Delivery } from '../store/index.js';
 
 export type OutboxEvent = 'delivered' | 'retry' | 'dead';
 export interface OutboxEventPayload {
-  /** The entry as it was stored after the attempt (for `delivered`, as it was when it left). */
-  entry: OutboxEntry;
+  /** The delivery as the store recorded it after the attempt. */
+  delivery: Delivery;
   error?: BridgeError;
 }
 type Listener = (payload: OutboxEventPayload) => void;

@@ -1,7 +1,7 @@
-import type { ListedEntry } from './list.js';
+import type { ListedDelivery } from '../store/index.js';
 
 /** `deliveries list` as a terminal table; one line per entry, errors cut to keep lines readable. */
-export function formatDeliveries(entries: readonly ListedEntry[], now: number): string {
+export function formatDeliveries(entries: readonly ListedDelivery[], now: number): string {
   if (entries.length === 0) return 'no deliveries\n';
   const rows = entries.map((e) => [
     e.id,

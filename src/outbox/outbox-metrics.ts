@@ -10,20 +10,22 @@ export interface OutboxMetrics {
 }
 
 /**
- * Queue depth and dead count are read when scraped (`counts`), so they are never stale and cost
- * nothing between scrapes.
+ * Queue depth and dead count are read from the store when scraped (`counts`), so they are never stale
+ * and cost nothing between scrapes; a scrape while the store is down leaves them out.
  */
 export function createOutboxMetrics(
   registry: Registry,
-  counts: () => Iterable<{ connector: string; depth: number; dead: number }>,
+  counts: () => Promise<Iterable<{ connector: string; depth: number; dead: number }>>,
 ): OutboxMetrics {
-  gauge(registry, 'schoolbridge_outbox_depth', 'Deliveries waiting or in flight, per connector', ['connector'], function () {
+  gauge(registry, 'schoolbridge_outbox_depth', 'Deliveries waiting or in flight, per connector', ['connector'], async function () {
+    const all = await counts().catch(() => undefined);
     this.reset();
-    for (const c of counts()) this.set({ connector: c.connector }, c.depth);
+    for (const c of all ?? []) this.set({ connector: c.connector }, c.depth);
   });
-  gauge(registry, 'schoolbridge_outbox_dead', 'Dead deliveries (kept, retryable), per connector', ['connector'], function () {
+  gauge(registry, 'schoolbridge_outbox_dead', 'Dead deliveries (kept, retryable), per connector', ['connector'], async function () {
+    const all = await counts().catch(() => undefined);
     this.reset();
-    for (const c of counts()) this.set({ connector: c.connector }, c.dead);
+    for (const c of all ?? []) this.set({ connector: c.connector }, c.dead);
   });
   return {
     deliveries: counter(registry, 'schoolbridge_deliveries_total', 'Delivery attempts per record by connector and outcome (done, retry, dead)', ['connector', 'outcome']),

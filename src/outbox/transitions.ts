@@ -1,34 +1,15 @@
 import type { DeliveryOutcome } from '../connectors/types.js';
 import { BridgeError, describeError } from '../errors.js';
-import type { OutboxEntry } from './entry.js';
+import type { Delivery, Settlement } from '../store/index.js';
 import { nextAttempt, type RetryPolicy } from './retry-policy.js';
 
 /**
- * The life of an entry as pure functions (STYLE 5): pending → active (leased) → gone (done), back to
- * pending (retry) or dead. The outbox shell turns their results into store ops.
+ * What becomes of a claimed delivery, as pure functions (STYLE 5): done, pending again at a later
+ * time (retry), or dead. The store records it (Settlement) only while the claim still holds.
  */
-
-/** Taken by a worker: an attempt begins, and the lease says until when it belongs to it. */
-export function lease(entry: OutboxEntry, now: number, leaseMs: number): OutboxEntry {
-  return { ...entry, status: 'active', attempts: entry.attempts + 1, leaseUntil: now + leaseMs };
-}
-
-/** A lease nobody holds any more (a crash, or a delivery that outlived it): pending again, at once. */
-export function reclaim(entry: OutboxEntry, now: number): OutboxEntry {
-  const { leaseUntil: _lease, ...rest } = entry;
-  return { ...rest, status: 'pending', runAt: Math.min(entry.runAt, now) };
-}
-
-/** A retry by hand: a fresh start with a new retry window. */
-export function retryByHand(entry: OutboxEntry, now: number): OutboxEntry {
-  const { leaseUntil: _lease, ...rest } = entry;
-  return { ...rest, status: 'pending', attempts: 0, enqueuedAt: now, runAt: now };
-}
-
 export type Settled =
-  | { kind: 'done'; entry: OutboxEntry }
-  | { kind: 'retry'; entry: OutboxEntry; error: BridgeError }
-  | { kind: 'dead'; entry: OutboxEntry; error: BridgeError };
+  | { kind: 'done'; delivery: Delivery; settlement: Settlement }
+  | { kind: 'retry' | 'dead'; delivery: Delivery; settlement: Settlement; error: BridgeError };
 
 export interface SettleContext {
   now: number;
@@ -38,20 +19,24 @@ export interface SettleContext {
   stopping: boolean;
 }
 
-/** What becomes of a leased entry given the connector's outcome for its record. */
-export function settle(active: OutboxEntry, outcome: DeliveryOutcome, ctx: SettleContext): Settled {
-  const { leaseUntil: _lease, ...entry } = active;
-  const base = { ...entry, lastAttemptAt: ctx.now };
-  if (outcome.status === 'done') return { kind: 'done', entry: base };
+/** The outcome of a claimed delivery (its attempt already counted by the claim) given the connector's answer. */
+export function settle(claimed: Delivery, outcome: DeliveryOutcome, ctx: SettleContext): Settled {
+  const { leaseUntil: _until, leaseOwner: _owner, ...rest } = claimed;
+  const base = { ...rest, lastAttemptAt: ctx.now };
+  const key = { id: claimed.id, fence: claimed.fence, at: ctx.now };
+  if (outcome.status === 'done') return { kind: 'done', delivery: base, settlement: { ...key, status: 'done' } };
   const error = outcome.error;
   const lastError = describeError(error);
-  if (outcome.status === 'retry' && ctx.stopping) {
-    return { kind: 'retry', entry: { ...base, status: 'pending', attempts: Math.max(0, entry.attempts - 1), runAt: ctx.now, lastError }, error };
-  }
+  const pending = (runAt: number, attempts: number): Settled => ({
+    kind: 'retry', error,
+    delivery: { ...base, status: 'pending', runAt, attempts, lastError },
+    settlement: { ...key, status: 'pending', runAt, attempts, lastError },
+  });
+  if (outcome.status === 'retry' && ctx.stopping) return pending(ctx.now, Math.max(0, claimed.attempts - 1));
   const next = nextAttempt(
     {
-      attempts: entry.attempts,
-      enqueuedAt: entry.enqueuedAt,
+      attempts: claimed.attempts,
+      enqueuedAt: claimed.enqueuedAt,
       now: ctx.now,
       permanent: outcome.status === 'dead',
       retryAfterMs: outcome.status === 'retry' ? (outcome.retryAfterMs ?? error.retryAfterMs) : undefined,
@@ -59,9 +44,13 @@ export function settle(active: OutboxEntry, outcome: DeliveryOutcome, ctx: Settl
     ctx.policy,
     ctx.random,
   );
-  if (next.status === 'pending') return { kind: 'retry', entry: { ...base, status: 'pending', runAt: next.runAt, lastError }, error };
-  const why = next.reason === 'expired' ? `expired after ${entry.attempts} attempts; last error: ${lastError}` : lastError;
-  return { kind: 'dead', entry: { ...base, status: 'dead', runAt: ctx.now, lastError: why }, error };
+  if (next.status === 'pending') return pending(next.runAt, claimed.attempts);
+  const why = next.reason === 'expired' ? `expired after ${claimed.attempts} attempts; last error: ${lastError}` : lastError;
+  return {
+    kind: 'dead', error,
+    delivery: { ...base, status: 'dead', runAt: ctx.now, lastError: why },
+    settlement: { ...key, status: 'dead', runAt: ctx.now, attempts: claimed.attempts, lastError: why },
+  };
 }
 
 /**

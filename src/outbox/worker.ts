@@ -1,43 +1,50 @@
+import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { ConnectorContext, DeliveryOutcome } from '../connectors/types.js';
-import { BridgeError } from '../errors.js';
-import type { AnyRecord } from '../records.js';
+import { StoredRecord } from '../connectors/stored-record.js';
+import { BridgeError, describeError } from '../errors.js';
+import { createdChangeJson } from '../records.js';
+import type { Claimed, OutboxStore } from '../store/index.js';
 import type { ConnectorInstance } from './connector-instance.js';
-import type { OutboxEntry } from './entry.js';
-import { ReadyHeap } from './ready-heap.js';
-import { stillStands, takeReady } from './select.js';
-import { checkOutcomes, failAll, lease } from './transitions.js';
+import type { RetryPolicy } from './retry-policy.js';
+import { checkOutcomes, failAll, settle, type Settled } from './transitions.js';
 
 /** What a worker needs from its outbox; see outbox.ts. */
 export interface WorkerHost {
+  store: OutboxStore;
   clock: Clock;
+  log: Logger;
   leaseMs: number;
   concurrency: number;
-  get(id: string): OutboxEntry | undefined;
-  record(key: string): AnyRecord | undefined;
-  /** Whether the entry is the oldest of its connector and order key. */
-  isHead(entry: OutboxEntry): boolean;
+  policy: RetryPolicy;
+  random: () => number;
   isRunning(): boolean;
   /** While true no batch starts (holdDeliveries); the outbox pumps again on release. */
   isHeld(): boolean;
-  /** Puts the leased entries in memory only (a lost lease only means "pending", which it was). */
-  stageLeases(entries: OutboxEntry[]): void;
-  settle(worker: ConnectorWorker, leased: OutboxEntry[], outcomes: DeliveryOutcome[], startedAt: number): void;
+  /** Told the outcomes the store recorded, once they are durable. */
+  settled(worker: ConnectorWorker, settled: Settled[], startedAt: number): void;
 }
 
+/** How long an idle worker waits before it looks at the store again by itself (work another process added). */
+const IDLE_LOOK_MS = 5000;
+/** How long a worker waits after the store failed a claim. */
+const CLAIM_RETRY_MS = 1000;
+
 /**
- * Delivers one connector's entries: up to `concurrency` batches in flight, each of up to the
- * connector's batch size, heads of their order keys only. Woken by the outbox (notify, a finished
- * batch, the sweep) and by its own timer for the next due retry.
+ * Delivers one connector's deliveries: claims due ones from the store (leased to this replica, the
+ * heads of their keys only), hands them to the connector up to `concurrency` batches at a time, and
+ * records each outcome. Woken by the outbox (`pump`: something was enqueued, a batch ended) and by
+ * its own timer for the next due retry.
  */
 export class ConnectorWorker {
-  readonly inFlight = new Set<string>();
   readonly batches = new Set<Promise<void>>();
-  private readonly ready = new ReadyHeap();
-  private wake: { at: number; abort: AbortController } | undefined;
   readonly batchSize: number;
   /** Batches in flight at most: delivery.concurrency, or less if the connector says so. */
   readonly concurrency: number;
+  private claiming: Promise<void> | undefined;
+  /** Set when asked to pump while a claim was running: its answer may predate the news. */
+  private dirty = false;
+  private wake: { at: number; abort: AbortController } | undefined;
 
   constructor(
     private readonly host: WorkerHost,
@@ -53,73 +60,100 @@ export class ConnectorWorker {
     return this.instance.name;
   }
 
-  /**
-   * Makes `entry` a candidate: call it whenever an entry becomes pending, changes its runAt, or
-   * becomes the head of its key. Extra calls are harmless (stale candidates are dropped).
-   */
-  schedule(entry: OutboxEntry): void {
-    if (entry.status === 'pending') this.ready.push({ id: entry.id, runAt: entry.runAt, seq: entry.seq });
+  /** Work in progress: the claim running and the batches in flight. */
+  busy(): Promise<void>[] {
+    return [...(this.claiming ? [this.claiming] : []), ...this.batches];
   }
 
   pump(): void {
     if (!this.host.isRunning() || this.host.isHeld()) return;
-    while (this.batches.size < this.concurrency) {
-      const { batch, wakeAt } = takeReady(this.ready, this.host.clock.now(), this.batchSize, (candidate) => {
-        const entry = this.host.get(candidate.id);
-        return stillStands(entry, candidate, entry !== undefined && this.host.isHead(entry), this.inFlight.has(candidate.id)) ? entry : undefined;
-      });
-      if (batch.length === 0) {
-        this.setWake(wakeAt);
-        return;
-      }
-      this.start(batch);
+    if (this.claiming) {
+      this.dirty = true;
+      return;
     }
+    if (this.batches.size >= this.concurrency) return;
+    this.dirty = false;
+    this.claiming = this.claimNext().then((again) => {
+      this.claiming = undefined;
+      if (again || this.dirty) this.pump();
+    });
   }
 
-  /** Cancels the retry timer (stop). */
+  /** Cancels the wake-up timer (stop). */
   cancelWake(): void {
     this.wake?.abort.abort();
     this.wake = undefined;
   }
 
-  private start(batch: OutboxEntry[]): void {
-    const now = this.host.clock.now();
-    const leased = batch.map((entry) => lease(entry, now, this.host.leaseMs));
-    for (const entry of leased) this.inFlight.add(entry.id);
-    this.host.stageLeases(leased);
-    const run = this.run(leased).finally(() => {
-      for (const entry of leased) this.inFlight.delete(entry.id);
-      this.batches.delete(run);
-      this.pump();
-    });
+  /** Claims one batch; resolves with whether to claim again at once. */
+  private async claimNext(): Promise<boolean> {
+    const { store, clock } = this.host;
+    const now = clock.now();
+    let claimed: Claimed[];
+    try {
+      claimed = await store.claim({ connector: this.name, limit: this.batchSize, now, leaseMs: this.host.leaseMs });
+    } catch (error) {
+      // A store that cannot be reached says so once, on /readyz and in its own log line; here it would say it every second.
+      const level = (error as { code?: string }).code === 'store.unavailable' ? 'debug' : 'warn';
+      this.host.log[level]({ connector: this.name, err: describeError(error) }, 'could not claim deliveries; trying again shortly');
+      this.setWake(now + CLAIM_RETRY_MS);
+      return false;
+    }
+    if (claimed.length > 0) {
+      this.start(claimed);
+      return true;
+    }
+    if (this.dirty) return true;
+    const next = await store.nextRunAt(this.name).catch(() => undefined);
+    this.setWake(Math.min(next ?? Infinity, now + IDLE_LOOK_MS));
+    return false;
+  }
+
+  private start(claimed: Claimed[]): void {
+    const run = this.run(claimed)
+      .catch((error: unknown) => this.host.log.error({ connector: this.name, err: error }, 'delivery batch failed'))
+      .finally(() => {
+        this.batches.delete(run);
+        this.pump();
+      });
     this.batches.add(run);
   }
 
-  private async run(leased: OutboxEntry[]): Promise<void> {
-    const startedAt = this.host.clock.now();
-    const records = leased.map((entry) => this.host.record(entry.key));
-    const present = records.filter((r): r is AnyRecord => r !== undefined);
+  private async run(claimed: Claimed[]): Promise<void> {
+    const { clock, store } = this.host;
+    const startedAt = clock.now();
+    const records = claimed.map(storedRecordOf);
+    const present = records.filter((r): r is StoredRecord => r !== undefined);
     const delivered = present.length > 0 ? await this.deliver(present) : [];
-    // A missing payload is a store inconsistency, not the connector's business: dead, visible, kept.
+    // A record the store cannot give is a store inconsistency, not the connector's business: dead, kept, visible.
     const missing = new BridgeError('outbox.record_missing', 'the record of this delivery is not in the store');
     let next = 0;
     const outcomes = records.map((r): DeliveryOutcome => (r ? delivered[next++]! : { status: 'dead', error: missing }));
-    // Out of flight in the same tick as settle, which makes retried entries candidates again: a pump
-    // in between would drop them as "in flight" for good.
-    for (const entry of leased) this.inFlight.delete(entry.id);
-    this.host.settle(this, leased, outcomes, startedAt);
+    const now = clock.now();
+    const context = { now, policy: this.host.policy, stopping: !this.host.isRunning() };
+    const results = claimed.map((c, i) => settle(c.delivery, outcomes[i]!, { ...context, random: this.host.random() }));
+    let recorded: Set<string>;
+    try {
+      recorded = new Set(await store.settle(results.map((r) => r.settlement)));
+    } catch (error) {
+      // Not recorded: the leases run out and these are delivered again, with the same record ids.
+      this.host.log.error({ connector: this.name, err: describeError(error), count: results.length }, 'could not record delivery outcomes; they will be delivered again');
+      return;
+    }
+    this.host.settled(this, results.filter((r) => recorded.has(r.delivery.id)), startedAt);
   }
 
   /** Calls the connector, bounded by the lease: a delivery that outlives it is abandoned and retried. */
-  private async deliver(records: AnyRecord[]): Promise<DeliveryOutcome[]> {
+  private async deliver(records: StoredRecord[]): Promise<DeliveryOutcome[]> {
+    const { clock, leaseMs } = this.host;
     const expiry = new AbortController();
     const signal = AbortSignal.any([this.ctx.signal, expiry.signal]);
     const ctx: ConnectorContext = { ...this.ctx, signal };
     const call = Promise.resolve()
       .then(() => this.instance.connector.deliver(ctx, records))
       .then((outcomes) => checkOutcomes(outcomes, records.length), (error: unknown) => failAll(error, records.length));
-    const leaseEnd = this.host.clock.sleep(this.host.leaseMs, expiry.signal).then(() => {
-      const error = new BridgeError('outbox.lease_expired', `the delivery took longer than its lease (${this.host.leaseMs} ms)`, { retryable: true });
+    const leaseEnd = clock.sleep(leaseMs, expiry.signal).then(() => {
+      const error = new BridgeError('outbox.lease_expired', `the delivery took longer than its lease (${leaseMs} ms)`, { retryable: true });
       expiry.abort(error);
       return failAll(error, records.length);
     }, () => undefined);
@@ -131,8 +165,7 @@ export class ConnectorWorker {
     }
   }
 
-  private setWake(at: number | undefined): void {
-    if (at === undefined) return;
+  private setWake(at: number): void {
     if (this.wake && this.wake.at <= at) return;
     this.cancelWake();
     const abort = new AbortController();
@@ -148,3 +181,10 @@ export class ConnectorWorker {
   }
 }
 
+/** The record a claim gives, as connectors get it; undefined when the store could not give it. */
+function storedRecordOf(claimed: Claimed): StoredRecord | undefined {
+  const { delivery } = claimed;
+  if (claimed.json !== undefined) return new StoredRecord(delivery.recordId, delivery.stream, claimed.json);
+  if (claimed.created) return new StoredRecord(delivery.recordId, delivery.stream, createdChangeJson(claimed.created));
+  return undefined;
+}

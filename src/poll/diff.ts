@@ -1,6 +1,5 @@
 import type { ChangeOp, ChangeRecord } from '../records.js';
 import { shortHash } from './canonical.js';
-import { createdChangeOf } from './created-change.js';
 import { leafChanges } from './leaf-changes.js';
 import { BASELINE_CHAIN, CHAIN_LENGTH, decodeEntry, encodeEntry, holdsJson, type PolledStream, type SnapshotView } from './snapshot.js';
 
@@ -30,11 +29,6 @@ export interface DiffContext {
   detectedAt: string;
   /** `baseline`: a key missing from the snapshot is recorded silently (first cycle, poll.initial). */
   initial?: 'emit' | 'baseline' | undefined;
-  /**
-   * A real cycle (not a dry run): the created change of an entry the list worker made (a first
-   * cycle's) is left to the backlog (backlog.ts), so the item says `deferred` instead of holding it.
-   */
-  deferCreated?: boolean;
 }
 
 /** One key's outcome: the change to emit (none for a baseline entry) and the snapshot's next entry. */
@@ -43,12 +37,6 @@ export interface DiffItem {
   change: ChangeRecord | undefined;
   /** The new snapshot entry, or null to delete it. */
   stored: string | null;
-  /** The JSON text of `change.previous` (updated, deleted), so a commit need not serialize it again. */
-  previousJson?: string;
-  /** The new entry's UTF-8 bytes, made by the list worker on a first cycle (Op.raw). */
-  raw?: Uint8Array;
-  /** A created change the backlog makes from the entry once committed (DiffContext.deferCreated): no `change` here. */
-  deferred?: true;
 }
 
 /** Diffs one current record against its snapshot entry; undefined when nothing changed. */
@@ -74,7 +62,7 @@ export function diffText(
   change.changes = leafChanges(previous, current);
   // Same content written differently (an older snapshot format): store it anew, report nothing.
   if (change.changes.length === 0) return { key, change: undefined, stored: encodeEntry(before.chain, json) };
-  return { key, change, stored: encodeEntry(hash, json), previousJson: before.json };
+  return { key, change, stored: encodeEntry(hash, json) };
 }
 
 /** The chain of a key the snapshot does not hold: the created change's hash, or the baseline padding. */
@@ -82,24 +70,10 @@ export function newChain(initial: DiffContext['initial'], key: string, json: str
   return initial === 'baseline' ? BASELINE_CHAIN : shortHash('created', key, '', '', json);
 }
 
-/**
- * The item of a key the snapshot does not hold, its entry given (made here or by the list worker, see
- * newChain). An entry the list worker made (`raw`: a first cycle) gets no change in a real cycle, the
- * backlog makes it from the committed entry (`deferred`, backlog.ts), and in a dry run a change that
- * keeps its record as text (created-change.ts): the same change either way, without parsing 300,000
- * records on the daemon's thread.
- */
-export function newItem(ctx: DiffContext, key: string, stored: string, record: () => PolledRecord, raw?: Uint8Array): DiffItem {
-  // 300,000 change objects a first cycle would only count: building them made its read ~0.5 s longer.
-  if (raw && ctx.deferCreated && ctx.initial !== 'baseline') return { key, change: undefined, stored, raw, deferred: true };
-  const chain = stored.slice(0, CHAIN_LENGTH);
-  const change =
-    ctx.initial === 'baseline'
-      ? undefined
-      : raw
-        ? createdChangeOf(ctx.stream, key, stored, ctx.detectedAt)
-        : changeRecord(ctx, 'created', Number(key), chain, record(), null);
-  return { key, change, stored, ...(raw ? { raw } : {}) };
+/** The item of a key the snapshot does not hold, its entry given (see newChain): created, or recorded silently. */
+export function newItem(ctx: DiffContext, key: string, stored: string, record: () => PolledRecord): DiffItem {
+  const change = ctx.initial === 'baseline' ? undefined : changeRecord(ctx, 'created', Number(key), stored.slice(0, CHAIN_LENGTH), record(), null);
+  return { key, change, stored };
 }
 
 /** The change for a key that vanished from the full list. */
@@ -107,7 +81,7 @@ export function deletedItem(ctx: DiffContext, key: string, stored: string): Diff
   const before = decodeEntry(stored);
   const hash = shortHash('deleted', key, before.chain, before.json, '');
   const previous = JSON.parse(before.json) as Record<string, unknown>;
-  return { key, change: changeRecord(ctx, 'deleted', Number(key), hash, null, previous), stored: null, previousJson: before.json };
+  return { key, change: changeRecord(ctx, 'deleted', Number(key), hash, null, previous), stored: null };
 }
 
 function changeRecord(

@@ -1,9 +1,9 @@
 /** Poll and diff, scheduler, roster export (issue 7). See README.md. */
 export { createPollPart, type PollPart, type PollPartOptions, type PollStatus } from './part.js';
-export { createPoller, type Poller, type PollerOptions, type RunCycleOptions, type CycleOutput } from './poller.js';
+export { createPoller, type Poller, type PollerOptions, type RunCycleOptions } from './poller.js';
 export { createRosterExporter, type RosterExporter, type ExportResult } from './roster-export.js';
 export { createScheduler, decideTick, type Scheduler, type ScheduledJob } from './scheduler.js';
 export type { CycleResult, StreamSummary } from './cycle.js';
 export type { OutboxPort, ListSource } from './ports.js';
 export { diffRecords, diffRecord, deletedItem, type DiffItem, type PolledRecord } from './diff.js';
-export { snapshotCollection, initialDoneKey, POLLED_STREAMS, type PolledStream } from './snapshot.js';
+export { initialDoneKey, POLLED_STREAMS, type PolledStream } from './snapshot.js';

@@ -1,9 +1,11 @@
 import type { DiffContext } from './diff.js';
-import type { FreshEntries } from './list-parse.js';
+import type { ParseBatch, ParseEnd } from './list-parse.js';
 import type { PolledStream } from './snapshot.js';
 
 /** Messages between the list worker (list-worker-thread.ts) and its main-thread side (list-worker.ts). */
 export type ToWorker =
+  /** The stored snapshot's index (keys ascending, their raw hashes) becomes the stream's committed one. */
+  | { t: 'index'; stream: PolledStream; keys: number[]; hashes: (string | null)[] }
   | { t: 'begin'; id: number; stream: PolledStream; useIndex: boolean; fresh?: { initial: DiffContext['initial'] } }
   | { t: 'chunk'; id: number; bytes: Uint8Array }
   | { t: 'end'; id: number; stream: PolledStream }
@@ -22,6 +24,6 @@ export interface WireError {
 
 export type ToMain =
   /** `spent`: the chunk's memory, given back for the next chunk (see list-worker.ts). */
-  | { t: 'batch'; id: number; known: string[]; parsed: string[]; fresh?: FreshEntries; spent?: ArrayBuffer }
-  | { t: 'done'; id: number; count: number }
+  | ({ t: 'batch'; id: number; spent?: ArrayBuffer } & ParseBatch)
+  | { t: 'done'; id: number; end: ParseEnd }
   | { t: 'error'; id: number; error: WireError };

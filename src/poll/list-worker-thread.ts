@@ -20,10 +20,19 @@ const sessions = new Map<number, ListParse>();
 const committed = new Map<string, RawIndex>();
 const candidates = new Map<string, { id: number; index: RawIndex }>();
 
+function indexOf(keys: number[], hashes: (string | null)[]): RawIndex {
+  const byHash = new Map<string, number>();
+  keys.forEach((key, i) => {
+    const hashed = hashes[i];
+    if (hashed) byHash.set(hashed, key);
+  });
+  return { byHash, keys };
+}
+
 const send = (message: ToMain) => {
   const transfer: ArrayBuffer[] = [];
   if (message.t === 'batch') {
-    if (message.fresh) transfer.push(message.fresh.raws.buffer as ArrayBuffer);
+    if (message.fresh) transfer.push(message.fresh.bytes.buffer as ArrayBuffer);
     if (message.spent) transfer.push(message.spent);
   }
   port.postMessage(message, transfer);
@@ -39,8 +48,11 @@ function fail(id: number, error: unknown): void {
 
 port.on('message', (message: ToWorker) => {
   switch (message.t) {
+    case 'index':
+      committed.set(message.stream, indexOf(message.keys, message.hashes));
+      return;
     case 'begin':
-      sessions.set(message.id, new ListParse(message.stream, { previous: message.useIndex ? committed.get(message.stream) : undefined, fresh: message.fresh }));
+      sessions.set(message.id, new ListParse(message.stream, { index: message.useIndex ? committed.get(message.stream) : undefined, fresh: message.fresh }));
       return;
     case 'chunk': {
       const session = sessions.get(message.id);
@@ -58,9 +70,9 @@ port.on('message', (message: ToWorker) => {
       const session = sessions.get(message.id);
       if (!session) return;
       try {
-        const count = session.end();
+        const end = session.end();
         candidates.set(message.stream, { id: message.id, index: session.index() });
-        send({ t: 'done', id: message.id, count });
+        send({ t: 'done', id: message.id, end });
       } catch (error) {
         fail(message.id, error);
       }

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { ParseBatch } from './list-parse.js';
 import { createListWorker, type ListWorker, type ParseSink } from './list-worker.js';
 import { jsonBody, testUser } from './testing.js';
 
@@ -9,10 +10,12 @@ afterEach(async () => {
 
 /** A sink that records what the worker hands over. */
 function collect() {
-  const out = { known: [] as string[], keys: [] as string[] };
+  const out = { known: 0, keys: [] as number[] };
   const sink: ParseSink = {
-    known: (keys) => void out.known.push(...keys),
-    parsed: (pairs) => void out.keys.push(...pairs.filter((_, i) => i % 2 === 0)),
+    batch(batch: ParseBatch) {
+      out.known += batch.known;
+      out.keys.push(...batch.keys);
+    },
   };
   return { out, sink };
 }
@@ -24,31 +27,80 @@ describe('list worker', () => {
     worker = createListWorker();
     const first = collect();
     const read = await worker.parse('users', jsonBody({ data: { users: users(300) } }, 4096), { useIndex: true }, first.sink);
-    expect(read.count).toBe(300);
+    expect(read.end).toEqual({ count: 300, deleted: [] });
     expect(first.out.keys).toHaveLength(300);
 
     // Not adopted yet: nothing is known.
     const again = collect();
     await worker.parse('users', jsonBody({ data: { users: users(3) } }), { useIndex: true }, again.sink);
-    expect(again.out.known).toEqual([]);
+    expect(again.out.known).toBe(0);
 
     const indexed = await worker.parse('users', jsonBody({ data: { users: users(300) } }), { useIndex: true }, collect().sink);
-    worker.adopt('users', indexed.id);
-    const changed = users(300);
+    worker.adopt('users', indexed.id, 7);
+    expect(worker.indexVersion('users')).toBe(7);
+    const changed = users(299);
     changed[9] = testUser(10, 'Zmiana');
     const next = collect();
-    await worker.parse('users', jsonBody({ data: { users: changed } }), { useIndex: true }, next.sink);
-    expect(next.out.keys).toEqual(['10']);
-    expect(next.out.known).toHaveLength(299);
+    const read2 = await worker.parse('users', jsonBody({ data: { users: changed } }), { useIndex: true }, next.sink);
+    expect(next.out.keys).toEqual([10]);
+    expect(next.out.known).toBe(298);
+    expect(read2.end.deleted).toEqual([300]);
 
-    // useIndex false parses everything; a drop forgets the index; an adopt of another read's id too.
+    // useIndex false parses everything; a drop forgets the index.
     const full = collect();
     await worker.parse('users', jsonBody({ data: { users: changed } }), { useIndex: false }, full.sink);
-    expect(full.out.keys).toHaveLength(300);
-    worker.adopt('users', indexed.id); // not the last whole read of the stream: no index
+    expect(full.out.keys).toHaveLength(299);
+    worker.drop('users');
+    expect(worker.indexVersion('users')).toBeUndefined();
     const none = collect();
     await worker.parse('users', jsonBody({ data: { users: changed } }), { useIndex: true }, none.sink);
-    expect(none.out.known).toEqual([]);
+    expect(none.out.known).toBe(0);
+  });
+
+  it('takes an index read from the store, and knows its version', async () => {
+    worker = createListWorker();
+    const probe = await worker.parse('users', jsonBody({ data: { users: users(3) } }), { useIndex: false }, collect().sink);
+    worker.adopt('users', probe.id, 1);
+    // An index as the store gives it: keys and the raw hashes of their bytes (here: of a read elsewhere).
+    const other = createListWorker();
+    try {
+      const hashes: string[] = [];
+      await other.parse('users', jsonBody({ data: { users: users(3) } }), { useIndex: false }, { batch: (b) => void hashes.push(...b.hashes) });
+      worker.setIndex('users', { version: 5, keys: [1, 2, 3, 4], hashes: [...hashes, null] });
+    } finally {
+      await other.stop();
+    }
+    expect(worker.indexVersion('users')).toBe(5);
+    const got = collect();
+    const read = await worker.parse('users', jsonBody({ data: { users: users(3) } }), { useIndex: true }, got.sink);
+    expect(got.out.known).toBe(3);
+    expect(read.end.deleted).toEqual([4]);
+  });
+
+  it('waits for a sink that takes its time before it reads on, and keeps the order of batches', async () => {
+    worker = createListWorker();
+    const seen: number[] = [];
+    let inSink = 0;
+    let most = 0;
+    const sink: ParseSink = {
+      async batch(batch) {
+        inSink += 1;
+        most = Math.max(most, inSink);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        seen.push(...batch.keys);
+        inSink -= 1;
+      },
+    };
+    const read = await worker.parse('users', jsonBody({ data: { users: users(3000) } }, 16 * 1024), { useIndex: false }, sink);
+    expect(read.end.count).toBe(3000);
+    expect(seen).toEqual(users(3000).map((u) => u.id));
+    expect(most).toBe(1);
+  });
+
+  it('rejects with the error of a sink that fails', async () => {
+    worker = createListWorker();
+    const failing: ParseSink = { batch: () => Promise.reject(new Error('store refused')) };
+    await expect(worker.parse('users', jsonBody({ data: { users: users(5) } }), { useIndex: false }, failing)).rejects.toThrow('store refused');
   });
 
   it('reads with threads started ahead by warm(), called any number of times', async () => {
@@ -57,8 +109,8 @@ describe('list worker', () => {
     worker.warm();
     const got = collect();
     const read = await worker.parse('users', jsonBody({ data: { users: users(5) } }), { useIndex: true }, got.sink);
-    expect(read.count).toBe(5);
-    expect(got.out.keys).toEqual(['1', '2', '3', '4', '5']);
+    expect(read.end.count).toBe(5);
+    expect(got.out.keys).toEqual([1, 2, 3, 4, 5]);
   });
 
   it('rejects with the upstream error of a malformed element, naming it, and keeps working', async () => {
@@ -66,7 +118,7 @@ describe('list worker', () => {
     const bad = worker.parse('users', jsonBody({ data: { users: [testUser(1), { ...testUser(2), id: 'x' }] } }), { useIndex: true }, collect().sink);
     await expect(bad).rejects.toMatchObject({ code: 'upstream.invalid_response', message: expect.stringContaining('data.users[1].id') });
     const good = await worker.parse('users', jsonBody({ data: { users: users(2) } }), { useIndex: true }, collect().sink);
-    expect(good.count).toBe(2);
+    expect(good.end.count).toBe(2);
   });
 
   it('stop() ends a read that is still waiting for its body', async () => {
@@ -102,8 +154,7 @@ describe('list worker', () => {
       for (const until = performance.now() + ms; performance.now() < until; );
     };
     const sink: ParseSink = {
-      known: () => {},
-      parsed: () => {
+      batch: () => {
         turns.push(turn);
         busy(turns.length === 1 ? 200 : 3);
       },

@@ -1,38 +1,44 @@
 import { Worker } from 'node:worker_threads';
 import { BridgeError } from '../errors.js';
+import type { SnapshotIndex } from '../store/index.js';
 import type { DiffContext } from './diff.js';
-import type { FreshEntries } from './list-parse.js';
+import type { ParseBatch, ParseEnd } from './list-parse.js';
 import type { ToMain, ToWorker } from './list-worker-protocol.js';
 import { POLLED_STREAMS, type PolledStream } from './snapshot.js';
 
 /**
- * The main-thread side of the list worker (issue 7, event loop): a worker thread that turns list
- * bodies into record texts (list-parse.ts), so scanning, hashing, parsing, validating and
- * serializing 300,000 records run on the machine's other core instead of between webhook
- * acknowledgements. The daemon's thread only moves the body's bytes over and diffs what comes back.
+ * The main-thread side of the list worker (poll/README.md): a worker thread that turns list bodies
+ * into what a cycle needs (list-parse.ts), so scanning, hashing, parsing, validating and serializing
+ * 300,000 records run on the machine's other core instead of between webhook acknowledgements.
  *
- * The raw indexes live in the worker (list-worker-thread.ts); this side only says when a stream's
- * index stops matching the snapshot (`drop`, before a commit) and when a read's index may replace it
- * (`adopt`, after the cycle's last commit). A worker that dies takes its indexes with it, which is
- * safe: the next read parses everything. Its threads start with `warm()` or on the first read, and
- * never keep the process alive (unref).
+ * The raw indexes live in the worker (list-worker-thread.ts). This side knows which snapshot version
+ * a stream's index was read at (`indexVersion`): `setIndex` hands it one read from the store, `drop`
+ * forgets it before a commit changes the snapshot, and `adopt` makes a read's own index the stream's
+ * after the cycle's last commit. A worker that dies takes its indexes with it, which is safe: the
+ * next cycle reads the index from the store again. Its threads start with `warm()` or on the first
+ * read, and never keep the process alive (unref).
  */
 export interface ParseSink {
-  /** Keys whose records are byte for byte what the last committed cycle saw. */
-  known(keys: readonly string[]): void;
-  /** Flat pairs key, text of the other records, in list order; with `fresh` (ParseOptions.fresh) the texts are snapshot entries. */
-  parsed(pairs: readonly string[], fresh?: FreshEntries): void;
+  /**
+   * One batch, in list order. A promise holds the reading back until it settles (the store takes
+   * what the batch holds), so a slow store is not outrun by a fast upstream.
+   */
+  batch(batch: ParseBatch): void | Promise<void>;
 }
 
 export interface ListWorker {
   /**
    * Parses one list body, handing each batch to `sink` as it comes. Resolves once the body has ended
-   * whole with the element count and this read's id (for `adopt`); rejects with the upstream.* error
-   * of a malformed or truncated body, after the sink may have seen some records.
+   * whole (and the sink has taken every batch) with its end and this read's id (for `adopt`); rejects
+   * with the upstream.* error of a malformed or truncated body, after the sink may have seen some.
    */
-  parse(stream: PolledStream, body: AsyncIterable<Uint8Array>, options: ParseOptions, sink: ParseSink): Promise<{ count: number; id: number }>;
+  parse(stream: PolledStream, body: AsyncIterable<Uint8Array>, options: ParseOptions, sink: ParseSink): Promise<{ end: ParseEnd; id: number }>;
+  /** The snapshot version of the stream's index in the worker; undefined when it has none. */
+  indexVersion(stream: PolledStream): number | undefined;
+  setIndex(stream: PolledStream, index: SnapshotIndex): void;
   drop(stream: PolledStream): void;
-  adopt(stream: PolledStream, id: number): void;
+  /** Read `id`'s index becomes the stream's, at the snapshot version its cycle left. */
+  adopt(stream: PolledStream, id: number, version: number): void;
   /** Starts the threads now instead of at the first read (each takes ~300 ms to load its code). */
   warm(): void;
   stop(): Promise<void>;
@@ -64,10 +70,12 @@ interface Read {
   sink: ParseSink;
   /** Messages received and not handled yet (see onMessage). */
   pending: ToMain[];
+  /** The sink is taking a batch: the next message waits. */
+  taking: boolean;
   inFlight: number;
   wake: (() => void) | undefined;
   error: Error | undefined;
-  resolve: (count: number) => void;
+  resolve: (end: ParseEnd) => void;
   reject: (error: Error) => void;
 }
 
@@ -91,6 +99,7 @@ export function createListWorker(): ListWorker {
   let nextId = 1;
   const reads = new Map<number, Read>();
   const spares: ArrayBuffer[] = [];
+  const versions = new Map<PolledStream, number>();
 
   const post = (stream: PolledStream, message: ToWorker, transfer?: ArrayBuffer[]) => threads.get(stream)?.postMessage(message, transfer);
 
@@ -125,7 +134,7 @@ export function createListWorker(): ListWorker {
     handling = false;
     const until = performance.now() + HANDLE_BUDGET_MS;
     for (;;) {
-      const read = [...reads.values()].find((r) => r.pending.length > 0 && !r.error);
+      const read = [...reads.values()].find((r) => r.pending.length > 0 && !r.error && !r.taking);
       if (!read) return;
       handle(read, read.pending.shift() as ToMain);
       if (performance.now() >= until) return handleSoon();
@@ -135,16 +144,27 @@ export function createListWorker(): ListWorker {
   function handle(read: Read, message: ToMain): void {
     if (read.error) return;
     if (message.t === 'batch') {
-      read.inFlight -= 1;
+      const taken = () => {
+        read.taking = false;
+        read.inFlight -= 1;
+        read.wake?.();
+        if (read.pending.length > 0) handleSoon();
+      };
+      let taking: void | Promise<void>;
       try {
-        if (message.known.length > 0) read.sink.known(message.known);
-        if (message.parsed.length > 0) read.sink.parsed(message.parsed, message.fresh);
+        taking = read.sink.batch(message);
       } catch (error) {
         failRead(read, error as Error);
+        return;
       }
-      read.wake?.();
+      if (!taking) return taken();
+      read.taking = true;
+      taking.then(taken, (error: unknown) => {
+        read.taking = false;
+        failRead(read, error as Error);
+      });
     } else if (message.t === 'done') {
-      read.resolve(message.count);
+      read.resolve(message.end);
     } else {
       const { code, message: text, retryable, context } = message.error;
       failRead(read, new BridgeError(code, text, { retryable, ...(context ? { context } : {}) }));
@@ -158,6 +178,7 @@ export function createListWorker(): ListWorker {
       if (threads.get(stream) !== spawned) return;
       threads.delete(stream);
       const failure = new BridgeError('poll.list_worker', `the list worker stopped: ${error.message}`, { retryable: true, cause: error });
+      versions.delete(stream);
       for (const read of reads.values()) if (read.stream === stream) failRead(read, failure);
     };
     spawned.on('message', onMessage);
@@ -174,8 +195,8 @@ export function createListWorker(): ListWorker {
     ensureThread(stream);
     const id = nextId++;
     let read!: Read;
-    const done = new Promise<number>((resolve, reject) => {
-      read = { stream, sink, pending: [], inFlight: 0, wake: undefined, error: undefined, resolve, reject };
+    const done = new Promise<ParseEnd>((resolve, reject) => {
+      read = { stream, sink, pending: [], taking: false, inFlight: 0, wake: undefined, error: undefined, resolve, reject };
     });
     done.catch(() => {}); // awaited below; this only keeps an early failure from being "unhandled"
     reads.set(id, read);
@@ -202,7 +223,7 @@ export function createListWorker(): ListWorker {
       if (read.error) throw read.error;
       if (size > 0) await flush();
       post(stream, { t: 'end', id, stream });
-      return { count: await done, id };
+      return { end: await done, id };
     } catch (error) {
       post(stream, { t: 'abort', id });
       throw read.error ?? error;
@@ -213,12 +234,25 @@ export function createListWorker(): ListWorker {
 
   return {
     parse,
-    drop: (stream) => post(stream, { t: 'drop', stream }),
-    adopt: (stream, id) => post(stream, { t: 'adopt', stream, id }),
+    indexVersion: (stream) => versions.get(stream),
+    setIndex(stream, index) {
+      ensureThread(stream);
+      post(stream, { t: 'index', stream, keys: index.keys, hashes: index.hashes });
+      versions.set(stream, index.version);
+    },
+    drop(stream) {
+      versions.delete(stream);
+      post(stream, { t: 'drop', stream });
+    },
+    adopt(stream, id, version) {
+      post(stream, { t: 'adopt', stream, id });
+      if (threads.has(stream)) versions.set(stream, version);
+    },
     warm: () => POLLED_STREAMS.forEach(ensureThread),
     async stop() {
       const stopping = [...threads.values()];
       threads.clear();
+      versions.clear();
       for (const read of reads.values()) failRead(read, new BridgeError('poll.stopped', 'the list worker is stopping', { retryable: false }));
       await Promise.all(stopping.map((thread) => thread.terminate()));
     },

@@ -10,7 +10,6 @@ import { createPoller, type Poller, type RunCycleOptions } from './poller.js';
 import type { ListSource, OutboxPort } from './ports.js';
 import { createRosterExporter, LAST_EXPORT_KEY, type ExportResult, type RosterExporter } from './roster-export.js';
 import { createScheduler, type Scheduler } from './scheduler.js';
-import { STATE_COLLECTION } from './snapshot.js';
 
 /**
  * The poll part of the app (issue 7), built in one call so app.ts stays a list of parts: the poller,
@@ -27,7 +26,7 @@ export interface PollPart {
   /** What `POST /admin/export` and `schoolbridge export roster` run. */
   exportRoster(options?: { trigger?: string }): Promise<ExportResult>;
   /** For the status page: last and next runs. */
-  status(): PollStatus;
+  status(): Promise<PollStatus>;
 }
 
 export interface PollStatus {
@@ -54,7 +53,7 @@ export function createPollPart(options: PollPartOptions): PollPart {
     warmWorkers: options.mode === 'daemon',
   });
   const exporter = createRosterExporter({
-    poller, store, outbox, clock, metrics, timezone: config.export.timezone ?? config.poll.timezone, log: options.log.child({ component: 'roster' }),
+    poller, snapshot: store.snapshot, state: store.state, outbox, clock, metrics, timezone: config.export.timezone ?? config.poll.timezone, log: options.log.child({ component: 'roster' }),
   });
   options.readiness.register('poll', () => poller.readiness());
   let lastExport: ExportResult | undefined;
@@ -88,11 +87,11 @@ export function createPollPart(options: PollPartOptions): PollPart {
     components: scheduler ? [poller, scheduler] : [poller],
     sync: (opts) => poller.runCycle({ trigger: 'manual', ...opts }),
     exportRoster: (opts) => exportRoster({ trigger: opts?.trigger ?? 'manual' }),
-    status() {
+    async status() {
       const next = scheduler?.nextRuns() ?? {};
       const last = poller.lastResult();
       const backlog = poller.backlogRemaining();
-      const stored = store.get<{ at: string }>(STATE_COLLECTION, LAST_EXPORT_KEY);
+      const stored = await store.state.get<{ at: string }>(LAST_EXPORT_KEY).catch(() => undefined);
       return {
         poll: {
           ...(last ? { lastRunAt: last.startedAt, lastOutcome: last.outcome } : {}),

@@ -1,11 +1,11 @@
 import type { Registry } from 'prom-client';
 import { counter, gauge, histogram } from '../metrics.js';
-import type { Store } from '../store/index.js';
+import type { SnapshotStore } from '../store/index.js';
 import type { Backlog } from './backlog.js';
-import { POLLED_STREAMS, snapshotCollection } from './snapshot.js';
+import { POLLED_STREAMS } from './snapshot.js';
 
 /** The poll's Prometheus metrics (CONTRACT §5), created once per registry. */
-export function createPollMetrics(registry: Registry, store: Store, backlog: Pick<Backlog, 'remaining'>) {
+export function createPollMetrics(registry: Registry, snapshot: Pick<SnapshotStore, 'size'>, backlog: Pick<Backlog, 'remaining'>) {
   return {
     cycles: counter(registry, 'schoolbridge_poll_cycles_total', 'Poll cycles by outcome (ok, aborted, failed)', ['outcome']),
     duration: histogram(registry, 'schoolbridge_poll_cycle_duration_seconds', 'Duration of poll cycles', ['outcome'],
@@ -14,8 +14,11 @@ export function createPollMetrics(registry: Registry, store: Store, backlog: Pic
     changes: counter(registry, 'schoolbridge_poll_changes_total', 'Change records detected by stream and op', ['stream', 'op']),
     aborted: counter(registry, 'schoolbridge_poll_aborted_total', 'Poll cycles aborted by the guard, by reason and stream', ['reason', 'stream']),
     lastSuccess: gauge(registry, 'schoolbridge_poll_last_success_timestamp_seconds', 'End of the last successful poll cycle (Unix time)'),
-    snapshot: gauge(registry, 'schoolbridge_poll_snapshot_records', 'Records in the snapshot by stream', ['stream'], function collect() {
-      for (const stream of POLLED_STREAMS) this.set({ stream }, store.size(snapshotCollection(stream)));
+    snapshot: gauge(registry, 'schoolbridge_poll_snapshot_records', 'Records in the snapshot by stream', ['stream'], async function collect() {
+      for (const stream of POLLED_STREAMS) {
+        const size = await snapshot.size(stream).catch(() => undefined);
+        if (size !== undefined) this.set({ stream }, size);
+      }
     }),
     backlog: gauge(registry, 'schoolbridge_poll_backlog_records', 'Created changes of a first cycle not in the outbox yet, by stream', ['stream'], function collect() {
       for (const stream of POLLED_STREAMS) this.set({ stream }, backlog.remaining(stream));

@@ -4,32 +4,27 @@ import { systemClock, type Clock } from '../clock.js';
 import { describeError, isBridgeError } from '../errors.js';
 import type { Component } from '../lifecycle.js';
 import type { ReadinessState } from '../readiness.js';
-import type { Store } from '../store/index.js';
+import type { SnapshotStore, StateStore } from '../store/index.js';
 import { createBacklog } from './backlog.js';
 import { CycleAbort, emptySummary, runPollCycle, type CycleDeps, type CyclePhases, type CycleResult } from './cycle.js';
-import type { PolledRecord } from './diff.js';
 import { createListWorker, type ListWorker } from './list-worker.js';
 import { createPollMetrics, type PollMetrics } from './poll-metrics.js';
 import type { ListSource, OutboxPort } from './ports.js';
 import { POLLED_STREAMS } from './snapshot.js';
 
 export interface PollerOptions {
-  store: Store;
+  store: { snapshot: SnapshotStore; state: StateStore };
   upstream: ListSource;
   outbox: OutboxPort;
   poll: { initial: 'emit' | 'baseline'; maxDeleteRatio: number };
   log: Logger;
   metrics: Registry;
   clock?: Clock;
-  /** Records per commit (default 1000; the backlog's at most 200, see backlog.ts) and their approximate bytes (default 1 MiB). */
-  chunkSize?: number;
-  chunkBytes?: number;
-  /** Commits in flight at once (default 2: each waits for its fsync, and a webhook acknowledged meanwhile waits behind them). */
-  maxInFlight?: number;
+  /** Staged rows applied per transaction (default 1,000), and created changes enqueued per transaction by the backlog (default 1,000). */
+  applyChunk?: number;
+  backlogChunk?: number;
   /** Longest stretch of synchronous diff work between yields to the event loop (default 4 ms). */
   budgetMs?: number;
-  /** Pacing of a first `emit` cycle's backlog (backlog.ts): enqueue while fewer deliveries are queued (default 5,000). */
-  backlogHighWater?: number;
   /** The list worker (default: a new one); the poller stops it when it stops. */
   lists?: ListWorker;
   /**
@@ -47,20 +42,11 @@ export interface RunCycleOptions {
   trigger?: string;
   /** Aborts this cycle (between records and chunks; whole chunks stay committed). */
   signal?: AbortSignal;
-  /** Return the students list in CycleOutput (the roster export); otherwise records are dropped as diffed. */
-  keepStudents?: boolean;
-}
-
-export interface CycleOutput {
-  result: CycleResult;
-  /** The students list the cycle fetched, when it succeeded and `keepStudents` was set (the roster export builds on it). */
-  students: readonly PolledRecord[] | undefined;
 }
 
 /** Poll cycles one at a time; runCycle while one runs waits for it, then runs a fresh one. */
 export interface Poller extends Component {
   runCycle(options?: RunCycleOptions): Promise<CycleResult>;
-  cycle(options?: RunCycleOptions): Promise<CycleOutput>;
   busy(): boolean;
   /** The last cycle that was not a dry run. */
   lastResult(): CycleResult | undefined;
@@ -69,14 +55,9 @@ export interface Poller extends Component {
   /** For /readyz: not ready after an aborted cycle, until a later one succeeds. */
   readiness(): ReadinessState;
   on(event: 'cycle', listener: (result: CycleResult) => void): () => void;
-  /**
-   * Puts the created changes a first `emit` cycle left to the backlog into the outbox now (a one-shot
-   * command before it waits for its deliveries; the daemon does it paced, by itself).
-   */
+  /** Puts the created changes a first `emit` cycle left owed into the outbox now (one-shot commands, benches). */
   flushBacklog(): Promise<void>;
-  /** Resolves once the backlog is all in the outbox, at the daemon's own pace (bench:poll). */
-  whenBacklogDone(): Promise<void>;
-  /** Changes the backlog has yet to put into the outbox, both streams. */
+  /** Changes the backlog has yet to put into the outbox, both streams, as last counted. */
   backlogRemaining(): number;
 }
 
@@ -85,17 +66,13 @@ const STOP_WAIT_MS = 5_000;
 export function createPoller(options: PollerOptions): Poller {
   const clock = options.clock ?? systemClock;
   const log = options.log;
-  const backlog = createBacklog({
-    store: options.store, outbox: options.outbox, log, budgetMs: options.budgetMs ?? 4, chunkSize: Math.min(options.chunkSize ?? 200, 200),
-    ...(options.backlogHighWater === undefined ? {} : { highWater: options.backlogHighWater }),
-  });
-  const metrics = createPollMetrics(options.metrics, options.store, backlog);
+  const { snapshot, state } = options.store;
+  const backlog = createBacklog({ snapshot, outbox: options.outbox, clock, log, chunkSize: options.backlogChunk ?? 1000 });
+  const metrics = createPollMetrics(options.metrics, snapshot, backlog);
   const deps: CycleDeps = {
-    backlog,
-    store: options.store, upstream: options.upstream, outbox: options.outbox, clock, log,
+    backlog, snapshot, state, upstream: options.upstream, outbox: options.outbox, clock, log,
     initial: options.poll.initial, maxDeleteRatio: options.poll.maxDeleteRatio,
-    chunkSize: options.chunkSize ?? 1000, chunkBytes: options.chunkBytes ?? 1024 * 1024,
-    maxInFlight: options.maxInFlight ?? 2, budgetMs: options.budgetMs ?? 4,
+    applyChunk: options.applyChunk ?? 1000, budgetMs: options.budgetMs ?? 4,
     lists: options.lists ?? createListWorker(),
   };
   const listeners = new Set<(result: CycleResult) => void>();
@@ -122,15 +99,15 @@ export function createPoller(options: PollerOptions): Poller {
     for (const listener of listeners) listener(result);
   };
 
-  const cycle = (opts: RunCycleOptions = {}): Promise<CycleOutput> => {
+  const runCycle = (opts: RunCycleOptions = {}): Promise<CycleResult> => {
     pending += 1;
     const run = queue.then(() => runOne(deps, opts, opts.signal ? AbortSignal.any([controller.signal, opts.signal]) : controller.signal, clock)).finally(() => {
       pending -= 1;
     });
     queue = run.catch(() => {});
-    return run.then((output) => {
-      record(output.result);
-      return output;
+    return run.then((result) => {
+      record(result);
+      return result;
     });
   };
 
@@ -152,8 +129,7 @@ export function createPoller(options: PollerOptions): Poller {
       await backlog.stop();
       await deps.lists.stop();
     },
-    cycle,
-    runCycle: async (opts) => (await cycle(opts)).result,
+    runCycle,
     busy: () => pending > 0,
     lastResult: () => last,
     lastSuccessAt: () => lastSuccess,
@@ -163,12 +139,11 @@ export function createPoller(options: PollerOptions): Poller {
       return () => listeners.delete(listener);
     },
     flushBacklog: () => backlog.finish(),
-    whenBacklogDone: () => backlog.whenDone(),
     backlogRemaining: () => POLLED_STREAMS.reduce((sum, stream) => sum + backlog.remaining(stream), 0),
   };
 }
 
-async function runOne(deps: CycleDeps, opts: RunCycleOptions, signal: AbortSignal, clock: Clock): Promise<CycleOutput> {
+async function runOne(deps: CycleDeps, opts: RunCycleOptions, signal: AbortSignal, clock: Clock): Promise<CycleResult> {
   const started = clock.now();
   const summary = emptySummary();
   const phases: Partial<CyclePhases> = {};
@@ -176,14 +151,14 @@ async function runOne(deps: CycleDeps, opts: RunCycleOptions, signal: AbortSigna
     outcome, dryRun: opts.dryRun === true, trigger: opts.trigger ?? 'manual', startedAt: new Date(started).toISOString(),
     durationMs: clock.now() - started, phases, streams: summary, ...fields,
   });
-  if (signal.aborted) return { result: result({ outcome: 'failed', reason: 'poll.stopped', message: 'the poller is stopped' }), students: undefined };
+  if (signal.aborted) return result({ outcome: 'failed', reason: 'poll.stopped', message: 'the poller is stopped' });
   try {
-    const { changes, students } = await runPollCycle(deps, { dryRun: opts.dryRun === true, trigger: opts.trigger ?? 'manual', signal, keepStudents: opts.keepStudents === true }, summary, phases);
-    return { result: result({ outcome: 'ok', ...(opts.dryRun ? { changes } : {}) }), students };
+    const { changes } = await runPollCycle(deps, { dryRun: opts.dryRun === true, trigger: opts.trigger ?? 'manual', signal }, summary, phases);
+    return result({ outcome: 'ok', ...(opts.dryRun ? { changes } : {}) });
   } catch (error) {
-    if (error instanceof CycleAbort) return { result: result({ outcome: 'aborted', reason: error.reason, stream: error.stream, message: error.message }), students: undefined };
-    if (signal.aborted) return { result: result({ outcome: 'failed', reason: 'poll.stopped', message: 'stopped during the cycle' }), students: undefined };
-    if (isBridgeError(error)) return { result: result({ outcome: 'failed', reason: error.code, message: describeError(error) }), students: undefined };
+    if (error instanceof CycleAbort) return result({ outcome: 'aborted', reason: error.reason, stream: error.stream, message: error.message });
+    if (signal.aborted) return result({ outcome: 'failed', reason: 'poll.stopped', message: 'stopped during the cycle' });
+    if (isBridgeError(error)) return result({ outcome: 'failed', reason: error.code, message: describeError(error) });
     throw error;
   }
 }

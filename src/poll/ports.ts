@@ -1,22 +1,20 @@
-import type { AnyRecord } from '../records.js';
-import type { Op } from '../store/index.js';
+import type { AnyRecord, Stream } from '../records.js';
+import type { StatePatch } from '../store/index.js';
 import type { UpstreamClient } from '../upstream/index.js';
 
 /**
- * What the poller needs from its neighbours, and nothing more, so it can be tested against an
- * in-memory twin and does not depend on how the outbox is built.
+ * What the poller needs from the outbox, and nothing more, so it can be tested against a twin and
+ * does not depend on how the outbox is built.
  */
 export interface OutboxPort {
-  /** Store ops that enqueue the records for every subscribed connector (known ids are skipped). */
-  enqueueOps(records: readonly AnyRecord[]): Op[];
+  /** Connectors subscribed to a stream: the store enqueues a cycle's changes for them. */
+  subscribers(stream: Stream): string[];
+  /** Enqueues records with state in one transaction (the roster export). */
+  enqueue(records: readonly AnyRecord[], state?: StatePatch): Promise<number>;
   /** Wakes the delivery workers after a commit. */
   notify(): void;
-  /** Holds back deliveries while a cycle commits; call the returned function to let them go (Outbox.holdDeliveries). */
+  /** Holds back deliveries while a cycle commits; call the returned function to let them go. */
   holdDeliveries(): () => void;
-  /** Deliveries queued, all connectors (the backlog paces itself on it). */
-  depth(): number;
-  /** Called as deliveries leave the queue (delivered or dead); returns the unsubscribe function. */
-  on(event: 'delivered' | 'dead', listener: () => void): () => void;
 }
 
 /** The full lists, their bodies read by the list worker (the cycle). */

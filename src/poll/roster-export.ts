@@ -4,20 +4,19 @@ import { systemClock, type Clock } from '../clock.js';
 import { describeError, isBridgeError } from '../errors.js';
 import { counter, gauge } from '../metrics.js';
 import type { RosterRow } from '../records.js';
-import type { Store } from '../store/index.js';
+import type { SnapshotStore, StateStore } from '../store/index.js';
 import type { CycleResult } from './cycle.js';
 import type { Poller } from './poller.js';
 import type { OutboxPort } from './ports.js';
 import { rosterRecord, rosterRow } from './roster.js';
-import { STATE_COLLECTION } from './snapshot.js';
 import { createYielder } from './yielder.js';
 
 /**
- * The roster export (issue 7): a fresh poll cycle, then ONE `roster` record holding every student of
- * the list that cycle fetched, enqueued for the connectors subscribed to `roster`. A cycle that does
- * not succeed (an upstream failure, the mass-delete guard) fails the export too: a roster built from a
- * suspicious list would replace a good sheet with a bad one. The record id depends on the date and the
- * rows, so a second export the same day with the same rows is not delivered again.
+ * The roster export (poll/README.md): a fresh poll cycle, then ONE `roster` record holding every
+ * student of the snapshot that cycle left, enqueued for the connectors subscribed to `roster`. A cycle
+ * that does not succeed (an upstream failure, the mass-delete guard) fails the export too: a roster
+ * built from a suspicious list would replace a good sheet with a bad one. The record id depends on
+ * the date and the rows, so a second export the same day with the same rows is not delivered again.
  */
 export interface ExportResult {
   outcome: 'ok' | 'failed';
@@ -37,7 +36,8 @@ export interface RosterExporter {
 
 export interface RosterExporterOptions {
   poller: Poller;
-  store: Store;
+  snapshot: Pick<SnapshotStore, 'scan'>;
+  state: Pick<StateStore, 'get'>;
   outbox: OutboxPort;
   /** export.timezone ?? poll.timezone: the date in the record id and the file name. */
   timezone: string;
@@ -47,27 +47,30 @@ export interface RosterExporterOptions {
 }
 
 export const LAST_EXPORT_KEY = 'roster.lastExport';
+/** Students read from the snapshot per store call. */
+const PAGE = 1000;
 
 export function createRosterExporter(options: RosterExporterOptions): RosterExporter {
-  const { poller, store, outbox, log } = options;
+  const { poller, snapshot, state, outbox, log } = options;
   const clock = options.clock ?? systemClock;
   const exports = counter(options.metrics, 'schoolbridge_roster_exports_total', 'Roster exports by outcome', ['outcome']);
   const rowsGauge = gauge(options.metrics, 'schoolbridge_roster_rows', 'Rows of the last roster export');
 
   async function exportRoster(opts: { trigger?: string; signal?: AbortSignal } = {}): Promise<ExportResult> {
     const trigger = opts.trigger ?? 'manual';
-    const { result: cycle, students } = await poller.cycle({ trigger: `export:${trigger}`, keepStudents: true, ...(opts.signal ? { signal: opts.signal } : {}) });
-    if (cycle.outcome !== 'ok' || !students) {
+    const cycle = await poller.runCycle({ trigger: `export:${trigger}`, ...(opts.signal ? { signal: opts.signal } : {}) });
+    if (cycle.outcome !== 'ok') {
       return finish({ outcome: 'failed', reason: cycle.reason, message: `the fresh poll did not succeed: ${cycle.message ?? cycle.outcome}`, rows: 0, enqueued: false, cycle });
     }
     try {
-      const rows = await buildRows(students, opts.signal);
+      const rows = await readRows(snapshot, opts.signal);
       const record = rosterRecord(rows, clock.now(), options.timezone);
-      const enqueue = outbox.enqueueOps([record]);
-      await store.commit([...enqueue, { op: 'put', c: STATE_COLLECTION, k: LAST_EXPORT_KEY, v: { id: record.id, date: record.date, rows: rows.length, at: record.generatedAt } }]);
-      if (enqueue.length > 0) outbox.notify();
       rowsGauge.set(rows.length);
-      return finish({ outcome: 'ok', id: record.id, date: record.date, rows: rows.length, enqueued: enqueue.length > 0, cycle });
+      // The same rows the same day make the same record: what was exported is not sent again.
+      const last = await state.get<{ id: string }>(LAST_EXPORT_KEY);
+      if (last?.id === record.id) return finish({ outcome: 'ok', id: record.id, date: record.date, rows: rows.length, enqueued: false, cycle });
+      const added = await outbox.enqueue([record], { [LAST_EXPORT_KEY]: { id: record.id, date: record.date, rows: rows.length, at: record.generatedAt } });
+      return finish({ outcome: 'ok', id: record.id, date: record.date, rows: rows.length, enqueued: added > 0, cycle });
     } catch (error) {
       if (!isBridgeError(error) && !opts.signal?.aborted) throw error;
       return finish({ outcome: 'failed', reason: isBridgeError(error) ? error.code : 'export.stopped', message: describeError(error), rows: 0, enqueued: false, cycle });
@@ -87,13 +90,17 @@ export function createRosterExporter(options: RosterExporterOptions): RosterExpo
   return { exportRoster };
 }
 
-/** Rows in student id order (the list is sorted by the cycle), built without holding the event loop. */
-async function buildRows(students: readonly Record<string, unknown>[], signal: AbortSignal | undefined): Promise<RosterRow[]> {
+/** Every student of the snapshot as a roster row, in student id order, read a page at a time. */
+async function readRows(snapshot: Pick<SnapshotStore, 'scan'>, signal: AbortSignal | undefined): Promise<RosterRow[]> {
   const yielder = createYielder();
   const rows: RosterRow[] = [];
-  for (const student of students) {
-    rows.push(rosterRow(student));
-    if (yielder.due()) await yielder.pause(signal);
+  for (let after: number | undefined; ; ) {
+    const page = await snapshot.scan('students', after, PAGE);
+    for (const row of page) {
+      rows.push(rosterRow(JSON.parse(row.body) as Record<string, unknown>));
+      if (yielder.due()) await yielder.pause(signal);
+    }
+    if (page.length < PAGE) return rows;
+    after = page.at(-1)!.key;
   }
-  return rows.sort((a, b) => a.studentId - b.studentId);
 }

@@ -1,25 +1,22 @@
-import type { Op, Store } from '../store/index.js';
+import { CHAIN_LENGTH } from '../store/index.js';
 
 /**
- * The snapshot: the last polled state of each stream, one store entry per record (see README.md).
+ * The snapshot's entries as the diff sees them (poll/README.md): the last polled state of each
+ * record, one string per record: 12 characters of change chain (the hash part of the key's last
+ * change id, or the baseline padding for a record recorded silently) followed by the record's JSON.
+ * The store keeps the two parts in columns of their own (`chain`, `body`).
  *
- * Collection `snapshot.<stream>`, key = the record id as a string, value = one string:
- * 12 characters of change chain (the hash part of the last change id of this key, or `BASELINE`
- * padding for a silently recorded one) followed by the record's JSON. One string per record keeps the
- * snapshot compact and makes "unchanged" a string comparison; the chain makes the next change id depend on the history of the key, so a value that
- * flips back and forth (A→B, B→A, A→B) gets a new id each time instead of repeating an old one.
+ * The chain makes the next change id depend on the key's history, so a value that flips back and
+ * forth (A→B, B→A, A→B) gets a new id each time instead of repeating an old one.
  */
 export type PolledStream = 'students' | 'users';
 export const POLLED_STREAMS: readonly PolledStream[] = ['students', 'users'];
 
-export const CHAIN_LENGTH = 12;
+export { CHAIN_LENGTH };
 /** The chain of a record recorded without a change (poll.initial: baseline). */
 export const BASELINE_CHAIN = '-'.repeat(CHAIN_LENGTH);
 
-export const snapshotCollection = (stream: PolledStream) => `snapshot.${stream}`;
-
-/** The `state` collection entry saying a stream's first cycle is done (poll.initial applies before). */
-export const STATE_COLLECTION = 'state';
+/** The state entry saying a stream's first cycle is done (poll.initial applies before). */
 export const initialDoneKey = (stream: PolledStream) => `poll.initialDone.${stream}`;
 
 export interface SnapshotEntry {
@@ -41,31 +38,9 @@ export function holdsJson(stored: string, json: string): boolean {
   return stored.length === CHAIN_LENGTH + json.length && stored.endsWith(json);
 }
 
-/** Read access to one stream's snapshot; the store itself in production, a Map in tests. */
+/** Read access to one stream's snapshot entries, as the pure diff takes it (a Map in tests). */
 export interface SnapshotView {
   get(key: string): string | undefined;
   keys(): Iterable<string>;
   readonly size: number;
-}
-
-export function storeSnapshotView(store: Store, stream: PolledStream): SnapshotView {
-  const collection = snapshotCollection(stream);
-  return {
-    get: (key) => store.get<string>(collection, key),
-    *keys() {
-      for (const [key] of store.entries<string>(collection)) yield key;
-    },
-    get size() {
-      return store.size(collection);
-    },
-  };
-}
-
-/** `raw`: the entry's UTF-8 bytes, when the list worker made them (Op.raw). */
-export function putEntryOp(stream: PolledStream, key: string, stored: string, raw?: Uint8Array): Op {
-  return { op: 'put', c: snapshotCollection(stream), k: key, v: stored, ...(raw ? { raw } : {}) };
-}
-
-export function deleteEntryOp(stream: PolledStream, key: string): Op {
-  return { op: 'del', c: snapshotCollection(stream), k: key };
 }

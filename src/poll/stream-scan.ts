@@ -1,113 +1,137 @@
-import { diffText, newItem, type DiffContext, type DiffItem, type PolledRecord } from './diff.js';
+import { createdChangeJson, type ChangeRecord } from '../records.js';
+import type { SnapshotRow, SnapshotStore, StagedRow } from '../store/index.js';
+import { deletedItem, diffText, type DiffContext, type DiffItem } from './diff.js';
+import type { ParseBatch } from './list-parse.js';
 import type { ParseSink } from './list-worker.js';
-import type { FreshEntries } from './list-parse.js';
-import { CHAIN_LENGTH, type SnapshotView } from './snapshot.js';
+import { CHAIN_LENGTH, type PolledStream } from './snapshot.js';
+import type { Yielder } from './yielder.js';
 
 /**
- * The diff of one stream, fed batch by batch as the list worker parses the list (issue 7, heap):
- * each record's text is compared with its snapshot entry right away and only what changed is kept,
- * so a no-change cycle over 300,000 records holds 300,000 keys, not 300,000 records.
- *
- * Nothing here is final until the list has been read to its end: the caller commits only after the
- * read resolved (a truncated body rejects after some records were taken) and after the guards ran.
- * Per record this is exactly what `diffRecords` does (the same diff, the same ids); the items are
- * ascending by id whatever the arrival order, as diffRecords gives them.
+ * The diff of one stream, fed batch by batch as the list worker parses the list (poll/README.md).
+ * The worker has already set aside what its index knows is unchanged; each other record is diffed
+ * against its stored row right away and only what changed is kept: staged in the store (a real
+ * cycle), or held (a dry run). On a stream whose snapshot is empty, the worker's rows go to the store
+ * as they are. Nothing staged is seen by anyone until the cycle applies it, after every check.
  */
 export interface StreamScan extends ParseSink {
-  /** Records taken (the list's length once the read has finished). */
+  /** Records taken so far (the list's length once the read has finished). */
   readonly fetched: number;
-  /** Keys seen, for the deletions and the delete guard. */
-  readonly present: ReadonlySet<string>;
-  /** The first id seen twice: such a list is malformed and aborts the cycle. */
-  readonly duplicate: string | undefined;
-  /**
-   * A key the worker recognised by its bytes that the snapshot does not hold: the index is stale
-   * (never after a committed cycle; the check keeps a stale index from ever hiding a record). The
-   * read must be done again without the index.
-   */
-  readonly stale: string | undefined;
-  /** The created/updated/baseline items, ascending by id (deletions are found after the read). */
-  items(): DiffItem[];
-  /** The records taken, when asked to keep them (the roster export needs whole students). */
-  kept(): PolledRecord[] | undefined;
+  readonly counts: { created: number; updated: number; deleted: number; baselined: number };
+  /** Whether anything was staged (else a commit has nothing to apply). */
+  readonly staged: boolean;
+  /** Finds and stages the deletions (ascending keys), once the list has been read whole. */
+  deletions(keys: readonly number[]): Promise<void>;
+  /** A dry run's changes, in the order a real cycle applies them. */
+  changes(): ChangeRecord[];
 }
 
-export function createStreamScan(ctx: DiffContext, snapshot: SnapshotView, keep = false): StreamScan {
-  const present = new Set<string>();
-  const items: DiffItem[] = [];
-  const kept: PolledRecord[] | undefined = keep ? [] : undefined;
+export interface StreamScanOptions {
+  ctx: DiffContext;
+  snapshot: Pick<SnapshotStore, 'rows' | 'stageFresh' | 'stageChanges'>;
+  /** `stage`: into the store (a real cycle); `keep`: in memory (a dry run). */
+  mode: 'stage' | 'keep';
+  yielder: Yielder;
+  signal: AbortSignal;
+}
+
+/** Rows looked up or deleted per store call. */
+const LOOKUP = 500;
+
+export function createStreamScan(options: StreamScanOptions): StreamScan {
+  const { ctx, snapshot, mode, yielder, signal } = options;
+  const stream = ctx.stream as PolledStream;
+  const counts = { created: 0, updated: 0, deleted: 0, baselined: 0 };
+  const kept: DiffItem[] = [];
   let fetched = 0;
-  let duplicate: string | undefined;
-  let stale: string | undefined;
-  let lastId = -Infinity;
-  let ascending = true;
-  /** Shared bookkeeping of a taken key; false when the key was seen before (a duplicate id). */
-  const see = (key: string): boolean => {
-    fetched += 1;
-    if (duplicate !== undefined) return false; // the cycle aborts: diffing the rest would be wasted work
-    if (present.has(key)) {
-      duplicate = key;
-      return false;
-    }
-    present.add(key);
-    return true;
+  let staged = false;
+
+  const count = (item: DiffItem) => {
+    if (item.change) counts[item.change.op] += 1;
+    else if (ctx.initial === 'baseline' && item.stored !== null) counts.baselined += 1;
   };
+
+  async function stage(rows: StagedRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    staged = true;
+    await snapshot.stageChanges(stream, rows);
+  }
+
+  async function diffBatch(batch: ParseBatch): Promise<void> {
+    const stored = new Map<number, SnapshotRow>();
+    for (let i = 0; i < batch.keys.length; i += LOOKUP) {
+      for (const row of await snapshot.rows(stream, batch.keys.slice(i, i + LOOKUP))) stored.set(row.key, row);
+    }
+    const rows: StagedRow[] = [];
+    for (let i = 0; i < batch.keys.length; i++) {
+      const key = batch.keys[i]!;
+      const text = batch.texts[i]!;
+      const before = stored.get(key);
+      const item = diffText(ctx, String(key), text, before && before.chain + before.body);
+      if (item) {
+        count(item);
+        if (mode === 'keep') kept.push(item);
+        else rows.push(stagedRow(item, batch.hashes[i]!, text));
+      } else if (before && before.rawHash !== batch.hashes[i]) {
+        // The same record in other bytes (spacing, escapes): remember the new bytes, report nothing.
+        rows.push({ key, chain: before.chain, body: before.body, rawHash: batch.hashes[i]! });
+      }
+      if (yielder.due()) await yielder.pause(signal);
+    }
+    if (mode === 'stage') await stage(rows);
+  }
+
   return {
-    known(keys) {
-      for (const key of keys) {
-        if (snapshot.get(key) === undefined) stale ??= key;
-        see(key);
+    batch(batch) {
+      fetched += batch.known;
+      if (batch.fresh) {
+        const n = batch.fresh.keys.length;
+        fetched += n;
+        if (ctx.initial === 'baseline') counts.baselined += n;
+        else counts.created += n;
+        staged = true;
+        return snapshot.stageFresh(stream, batch.fresh);
       }
-    },
-    parsed(pairs, fresh) {
-      for (let i = 0; i < pairs.length; i += 2) {
-        const key = pairs[i] as string;
-        // With `fresh`, the worker sends each record's snapshot entry: its text after the chain.
-        const text = pairs[i + 1] as string;
-        const parse = lazyRecord(text, fresh ? CHAIN_LENGTH : 0);
-        if (kept) kept.push(parse());
-        if (!see(key)) continue;
-        const id = Number(key);
-        if (id < lastId) ascending = false;
-        lastId = id;
-        const stored = snapshot.get(key);
-        const r = i / 2;
-        // A record new to an empty snapshot (a first cycle): the worker's entry is the diff's, its
-        // bytes already encoded. Should the snapshot have gained the key meanwhile, the usual diff.
-        const item = !fresh
-          ? diffText(ctx, key, text, stored, parse)
-          : stored === undefined
-            ? newItem(ctx, key, text, parse, rawOf(fresh, r))
-            : diffText(ctx, key, text.slice(CHAIN_LENGTH), stored, parse);
-        if (item) items.push(item);
-      }
+      if (batch.keys.length === 0) return undefined;
+      fetched += batch.keys.length;
+      return diffBatch(batch);
     },
     get fetched() {
       return fetched;
     },
-    present,
-    get duplicate() {
-      return duplicate;
+    counts,
+    get staged() {
+      return staged;
     },
-    get stale() {
-      return stale;
+    async deletions(keys) {
+      for (let i = 0; i < keys.length; i += LOOKUP) {
+        const rows = await snapshot.rows(stream, keys.slice(i, i + LOOKUP));
+        const items: DiffItem[] = [];
+        for (const row of rows) {
+          items.push(deletedItem(ctx, String(row.key), row.chain + row.body));
+          if (yielder.due()) await yielder.pause(signal);
+        }
+        for (const item of items) count(item);
+        if (mode === 'keep') kept.push(...items);
+        else await stage(items.map((item) => stagedRow(item, null, undefined)));
+      }
     },
-    items: () => (ascending ? items : items.sort((a, b) => Number(a.key) - Number(b.key))),
-    kept: () => kept,
+    changes: () => {
+      const sorted = kept.filter((item) => item.stored !== null).sort((a, b) => Number(a.key) - Number(b.key));
+      const gone = kept.filter((item) => item.stored === null);
+      return [...sorted, ...gone].flatMap((item) => (item.change ? [item.change] : []));
+    },
   };
 }
 
-/**
- * The record of a text, parsed at most once and only when asked (an unchanged record never is). A
- * function returning the closure rather than a closure written in the loop: tsx names every arrow
- * assigned to a binding (a defineProperty per record, 300,000 per first cycle).
- */
-function lazyRecord(text: string, from: number): () => PolledRecord {
-  let record: PolledRecord | undefined;
-  return () => (record ??= JSON.parse(from === 0 ? text : text.slice(from)) as PolledRecord);
-}
-
-/** Record r's raw value in a batch of fresh entries (FreshEntries.raws). */
-function rawOf(fresh: FreshEntries, r: number): Uint8Array {
-  return fresh.raws.subarray(r === 0 ? 0 : fresh.rawEnds[r - 1], fresh.rawEnds[r]);
+/** A diff item as the store stages it; a created change keeps the record's text as it came. */
+function stagedRow(item: DiffItem, rawHash: string | null, text: string | undefined): StagedRow {
+  const key = Number(item.key);
+  const chain = item.stored === null ? '' : item.stored.slice(0, CHAIN_LENGTH);
+  const body = item.stored === null ? null : item.stored.slice(CHAIN_LENGTH);
+  const change = item.change;
+  if (!change) return { key, chain, body, rawHash };
+  const json = change.op === 'created' && text !== undefined
+    ? createdChangeJson({ stream: change.stream, key, chain, detectedAt: change.detectedAt, text })
+    : JSON.stringify(change);
+  return { key, chain, body, rawHash, change: { id: change.id, json } };
 }

@@ -1,29 +1,33 @@
-import type { AnyRecord } from '../records.js';
-import type { Op, Store } from '../store/index.js';
+import { createdChangeJson as createdJson, type AnyRecord, type Stream } from '../records.js';
+import type { StatePatch, Store } from '../store/index.js';
 import type { Student, UpstreamClient, User } from '../upstream/index.js';
 import type { ListSource, OutboxPort } from './ports.js';
 
 /**
- * Test twins for the poller's ports. `memoryOutbox` keeps enqueued records in a store collection,
- * so they are committed (or not) together with the snapshot exactly as the real outbox's entries are.
+ * Test twins for the poller's ports. `recordingOutbox` is the outbox as the poller sees it, on a real
+ * store: every stream goes to one connector, `test`, whose deliveries `records()` takes out of the
+ * store in delivery order (a key's next record only after the one before it) and keeps.
  */
-export const TEST_OUTBOX = 'test.outbox';
+export const TEST_CONNECTOR = 'test';
 
-export interface MemoryOutbox extends OutboxPort {
-  /** Records enqueued and committed, in commit order. */
-  records(): AnyRecord[];
+export interface RecordingOutbox extends OutboxPort {
+  /** Every record enqueued so far, in the order the store hands them out. */
+  records(): Promise<AnyRecord[]>;
   notified: number;
   /** Holds taken by holdDeliveries and not released yet. */
   held: number;
 }
 
-export function memoryOutbox(store: Store): MemoryOutbox {
-  // Continue the sequence of entries already in the store (a reopened store).
-  let sequence = 0;
-  for (const [, entry] of store.entries<{ seq: number }>(TEST_OUTBOX)) sequence = Math.max(sequence, entry.seq);
-  const outbox: MemoryOutbox = {
+export function recordingOutbox(store: Store): RecordingOutbox {
+  const taken: AnyRecord[] = [];
+  const outbox: RecordingOutbox = {
     notified: 0,
     held: 0,
+    subscribers: (_stream: Stream) => [TEST_CONNECTOR],
+    async enqueue(records: readonly AnyRecord[], state?: StatePatch) {
+      const plan = records.map((r) => ({ id: r.id, stream: r.stream, orderKey: `${r.stream}:${String(r.key)}`, json: JSON.stringify(r), connectors: [TEST_CONNECTOR] }));
+      return store.outbox.enqueue(plan, state);
+    },
     holdDeliveries() {
       outbox.held += 1;
       let released = false;
@@ -32,24 +36,22 @@ export function memoryOutbox(store: Store): MemoryOutbox {
         released = true;
       };
     },
-    // Never delivers: nothing leaves the queue, and the backlog is never held back by it.
-    depth: () => 0,
-    on: () => () => {},
-    enqueueOps(records) {
-      const ops: Op[] = [];
-      const seen = new Set<string>();
-      for (const record of records) {
-        if (store.has(TEST_OUTBOX, record.id) || seen.has(record.id)) continue;
-        seen.add(record.id);
-        ops.push({ op: 'put', c: TEST_OUTBOX, k: record.id, v: { seq: (sequence += 1), record } });
-      }
-      return ops;
-    },
     notify() {
       outbox.notified += 1;
     },
-    records() {
-      return [...store.entries<{ seq: number; record: AnyRecord }>(TEST_OUTBOX)].map(([, v]) => v).sort((a, b) => a.seq - b.seq).map((v) => v.record);
+    async records() {
+      // Far ahead of any clock: everything enqueued is due.
+      const now = Date.now() + 365 * 86_400_000;
+      for (;;) {
+        const claimed = await store.outbox.claim({ connector: TEST_CONNECTOR, limit: 100, now, leaseMs: 60_000 });
+        if (claimed.length === 0) return [...taken];
+        for (const c of claimed) {
+          const json = c.json ?? (c.created && createdJson(c.created));
+          if (json === undefined) throw new Error(`no record for ${c.delivery.id}`);
+          taken.push(JSON.parse(json) as AnyRecord);
+        }
+        await store.outbox.settle(claimed.map((c) => ({ id: c.delivery.id, fence: c.delivery.fence, status: 'done', at: now })));
+      }
     },
   };
   return outbox;

@@ -34,7 +34,7 @@ function registrations(sources: StatusSources): StatusSnapshot['webhooks'] {
  * `GET /` (CONTRACT §5, issue 10): the human status page, and `GET /status.json`, the same figures
  * for scripts. Deliveries to /webhooks/v2 are tallied per local day as they are answered.
  */
-export function registerStatusRoutes(http: FastifyInstance, sources: StatusSources): { snapshot(): StatusSnapshot } {
+export function registerStatusRoutes(http: FastifyInstance, sources: StatusSources): { snapshot(): Promise<StatusSnapshot> } {
   const tally = createDailyTally(['received', 'rejected'] as const, sources.timezone);
   http.addHook('onResponse', async (request, reply) => {
     if (request.routeOptions.url !== WEBHOOK_PATH) return;
@@ -43,19 +43,26 @@ export function registerStatusRoutes(http: FastifyInstance, sources: StatusSourc
     if (reply.statusCode !== 200) tally.add('rejected', now);
   });
 
-  const snapshot = (): StatusSnapshot => {
+  /** What the store cannot tell while it is down is left empty; the readiness reasons say why. */
+  const snapshot = async (): Promise<StatusSnapshot> => {
     const now = sources.clock.now();
     const { ready, checks } = sources.readiness.evaluate();
     const today = tally.today(now);
+    const [poll, quarantined, connectors, dead] = await Promise.all([
+      sources.poll.status(),
+      sources.webhooks.operator.listQuarantine().then((q) => q.length, () => 0),
+      sources.outbox.connectors().catch(() => []),
+      sources.outbox.list({ state: 'dead', limit: 50 }).catch(() => []),
+    ]);
     return {
       generatedAt: new Date(now).toISOString(),
       timeZone: sources.timezone,
       ready,
       readiness: checks,
-      ...sources.poll.status(),
+      ...poll,
       webhooks: registrations(sources),
-      events: { receivedToday: today.received, rejectedToday: today.rejected, quarantined: sources.webhooks.operator.listQuarantine().length },
-      connectors: sources.outbox.connectors().map((c) => ({
+      events: { receivedToday: today.received, rejectedToday: today.rejected, quarantined },
+      connectors: connectors.map((c) => ({
         name: c.name,
         type: c.type,
         streams: c.streams,
@@ -63,20 +70,17 @@ export function registerStatusRoutes(http: FastifyInstance, sources: StatusSourc
         dead: c.dead,
         check: c.check.ok ? 'ok' : c.check.reason,
       })),
-      dead: sources.outbox
-        .list({ state: 'dead' })
-        .slice(0, 50)
-        .map((entry) => ({
-          id: entry.id,
-          connector: entry.connector,
-          attempts: entry.attempts,
-          lastError: entry.lastError ?? '',
-          ...(entry.lastAttemptAt ? { at: new Date(entry.lastAttemptAt).toISOString() } : {}),
-        })),
+      dead: dead.map((entry) => ({
+        id: entry.id,
+        connector: entry.connector,
+        attempts: entry.attempts,
+        lastError: entry.lastError ?? '',
+        ...(entry.lastAttemptAt ? { at: new Date(entry.lastAttemptAt).toISOString() } : {}),
+      })),
     };
   };
 
-  http.get('/', async (_request, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(renderStatusPage(snapshot())));
+  http.get('/', async (_request, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(renderStatusPage(await snapshot())));
   http.get('/status.json', async () => snapshot());
   return { snapshot };
 }

@@ -1,2 +1,4 @@
-export { createStore, type Store, type StoreOptions, type Op } from './store.js';
-export { liveHolder, readLock, type LockInfo } from './lock.js';
+export type * from './port.js';
+export { openStore, type StoreConfig } from './open.js';
+export { liveHolder, type LockInfo } from './sqlite/lock.js';
+export { CHAIN_LENGTH, SNAPSHOT_STREAMS, REPLICA_TTL_MS } from './tables.js';

@@ -13,7 +13,6 @@ import type { WebhookApi } from './reconcile.js';
 import { createReconciler, type Reconciler } from './reconciler.js';
 import { registerWebhookRoute } from './route.js';
 
-export { INBOX, QUARANTINE, type InboxEntry, type QuarantineEntry } from './collections.js';
 export type { EventSink, Intake, IntakeAnswer } from './intake.js';
 export type { EventOperator, QuarantineSummary, ReleaseResult, ReprocessResult } from './operator.js';
 export type { ReconcileResult, WebhookApi } from './reconcile.js';
@@ -53,11 +52,12 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
   const { config, store, sink, clock, log } = options;
   const metrics = createIntakeMetrics(options.metrics);
   const intake = createIntake({
-    store, sink, clock, metrics, secrets: options.secrets, toleranceSeconds: config.toleranceSeconds, log: log.child({ component: 'webhook-intake' }),
+    store: store.inbox, health: () => store.health(), sink, clock, metrics, secrets: options.secrets, toleranceSeconds: config.toleranceSeconds,
+    log: log.child({ component: 'webhook-intake' }),
   });
   registerWebhookRoute(options.http, { intake, bodyLimitBytes: config.bodyLimitBytes, metrics, log: log.child({ component: 'webhook-intake' }) });
-  const operator = createEventOperator({ store, sink, clock, retentionHours: config.dedupeRetentionHours });
-  const pruner = createInboxPruner({ store, clock, log: log.child({ component: 'webhook-inbox' }), retentionHours: config.dedupeRetentionHours });
+  const operator = createEventOperator({ store: store.inbox, sink, clock, retentionHours: config.dedupeRetentionHours });
+  const pruner = createInboxPruner({ store: store.inbox, clock, log: log.child({ component: 'webhook-inbox' }), retentionHours: config.dedupeRetentionHours });
   const reconciler = createReconciler({
     api: options.upstream,
     wanted: () => ({ events: config.events, callbackUrl: options.callbackUrl(), prune: config.prune }),

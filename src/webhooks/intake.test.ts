@@ -1,48 +1,76 @@
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ENGINES, testStore } from '../../test/support/stores.js';
 import { BridgeError } from '../errors.js';
-import { createStore, type Store } from '../store/index.js';
-import { INBOX, QUARANTINE } from './collections.js';
-import { createIntake, type IntakeStore } from './intake.js';
+import type { InboxStore, Store, StoreHealth } from '../store/index.js';
+import { parseEventBody } from './event-body.js';
+import { identifyEvent } from './event-identity.js';
+import { createIntake, type IntakeOptions } from './intake.js';
 import { createIntakeMetrics } from './intake-metrics.js';
 import { eventBody, invoice, manualClock, recordingSink, signed, TEST_NOW_MS, TEST_SECRET } from './testing.js';
 
 const log = pino({ level: 'silent' });
-const stores: Store[] = [];
-afterEach(async () => {
-  for (const store of stores.splice(0)) await store.stop();
-});
-
-async function setup(options: { secrets?: string[]; store?: (memory: Store) => IntakeStore } = {}) {
-  const memory = createStore({ log });
-  await memory.start();
-  stores.push(memory);
-  const store = options.store ? options.store(memory) : memory;
-  const sink = recordingSink();
-  const clock = manualClock();
-  const registry = new Registry();
-  const metrics = createIntakeMetrics(registry);
-  const intake = createIntake({ store, sink, clock, log, metrics, secrets: options.secrets ?? [TEST_SECRET], toleranceSeconds: 300 });
-  const count = async (name: string, labels = '') => {
-    const text = await registry.metrics();
-    const line = text.split('\n').find((l) => l.startsWith(`schoolbridge_webhook_${name}${labels ? `{${labels}}` : ''} `));
-    return line ? Number(line.split(' ').pop()) : 0;
-  };
-  return { store: memory, sink, clock, intake, count };
-}
-
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
-describe('webhook intake', () => {
-  it('stores a verified event with its records in one commit, then answers 200', async () => {
+/** The inbox id the intake gives a body. */
+function idOf(body: string): string {
+  const parsed = parseEventBody(Buffer.from(body));
+  if (!parsed.ok) throw new Error(`not an event body: ${parsed.reason}`);
+  return identifyEvent(parsed.body).id;
+}
+
+/** What the store's outbox holds, in enqueue order. */
+async function deliveries(store: Store): Promise<string[]> {
+  return (await store.outbox.list()).map((d) => `${d.id} ${d.status}`);
+}
+
+describe.each(ENGINES)('webhook intake on %s', (engine) => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0)) await cleanup();
+  });
+
+  interface Setup {
+    secrets?: string[];
+    /** The intake's view of the inbox, made from the real one (to make it fail). */
+    inbox?: (real: InboxStore) => IntakeOptions['store'];
+    health?: () => StoreHealth;
+  }
+
+  async function setup(options: Setup = {}) {
+    const clock = manualClock();
+    const made = await testStore(engine, { clock });
+    cleanups.push(made.cleanup);
+    const { store } = made;
+    const sink = recordingSink();
+    const registry = new Registry();
+    const intake = createIntake({
+      store: options.inbox ? options.inbox(store.inbox) : store.inbox,
+      health: options.health ?? (() => store.health()),
+      sink, clock, log, metrics: createIntakeMetrics(registry), secrets: options.secrets ?? [TEST_SECRET], toleranceSeconds: 300,
+    });
+    const count = async (name: string, labels = '') => {
+      const text = await registry.metrics();
+      const line = text.split('\n').find((l) => l.startsWith(`schoolbridge_webhook_${name}${labels ? `{${labels}}` : ''} `));
+      return line ? Number(line.split(' ').pop()) : 0;
+    };
+    return { store, sink, clock, intake, count };
+  }
+
+  it('stores a verified event and its outbox deliveries together, then answers 200', async () => {
     const { store, sink, intake, count } = await setup();
     const delivery = signed();
-    const answer = await intake.receive(delivery.header, delivery.body);
-    expect(answer).toMatchObject({ status: 200, outcome: 'stored' });
-    expect(sink.enqueued.map((r) => r.stream)).toEqual(['events', 'invoices']);
-    expect(store.size('test.outbox')).toBe(2);
-    expect(store.size(INBOX)).toBe(1);
+    const id = idOf(eventBody());
+    expect(await intake.receive(delivery.header, delivery.body)).toEqual({ status: 200, outcome: 'stored', id });
+    expect(await store.inbox.get(id)).toEqual({
+      id, event: 'invoice.created', receivedAt: new Date(TEST_NOW_MS).toISOString(), receivedAtMs: TEST_NOW_MS,
+      body: eventBody(), recordIds: [`events:${id}`, `invoices:${id}`], reprocessed: 0,
+    });
+    expect(await deliveries(store)).toEqual([`test:events:${id} pending`, `test:invoices:${id} pending`]);
+    // Connectors receive exactly the records' JSON (the intake serializes the object once for both).
+    const claimed = await store.outbox.claim({ connector: 'test', limit: 10, now: TEST_NOW_MS, leaseMs: 60_000 });
+    expect(claimed.map((c) => c.json).sort()).toEqual(sink.planned.map((r) => JSON.stringify(r)).sort());
     expect(sink.notified).toBe(1);
     expect([await count('received_total'), await count('stored_total')]).toEqual([1, 1]);
   });
@@ -52,33 +80,35 @@ describe('webhook intake', () => {
     await intake.receive(signed().header, signed().body);
     clock.advance(60_000);
     const again = signed(eventBody(), { timestampSeconds: seconds(clock.now()) });
-    expect(await intake.receive(again.header, again.body)).toMatchObject({ status: 200, outcome: 'duplicate' });
-    expect(sink.enqueued).toHaveLength(2);
-    expect(store.size(INBOX)).toBe(1);
-    expect(await count('duplicates_total')).toBe(1);
+    const id = idOf(eventBody());
+    expect(await intake.receive(again.header, again.body)).toEqual({ status: 200, outcome: 'duplicate', id });
+    expect(await store.inbox.get(id)).toMatchObject({ receivedAtMs: TEST_NOW_MS });
+    expect(await deliveries(store)).toHaveLength(2);
+    expect([sink.notified, await count('stored_total'), await count('duplicates_total')]).toEqual([1, 1, 1]);
   });
 
   it('turns concurrent identical deliveries into one stored event', async () => {
-    const { store, sink, intake } = await setup();
-    const deliveries = Array.from({ length: 20 }, (_, i) => signed(eventBody(), { timestampSeconds: seconds(TEST_NOW_MS) - i }));
-    const answers = await Promise.all(deliveries.map((d) => intake.receive(d.header, d.body)));
+    const { store, intake, count } = await setup();
+    const all = Array.from({ length: 20 }, (_, i) => signed(eventBody(), { timestampSeconds: seconds(TEST_NOW_MS) - i }));
+    const answers = await Promise.all(all.map((d) => intake.receive(d.header, d.body)));
     expect(answers.every((a) => a.status === 200)).toBe(true);
     expect(answers.filter((a) => a.status === 200 && a.outcome === 'stored')).toHaveLength(1);
-    expect(sink.enqueued).toHaveLength(2);
-    expect(store.size(INBOX)).toBe(1);
+    expect(await deliveries(store)).toHaveLength(2);
+    expect([await count('stored_total'), await count('duplicates_total')]).toEqual([1, 19]);
   });
 
   it('accepts a previous secret during a rotation', async () => {
     const { intake } = await setup({ secrets: ['new-secret', TEST_SECRET] });
     const delivery = signed();
-    expect(await intake.receive(delivery.header, delivery.body)).toMatchObject({ status: 200 });
+    expect(await intake.receive(delivery.header, delivery.body)).toMatchObject({ status: 200, outcome: 'stored' });
   });
 
   it('answers 401 to a wrong signature and keeps nothing', async () => {
     const { store, sink, intake, count } = await setup();
     const delivery = signed(eventBody(), { secret: 'not-ours' });
     expect(await intake.receive(delivery.header, delivery.body)).toMatchObject({ status: 401, reason: 'mismatch' });
-    expect([store.size(INBOX), store.size(QUARANTINE), sink.enqueued.length]).toEqual([0, 0, 0]);
+    expect(await store.inbox.get(idOf(eventBody()))).toBeUndefined();
+    expect([await store.inbox.quarantined(), await deliveries(store), sink.planned]).toEqual([[], [], []]);
     expect(await count('rejected_total', 'reason="mismatch"')).toBe(1);
   });
 
@@ -86,20 +116,23 @@ describe('webhook intake', () => {
     const { store, sink, intake } = await setup();
     const delivery = signed('{"event":"invoice.created"}');
     expect(await intake.receive(delivery.header, delivery.body)).toMatchObject({ status: 400, reason: 'body' });
-    expect([store.size(INBOX), sink.enqueued.length]).toEqual([0, 0]);
+    expect([await deliveries(store), sink.planned]).toEqual([[], []]);
   });
 
   it('quarantines a correctly signed stale delivery once, answers 401, and a fresh one supersedes it', async () => {
     const { store, sink, intake, count } = await setup();
+    const held = async () => (await store.inbox.quarantined()).map((q) => `${q.id} ${q.reason}`);
     const stale = signed(eventBody(), { timestampSeconds: seconds(TEST_NOW_MS) - 301 });
     for (let i = 0; i < 3; i++) expect(await intake.receive(stale.header, stale.body)).toMatchObject({ status: 401, reason: 'stale' });
-    expect([store.size(QUARANTINE), sink.enqueued.length, await count('quarantined_total')]).toEqual([1, 0, 1]);
-    const future = signed(eventBody('invoice.created', invoice({ id: 2 })), { timestampSeconds: seconds(TEST_NOW_MS) + 301 });
+    expect([await held(), sink.planned, await count('quarantined_total')]).toEqual([[`${idOf(eventBody())} stale`], [], 1]);
+    const secondBody = eventBody('invoice.created', invoice({ id: 2 }));
+    const future = signed(secondBody, { timestampSeconds: seconds(TEST_NOW_MS) + 301 });
     expect(await intake.receive(future.header, future.body)).toMatchObject({ status: 401, reason: 'future' });
-    expect(store.size(QUARANTINE)).toBe(2);
+    expect(await held()).toHaveLength(2);
     const fresh = signed();
     expect(await intake.receive(fresh.header, fresh.body)).toMatchObject({ status: 200, outcome: 'stored' });
-    expect(store.size(QUARANTINE)).toBe(1);
+    expect(await held()).toEqual([`${idOf(secondBody)} future`]);
+    expect(await store.inbox.get(idOf(eventBody()))).toBeDefined();
   });
 
   it('does not quarantine a stale retry of an event it already has, nor an unparseable signed body', async () => {
@@ -109,24 +142,55 @@ describe('webhook intake', () => {
     expect(await intake.receive(staleRetry.header, staleRetry.body)).toMatchObject({ status: 401, reason: 'stale' });
     const staleJunk = signed('not json', { timestampSeconds: seconds(TEST_NOW_MS) - 3600 });
     expect(await intake.receive(staleJunk.header, staleJunk.body)).toMatchObject({ status: 401, reason: 'stale' });
-    expect(store.size(QUARANTINE)).toBe(0);
+    expect(await store.inbox.quarantined()).toEqual([]);
   });
 
-  it('answers 503 when the store cannot write, and keeps answering 503 for that event', async () => {
-    const failing = (memory: Store): IntakeStore => ({
-      get: (c, k) => memory.get(c, k),
-      has: (c, k) => memory.has(c, k),
-      commit: (ops) => {
-        void memory.commit(ops);
-        return Promise.reject(new BridgeError('store.unavailable', 'disk full', { retryable: true }));
-      },
-      durable: () => Promise.reject(new BridgeError('store.unavailable', 'disk full', { retryable: true })),
+  it('answers 503 at once while the store says it cannot write, without calling it', async () => {
+    const calls: string[] = [];
+    const { store, sink, intake, count } = await setup({
+      health: () => ({ ok: false, reason: 'disk full', since: TEST_NOW_MS }),
+      inbox: (real) => ({
+        accept(entry, records) {
+          calls.push('accept');
+          return real.accept(entry, records);
+        },
+        quarantine(entry) {
+          calls.push('quarantine');
+          return real.quarantine(entry);
+        },
+      }),
     });
-    const { intake, sink, count } = await setup({ store: failing });
     const delivery = signed();
-    expect(await intake.receive(delivery.header, delivery.body)).toMatchObject({ status: 503, reason: 'store' });
-    expect(await intake.receive(delivery.header, delivery.body)).toMatchObject({ status: 503, reason: 'store' });
-    expect(sink.notified).toBe(0);
-    expect(await count('stored_total')).toBe(0);
+    expect(await intake.receive(delivery.header, delivery.body)).toEqual({ status: 503, outcome: 'rejected', reason: 'store', detail: 'disk full' });
+    // Nor is a stale delivery quarantined meanwhile: that is a write too.
+    const stale = signed(eventBody(), { timestampSeconds: seconds(TEST_NOW_MS) - 3600 });
+    expect(await intake.receive(stale.header, stale.body)).toMatchObject({ status: 401, reason: 'stale' });
+    expect(calls).toEqual([]);
+    expect(await store.inbox.get(idOf(eventBody()))).toBeUndefined();
+    expect([await store.inbox.quarantined(), await deliveries(store), sink.notified]).toEqual([[], [], 0]);
+    expect(await count('rejected_total', 'reason="store"')).toBe(1);
+  });
+
+  it('answers 503 when a write fails, acknowledges nothing, and stores the event once the store writes again', async () => {
+    let failing = true;
+    const { store, sink, intake, count } = await setup({
+      inbox: (real) => ({
+        accept: (entry, records) =>
+          failing ? Promise.reject(new BridgeError('store.unavailable', 'disk full (injected)', { retryable: true })) : real.accept(entry, records),
+        quarantine: (entry) => real.quarantine(entry),
+      }),
+    });
+    const delivery = signed();
+    const id = idOf(eventBody());
+    for (let i = 0; i < 2; i++) {
+      expect(await intake.receive(delivery.header, delivery.body)).toMatchObject({ status: 503, reason: 'store', detail: expect.stringContaining('store.unavailable') as unknown });
+    }
+    expect([sink.notified, await count('stored_total'), await count('rejected_total', 'reason="store"')]).toEqual([0, 0, 2]);
+    expect(await store.inbox.get(id)).toBeUndefined();
+    expect(await deliveries(store)).toEqual([]);
+    // The upstream retries what got no 200: the retry is a new event, not a duplicate of a half-write.
+    failing = false;
+    expect(await intake.receive(delivery.header, delivery.body)).toEqual({ status: 200, outcome: 'stored', id });
+    expect(await deliveries(store)).toHaveLength(2);
   });
 });

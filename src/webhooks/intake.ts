@@ -1,25 +1,23 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { describeError } from '../errors.js';
-import { rememberJson } from '../record-json.js';
-import type { AnyRecord } from '../records.js';
+import type { AnyRecord, EventRecord } from '../records.js';
 import { verifySignature } from '../signature/index.js';
-import type { Op, Store } from '../store/index.js';
-import { INBOX, QUARANTINE, type InboxEntry, type QuarantineEntry } from './collections.js';
+import type { Enqueue, InboxEntry, InboxStore, QuarantineEntry, StoreHealth } from '../store/index.js';
 import { parseEventBody, type EventBody } from './event-body.js';
 import { eventRecordJson, eventRecords, identifyEvent, type EventIdentity } from './event-identity.js';
 import type { IntakeMetrics, RejectReason } from './intake-metrics.js';
 
-/** Where stored events go: the outbox (enqueue ops that join our commit, then a wake-up). */
+/** Where stored events go: the outbox, which says what to enqueue and is woken after the commit. */
 export interface EventSink {
-  enqueueOps(records: readonly AnyRecord[]): Op[];
+  plan(records: readonly AnyRecord[], json?: (record: AnyRecord) => string): Enqueue[];
   notify(): void;
 }
 
-export type IntakeStore = Pick<Store, 'get' | 'has' | 'commit' | 'durable'>;
-
 export interface IntakeOptions {
-  store: IntakeStore;
+  store: Pick<InboxStore, 'accept' | 'quarantine'>;
+  /** The store's health: while it cannot write, deliveries are answered 503 at once. */
+  health: () => StoreHealth;
   sink: EventSink;
   /** Accepted signing secrets, the current one first (upstream.clientSecret, then webhooks.previousSecrets). */
   secrets: readonly string[];
@@ -39,9 +37,9 @@ export interface Intake {
 }
 
 /**
- * The webhook intake (issue 6): verify the raw bytes, deduplicate by the event's identity, write the
- * event and its outbox entries in ONE commit, and only then say 200 (CONTRACT §5: never 200 without
- * durable storage). Concurrent deliveries share fsyncs through the store's group commit.
+ * The webhook intake (webhooks/README.md): verify the raw bytes, then store the event and its outbox
+ * records in ONE transaction, deduplicated by the event's identity, and only then say 200 (never 200
+ * without a commit). Deliveries arriving together share a commit (the store's group commit).
  */
 export function createIntake(options: IntakeOptions): Intake {
   const { store, sink, clock, log, metrics } = options;
@@ -51,41 +49,28 @@ export function createIntake(options: IntakeOptions): Intake {
     return { status, outcome: 'rejected', reason, ...(detail === undefined ? {} : { detail }) };
   };
 
-  /** Answers 200 for an event already in memory only once that earlier write is durable. */
-  const duplicate = async (id: string): Promise<IntakeAnswer> => {
-    try {
-      await store.durable();
-    } catch (error) {
-      log.error({ err: error, id }, 'webhook duplicate not acknowledged: the store cannot write');
-      return reject(503, 'store', describeError(error));
-    }
-    metrics.duplicates.inc();
-    log.debug({ id }, 'webhook duplicate acknowledged');
-    return { status: 200, outcome: 'duplicate', id };
-  };
-
   const storeEvent = async (body: EventBody, identity: EventIdentity, text: string): Promise<IntakeAnswer> => {
     const now = clock.now();
     const receivedAt = new Date(now).toISOString();
     const records = eventRecords(body, identity, receivedAt);
-    // Serialized once here; the store's WAL and the file connector both use this text.
+    // The object is serialized once for both records of an invoice event.
     const objectJson = JSON.stringify(body.object);
-    for (const record of records) rememberJson(record, eventRecordJson(record, objectJson));
     const entry: InboxEntry = {
       id: identity.id, event: body.event, receivedAt, receivedAtMs: now,
       body: text, recordIds: records.map((r) => r.id), reprocessed: 0,
     };
-    // No await between the dedupe check (in receive) and this commit: the commit applies in memory
-    // synchronously, so a concurrent identical delivery already sees the key.
-    const ops: Op[] = [{ op: 'put', c: INBOX, k: identity.id, v: entry }];
-    // A fresh delivery of an event held in quarantine supersedes it.
-    if (store.has(QUARANTINE, identity.id)) ops.push({ op: 'del', c: QUARANTINE, k: identity.id });
-    const written = store.commit([...ops, ...sink.enqueueOps(records)]);
+    const planned = sink.plan(records, (r) => eventRecordJson(r as EventRecord, objectJson));
+    let outcome: 'stored' | 'duplicate';
     try {
-      await written;
+      outcome = await store.accept(entry, planned);
     } catch (error) {
       log.error({ err: error, id: identity.id }, 'webhook event not acknowledged: the store cannot write');
       return reject(503, 'store', describeError(error));
+    }
+    if (outcome === 'duplicate') {
+      metrics.duplicates.inc();
+      log.debug({ id: identity.id }, 'webhook duplicate acknowledged');
+      return { status: 200, outcome: 'duplicate', id: identity.id };
     }
     sink.notify();
     metrics.stored.inc();
@@ -94,14 +79,13 @@ export function createIntake(options: IntakeOptions): Intake {
   };
 
   const quarantine = async (body: EventBody, identity: EventIdentity, text: string, reason: 'stale' | 'future', timestamp: number) => {
-    // Already stored (a retry of an event we have) or already held: nothing to keep.
-    if (store.has(INBOX, identity.id) || store.has(QUARANTINE, identity.id)) return;
     const entry: QuarantineEntry = {
       id: identity.id, event: body.event, reason, timestamp,
       receivedAt: new Date(clock.now()).toISOString(), body: text,
     };
     try {
-      await store.commit([{ op: 'put', c: QUARANTINE, k: identity.id, v: entry }]);
+      // Not kept when the event is stored already (a retry of an event we have) or held already.
+      if (!(await store.quarantine(entry))) return;
       metrics.quarantined.inc();
       log.warn({ id: identity.id, event: body.event, reason, timestamp }, 'correctly signed delivery outside the time tolerance: quarantined (release with `events quarantine release`)');
     } catch (error) {
@@ -116,7 +100,7 @@ export function createIntake(options: IntakeOptions): Intake {
       if (!verified.ok) {
         // Only a body the signature vouches for is worth parsing (and keeping).
         const parsed = verified.signed ? parseEventBody(raw) : undefined;
-        if (parsed?.ok && (verified.reason === 'stale' || verified.reason === 'future')) {
+        if (parsed?.ok && (verified.reason === 'stale' || verified.reason === 'future') && options.health().ok) {
           await quarantine(parsed.body, identifyEvent(parsed.body), parsed.text, verified.reason, verified.timestamp ?? 0);
         }
         log.warn({ reason: verified.reason }, 'webhook delivery rejected: signature');
@@ -127,9 +111,10 @@ export function createIntake(options: IntakeOptions): Intake {
         log.warn({ reason: parsed.reason }, 'webhook delivery rejected: body');
         return reject(400, 'body', parsed.reason);
       }
-      const identity = identifyEvent(parsed.body);
-      if (store.has(INBOX, identity.id)) return duplicate(identity.id);
-      return storeEvent(parsed.body, identity, parsed.text);
+      // The store cannot write now (it probes every second): no point waiting for it to say so again.
+      const health = options.health();
+      if (!health.ok) return reject(503, 'store', health.reason);
+      return storeEvent(parsed.body, identifyEvent(parsed.body), parsed.text);
     },
   };
 }

@@ -1,14 +1,13 @@
 import type { Clock } from '../clock.js';
 import { BridgeError } from '../errors.js';
-import type { Op, Store } from '../store/index.js';
-import { INBOX, QUARANTINE, type InboxEntry, type QuarantineEntry } from './collections.js';
+import type { InboxEntry, InboxStore, QuarantineEntry } from '../store/index.js';
 import { parseEventBody, type EventBody } from './event-body.js';
 import { eventRecords, identifyEvent, inboxIdOf } from './event-identity.js';
 import type { EventSink } from './intake.js';
 
 /**
- * What an operator does by hand (CONTRACT §1 `events …`): release a quarantined delivery, re-emit an
- * event already seen. Both write the inbox entry and the outbox entries in one commit, like intake.
+ * What an operator does by hand (`events …`): release a quarantined delivery, re-emit an event
+ * already seen. Both write the inbox entry and the outbox records in one transaction, like intake.
  */
 export interface QuarantineSummary {
   id: string;
@@ -33,13 +32,13 @@ export interface ReprocessResult {
 }
 
 export interface EventOperator {
-  listQuarantine(): QuarantineSummary[];
+  listQuarantine(): Promise<QuarantineSummary[]>;
   release(id: string): Promise<ReleaseResult>;
   reprocess(id: string): Promise<ReprocessResult>;
 }
 
 export interface OperatorOptions {
-  store: Pick<Store, 'get' | 'has' | 'entries' | 'commit'>;
+  store: InboxStore;
   sink: EventSink;
   clock: Clock;
   /** For the not-found message: how long the inbox keeps events. */
@@ -48,41 +47,37 @@ export interface OperatorOptions {
 
 export function createEventOperator(options: OperatorOptions): EventOperator {
   const { store, sink, clock } = options;
-
-  const commitAndNotify = async (ops: Op[]) => {
-    await store.commit(ops);
-    sink.notify();
-  };
+  const notFound = (name: string) => new BridgeError('webhooks.not_found', `no quarantined delivery ${name} (see \`events quarantine list\`)`);
 
   return {
-    listQuarantine() {
-      return [...store.entries<QuarantineEntry>(QUARANTINE)]
-        .map(([, entry]) => summarize(entry))
-        .sort((a, b) => a.receivedAt.localeCompare(b.receivedAt) || a.id.localeCompare(b.id));
+    async listQuarantine() {
+      return (await store.quarantined()).map(summarize);
     },
 
     async release(name) {
-      const held = store.get<QuarantineEntry>(QUARANTINE, inboxIdOf(name));
-      if (!held) throw new BridgeError('webhooks.not_found', `no quarantined delivery ${name} (see \`events quarantine list\`)`);
+      const held = (await store.quarantined()).find((q) => q.id === inboxIdOf(name));
+      if (!held) throw notFound(name);
       const body = bodyOf(held.body, held.id);
       const identity = identifyEvent(body);
-      const release: Op = { op: 'del', c: QUARANTINE, k: held.id };
-      if (store.has(INBOX, identity.id)) {
-        await store.commit([release]);
-        return { id: identity.id, outcome: 'duplicate', recordIds: [] };
-      }
       const now = clock.now();
       const records = eventRecords(body, identity, new Date(now).toISOString());
       const entry: InboxEntry = {
         id: identity.id, event: body.event, receivedAt: new Date(now).toISOString(), receivedAtMs: now,
         body: held.body, recordIds: records.map((r) => r.id), reprocessed: 0,
       };
-      await commitAndNotify([{ op: 'put', c: INBOX, k: identity.id, v: entry }, release, ...sink.enqueueOps(records)]);
-      return { id: identity.id, outcome: 'released', recordIds: entry.recordIds };
+      const outcome = await store.release(held.id, entry, sink.plan(records));
+      // Gone meanwhile: a fresh delivery of the event stored it (and dropped the held copy), or another release did.
+      if (outcome === 'missing') {
+        if (await store.get(identity.id)) return { id: identity.id, outcome: 'duplicate', recordIds: [] };
+        throw notFound(name);
+      }
+      if (outcome === 'duplicate') return { id: identity.id, outcome, recordIds: [] };
+      sink.notify();
+      return { id: identity.id, outcome, recordIds: entry.recordIds };
     },
 
     async reprocess(name) {
-      const seen = store.get<InboxEntry>(INBOX, inboxIdOf(name));
+      const seen = await store.get(inboxIdOf(name));
       if (!seen) {
         throw new BridgeError(
           'webhooks.not_found',
@@ -90,11 +85,13 @@ export function createEventOperator(options: OperatorOptions): EventOperator {
         );
       }
       const body = bodyOf(seen.body, seen.id);
-      const reprocessed = seen.reprocessed + 1;
       // A new suffix per re-emission: connectors skip ids they have applied, so the same ids would do nothing.
-      const records = eventRecords(body, identifyEvent(body), new Date(clock.now()).toISOString(), `:r${reprocessed}`);
-      const entry: InboxEntry = { ...seen, reprocessed, recordIds: [...seen.recordIds, ...records.map((r) => r.id)] };
-      await commitAndNotify([{ op: 'put', c: INBOX, k: seen.id, v: entry }, ...sink.enqueueOps(records)]);
+      const records = eventRecords(body, identifyEvent(body), new Date(clock.now()).toISOString(), `:r${seen.reprocessed + 1}`);
+      const recordIds = [...seen.recordIds, ...records.map((r) => r.id)];
+      if (!(await store.reprocess(seen.id, seen.reprocessed, recordIds, sink.plan(records)))) {
+        throw new BridgeError('webhooks.conflict', `${seen.id} was re-emitted by someone else meanwhile; run the command again`, { retryable: true });
+      }
+      sink.notify();
       return { id: seen.id, recordIds: records.map((r) => r.id) };
     },
   };

@@ -1,26 +1,15 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Component } from '../lifecycle.js';
-import type { Op, Store } from '../store/index.js';
-import { INBOX, type InboxEntry } from './collections.js';
+import type { InboxStore } from '../store/index.js';
 
 /**
- * Inbox keys older than the retention, to delete. Pure. The retention must outlast the upstream's
- * 3-day retry window (config enforces ≥ 96 h): a key forgotten earlier would let a late retry of an
- * acknowledged event through as new. An entry without a readable time is kept (never guess "old").
+ * Forgets webhook events older than the dedupe retention, hourly. The retention must outlast the
+ * upstream's 3-day retry window (config enforces ≥ 96 h): a key forgotten earlier would let a late
+ * retry of an acknowledged event through as new.
  */
-export function expiredInboxKeys(entries: Iterable<[string, InboxEntry]>, nowMs: number, retentionMs: number): string[] {
-  const cutoff = nowMs - retentionMs;
-  const expired: string[] = [];
-  for (const [key, entry] of entries) {
-    const at = entry?.receivedAtMs;
-    if (typeof at === 'number' && at < cutoff) expired.push(key);
-  }
-  return expired;
-}
-
 export interface InboxPrunerOptions {
-  store: Pick<Store, 'entries' | 'commit'>;
+  store: Pick<InboxStore, 'prune'>;
   clock: Clock;
   log: Logger;
   retentionHours: number;
@@ -29,7 +18,7 @@ export interface InboxPrunerOptions {
 }
 
 export interface InboxPruner extends Component {
-  /** Deletes expired inbox entries in one commit; resolves with how many. */
+  /** Deletes expired inbox entries in one transaction; resolves with how many. */
   prune(): Promise<number>;
 }
 
@@ -40,12 +29,9 @@ export function createInboxPruner(options: InboxPrunerOptions): InboxPruner {
   let loop: Promise<void> | undefined;
 
   const prune = async (): Promise<number> => {
-    const keys = expiredInboxKeys(store.entries<InboxEntry>(INBOX), clock.now(), options.retentionHours * 3_600_000);
-    if (keys.length === 0) return 0;
-    const ops: Op[] = keys.map((k) => ({ op: 'del', c: INBOX, k }));
-    await store.commit(ops);
-    log.info({ pruned: keys.length }, 'forgot webhook events older than the dedupe retention');
-    return keys.length;
+    const pruned = await store.prune(clock.now() - options.retentionHours * 3_600_000);
+    if (pruned > 0) log.info({ pruned }, 'forgot webhook events older than the dedupe retention');
+    return pruned;
   };
 
   const run = async (signal: AbortSignal) => {

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { AnyRecord } from '../records.js';
 import { signatureHeader } from '../signature/index.js';
-import type { Op } from '../store/index.js';
+import type { Enqueue } from '../store/index.js';
 import type { EventSink } from './intake.js';
 
 /**
@@ -58,19 +58,18 @@ export function manualClock(startMs = TEST_NOW_MS): Clock & { advance(ms: number
   };
 }
 
-/** Stands in for the outbox: one put per record into `test.outbox`, skipping ids it has seen. */
-export function recordingSink(): EventSink & { enqueued: AnyRecord[]; notified: number } {
-  const seen = new Set<string>();
+/**
+ * Stands in for the outbox: plans one delivery per record to `connectors`, ordered by
+ * `<stream>:<key>`, and records what it was asked. Whether a planned record was enqueued is the
+ * store's answer, not the sink's: read it from `store.outbox`.
+ */
+export function recordingSink(connectors: readonly string[] = ['test']): EventSink & { planned: AnyRecord[]; notified: number } {
   const sink = {
-    enqueued: [] as AnyRecord[],
+    planned: [] as AnyRecord[],
     notified: 0,
-    enqueueOps(records: readonly AnyRecord[]): Op[] {
-      const fresh = records.filter((record) => !seen.has(record.id));
-      for (const record of fresh) {
-        seen.add(record.id);
-        sink.enqueued.push(record);
-      }
-      return fresh.map((record) => ({ op: 'put', c: 'test.outbox', k: record.id, v: record }));
+    plan(records: readonly AnyRecord[], json: (record: AnyRecord) => string = (record) => JSON.stringify(record)): Enqueue[] {
+      sink.planned.push(...records);
+      return records.map((record) => ({ id: record.id, stream: record.stream, orderKey: `${record.stream}:${String(record.key)}`, json: json(record), connectors }));
     },
     notify() {
       sink.notified += 1;

@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
 import { pino } from 'pino';
 import type { App } from '../../app.js';
-import { ENTRIES, formatDeliveries, listEntries, type ListFilter, type ListedEntry, type OutboxEntry } from '../../outbox/index.js';
-import { createStore, liveHolder } from '../../store/index.js';
+import { formatDeliveries } from '../../outbox/index.js';
+import { openStore, type DeliveryFilter, type ListedDelivery } from '../../store/index.js';
 import { CliExit } from '../errors.js';
-import { callAdmin, globalOptions, loadCliConfig, runOneShot } from '../context.js';
+import { callAdmin, embeddedHolder, globalOptions, loadCliConfig, runOneShot } from '../context.js';
 
 /** How long `deliveries retry` waits for the retried deliveries before it gives up (they stay queued). */
 const RETRY_WAIT_MS = 120_000;
@@ -56,29 +56,27 @@ export function registerDeliveriesCommand(program: Command): void {
     });
 }
 
-function parseFilter(options: ListOptions): ListFilter {
+function parseFilter(options: ListOptions): DeliveryFilter {
   if (options.state !== undefined && options.state !== 'pending' && options.state !== 'dead' && options.state !== 'active') {
     throw new CliExit(1, `--state must be "pending" or "dead", not "${options.state}"`);
   }
   return { ...(options.state ? { state: options.state } : {}), ...(options.connector ? { connector: options.connector } : {}) };
 }
 
-/** Read-only: straight from the store (no delivery starts), or from the daemon that holds it. */
-async function listDeliveries(command: Command, filter: ListFilter): Promise<ListedEntry[]> {
+/** Read-only: straight from the store (no delivery starts), or from the daemon that holds the embedded one. */
+async function listDeliveries(command: Command, filter: DeliveryFilter): Promise<ListedDelivery[]> {
   const { config } = loadCliConfig(globalOptions(command));
-  const holder = await liveHolder(config.store.dir);
+  const holder = await embeddedHolder(config);
   if (holder) {
     const token = config.server.adminToken;
     if (!token) throw new CliExit(1, `a daemon (pid ${holder.pid}) holds the store ${config.store.dir}; set server.adminToken so this command can ask it`);
-    const answer = (await callAdmin(holder, token, '/admin/deliveries/list', filter)) as { deliveries: ListedEntry[] };
+    const answer = (await callAdmin(holder, token, '/admin/deliveries/list', filter)) as { deliveries: ListedDelivery[] };
     return answer.deliveries;
   }
-  const store = createStore({ dir: config.store.dir, log: pino({ level: 'silent' }) });
+  const store = openStore(config.store, pino({ level: 'silent' }));
   await store.start();
   try {
-    return listEntries((function* () {
-      for (const [, entry] of store.entries<OutboxEntry>(ENTRIES)) yield entry;
-    })(), filter);
+    return await store.outbox.list(filter);
   } finally {
     await store.stop();
   }
@@ -103,9 +101,9 @@ async function retryHere(app: App, body: { id: string } | { allDead: true; conne
   clearTimeout(timer);
   const report: RetryReport = { retried, delivered: [], failed: [] };
   for (const id of retried) {
-    const entry = app.outbox.get(id);
-    if (!entry) report.delivered.push(id);
-    else report.failed.push({ id, status: entry.status, ...(entry.lastError ? { lastError: entry.lastError } : {}) });
+    const delivery = await app.outbox.get(id);
+    if (!delivery) report.delivered.push(id);
+    else report.failed.push({ id, status: delivery.status, ...(delivery.lastError ? { lastError: delivery.lastError } : {}) });
   }
   return report;
 }

@@ -16,7 +16,7 @@ export function registerExportCommand(program: Command): void {
         (app) =>
           withProgress(
             'export roster',
-            () => (app.poll.poller.busy() ? 'fetching the roster…' : `delivering: ${app.outbox.depth()} queued`),
+            () => (app.poll.poller.busy() ? 'fetching the roster…' : `delivering: ${app.outbox.deliveredCount()} delivered`),
             async () => {
               const exported = await app.poll.exportRoster({ trigger: 'cli' });
               if (exported.outcome !== 'ok') return { ...exported, pendingDeliveries: 0 };

@@ -16,7 +16,7 @@ export function registerStartCommand(program: Command): void {
       const app = await createApp({ config: loaded.config, log, mode: 'daemon' });
       await app.start();
       const adminUrl = app.server?.url;
-      await app.store.advertise({ ...(adminUrl ? { adminUrl } : {}) });
+      if (adminUrl) await app.store.advertise(adminUrl);
       log.info({ config: loaded.file, url: adminUrl, callbackUrl: app.callbackUrl() }, 'schoolbridge started');
 
       await new Promise<void>((resolve) => {

@@ -2,8 +2,7 @@ import type { Command } from 'commander';
 import type { CycleResult } from '../../poll/index.js';
 import { cycleJson, formatChange, formatCycle } from '../../poll/format.js';
 import { dryRunCycle } from '../../poll/dry-run.js';
-import { liveHolder } from '../../store/index.js';
-import { awaitDeliveries, callAdmin, globalOptions, loadCliConfig, runOneShot } from '../context.js';
+import { awaitDeliveries, callAdmin, embeddedHolder, globalOptions, loadCliConfig, runOneShot } from '../context.js';
 import { CliExit } from '../errors.js';
 import { withProgress } from '../progress.js';
 
@@ -32,7 +31,7 @@ async function realRun(command: Command): Promise<CycleResult & { pendingDeliver
     (app) =>
       withProgress(
         'sync',
-        () => (app.poll.poller.busy() ? 'fetching and diffing students and users…' : `delivering: ${app.outbox.depth()} queued`),
+        () => (app.poll.poller.busy() ? 'fetching and diffing students and users…' : `delivering: ${app.outbox.deliveredCount()} delivered`),
         async () => {
           const result = await app.poll.sync({ trigger: 'cli' });
           return { ...result, pendingDeliveries: await awaitDeliveries(app) };
@@ -45,7 +44,7 @@ async function realRun(command: Command): Promise<CycleResult & { pendingDeliver
 /** A dry run reads the real snapshot (or asks the daemon that holds it) and commits nothing. */
 async function dryRun(command: Command): Promise<CycleResult> {
   const { config } = loadCliConfig(globalOptions(command));
-  const holder = await liveHolder(config.store.dir);
+  const holder = await embeddedHolder(config);
   if (holder) {
     const token = config.server.adminToken;
     if (!token) throw new CliExit(1, `a daemon (pid ${holder.pid}) holds the store ${config.store.dir}; set server.adminToken so sync --dry-run can ask it`);
@@ -53,7 +52,7 @@ async function dryRun(command: Command): Promise<CycleResult> {
     if (answer.dryRun !== true) throw new CliExit(1, 'the daemon does not support dry runs and ran a real cycle');
     return answer;
   }
-  return runOneShot(command, (app) => dryRunCycle(app), undefined, { memoryStore: true });
+  return runOneShot(command, (app) => dryRunCycle(app));
 }
 
 function print(result: CycleResult & { pendingDeliveries?: number }, options: SyncOptions): void {

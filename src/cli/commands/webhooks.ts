@@ -1,10 +1,9 @@
 import type { Command } from 'commander';
-import type { App } from '../../app.js';
 import { BridgeError } from '../../errors.js';
 import type { Webhook } from '../../upstream/index.js';
 import { sameUrl, type ReconcileResult } from '../../webhooks/index.js';
 import { CliExit } from '../errors.js';
-import { runOneShot } from '../context.js';
+import { withUpstream, type UpstreamContext } from '../upstream-context.js';
 
 /**
  * `schoolbridge webhooks list | reconcile [--dry-run] | delete <id>` (CONTRACT §1): our registrations
@@ -32,7 +31,7 @@ export function registerWebhooksCommand(program: Command): void {
     .option('--json', 'print JSON')
     .action((options: { dryRun?: boolean; json?: boolean }, command: Command) =>
       upstreamOnly(command, async (app) => {
-        const result = await app.webhooks.reconciler.reconcile({ dryRun: options.dryRun === true });
+        const result = await app.reconciler.reconcile({ dryRun: options.dryRun === true });
         print(options.json ? JSON.stringify(result, null, 2) : describeResult(result, app.callbackUrl()));
       }),
     );
@@ -54,9 +53,9 @@ export function registerWebhooksCommand(program: Command): void {
     );
 }
 
-/** The store is not involved: an in-memory one, so a running daemon's lock is no obstacle. */
-function upstreamOnly(command: Command, work: (app: App) => Promise<void>): Promise<void> {
-  return runOneShot(command, work, undefined, { memoryStore: true });
+/** The store is not involved, so a running daemon is no obstacle. */
+function upstreamOnly(command: Command, work: (app: UpstreamContext) => Promise<void>): Promise<void> {
+  return withUpstream(command, work);
 }
 
 function positiveInteger(text: string): number {

@@ -1,0 +1,39 @@
+import type { Command } from 'commander';
+import { Agent } from 'undici';
+import { systemClock } from '../clock.js';
+import { createUpstream } from '../upstream-part.js';
+import type { UpstreamClient } from '../upstream/index.js';
+import { createReconciler, type Reconciler } from '../webhooks/reconciler.js';
+import { cliLogger, globalOptions, loadCliConfig } from './context.js';
+
+/** What the `webhooks …` commands need: the upstream (with the embedded sandbox when configured), no store. */
+export interface UpstreamContext {
+  upstream: UpstreamClient;
+  reconciler: Reconciler;
+  /** The URL the upstream calls us at (server.publicUrl, else http://host:port) + /webhooks/v2. */
+  callbackUrl(): string;
+}
+
+export async function withUpstream<T>(command: Command, work: (context: UpstreamContext) => Promise<T>): Promise<T> {
+  const globals = globalOptions(command);
+  const loaded = loadCliConfig(globals);
+  const { config } = loaded;
+  const log = cliLogger(loaded, { ...globals, quiet: true });
+  const dispatcher = new Agent({ connect: { timeout: config.upstream.connectTimeoutMs } });
+  const { sandbox, upstream } = await createUpstream(config, { clock: systemClock, dispatcher, log });
+  const callbackUrl = () => `${(config.server.publicUrl ?? `http://${config.server.host}:${config.server.port}`).replace(/\/+$/, '')}/webhooks/v2`;
+  const reconciler = createReconciler({
+    api: upstream,
+    wanted: () => ({ events: config.webhooks.events, callbackUrl: callbackUrl(), prune: config.webhooks.prune }),
+    clock: systemClock,
+    log: log.child({ component: 'webhook-reconciler' }),
+    onStart: false,
+  });
+  try {
+    return await work({ upstream, reconciler, callbackUrl });
+  } finally {
+    await sandbox?.stop();
+    await dispatcher.close().catch(() => {});
+    log.flush?.();
+  }
+}

@@ -1,0 +1,299 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Enqueue, InboxEntry, Settlement, Store, StagedRow } from './port.js';
+import { CHAIN_LENGTH } from './tables.js';
+
+/**
+ * The store's promises as one suite, run against every engine (sqlite.test.ts, postgres.test.ts):
+ * the same cases, the same expected results. `open` makes a store on fresh, empty storage; `second`
+ * opens another replica on the same storage where the engine allows several (PostgreSQL).
+ */
+export interface StoreFactory {
+  open(): Promise<Store>;
+  second?(): Promise<Store>;
+}
+
+/** Later than any real clock reading: whatever the store enqueued at its own `now` is due by then. */
+const NOW = Date.parse('2100-01-01T00:00:00Z');
+
+export function event(id: string, extra: Partial<InboxEntry> = {}): InboxEntry {
+  return { id, event: 'invoice.created', receivedAt: new Date(NOW).toISOString(), receivedAtMs: NOW, body: `{"event":"invoice.created","object":{"id":"${id}"}}`, recordIds: [`events:${id}`], reprocessed: 0, ...extra };
+}
+
+export function record(id: string, orderKey: string, connectors: readonly string[] = ['a'], json = `{"id":"${id}"}`): Enqueue {
+  return { id, stream: 'invoices', orderKey, json, connectors };
+}
+
+const done = (id: string, fence: number): Settlement => ({ id, fence, status: 'done', at: NOW });
+const retryLater = (id: string, fence: number, attempts: number, runAt = NOW + 60_000): Settlement => ({ id, fence, status: 'pending', at: NOW, runAt, attempts, lastError: 'x' });
+const dead = (id: string, fence: number, attempts: number): Settlement => ({ id, fence, status: 'dead', at: NOW, runAt: NOW, attempts, lastError: 'rejected' });
+
+/** The UTF-8 bytes of fresh rows as the list worker makes them: chain, then JSON, per row. */
+export function freshRows(rows: { key: number; chain: string; json: string; hash?: string }[]) {
+  const parts = rows.map((r) => Buffer.from(r.chain + r.json));
+  const ends: number[] = [];
+  let end = 0;
+  for (const part of parts) ends.push((end += part.length));
+  const bytes = Buffer.concat(parts);
+  return { keys: rows.map((r) => r.key), hashes: rows.map((r) => r.hash ?? `h${r.key}`), bytes: new Uint8Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)), ends };
+}
+
+export function describeStoreConformance(engine: string, factory: StoreFactory): void {
+  describe(`store conformance: ${engine}`, () => {
+    const opened: Store[] = [];
+    afterEach(async () => {
+      for (const store of opened.splice(0).reverse()) await store.stop();
+    });
+    const open = async (which: 'open' | 'second' = 'open') => {
+      const store = await factory[which]!();
+      await store.start();
+      opened.push(store);
+      return store;
+    };
+    const claim = (store: Store, connector = 'a', limit = 10, now = NOW) => store.outbox.claim({ connector, limit, now, leaseMs: 60_000 });
+
+    describe('inbox', () => {
+      it('stores an event with its records in one transaction, and a second delivery is a duplicate', async () => {
+        const store = await open();
+        expect(await store.inbox.accept(event('e1'), [record('events:e1', 'events:1', ['a', 'b'])])).toBe('stored');
+        expect(await store.inbox.accept(event('e1'), [record('events:e1', 'events:1', ['a', 'b'])])).toBe('duplicate');
+        expect((await store.inbox.get('e1'))?.recordIds).toEqual(['events:e1']);
+        expect((await store.outbox.list()).map((d) => d.id)).toEqual(['a:events:e1', 'b:events:e1']);
+      });
+
+      it('writes nothing of a transaction that fails part-way', async () => {
+        const store = await open();
+        const broken = { ...record('events:e2', 'events:2'), json: null as unknown as string };
+        await expect(store.inbox.accept(event('e2'), [broken])).rejects.toMatchObject({ code: 'store.failed' });
+        expect(await store.inbox.get('e2')).toBeUndefined();
+        expect(await store.outbox.list()).toEqual([]);
+        expect(await store.inbox.accept(event('e2'), [record('events:e2', 'events:2')])).toBe('stored');
+      });
+
+      it('stores one of many concurrent deliveries of the same event', async () => {
+        const store = await open();
+        const answers = await Promise.all(Array.from({ length: 20 }, () => store.inbox.accept(event('e3'), [record('events:e3', 'events:3')])));
+        expect(answers.filter((a) => a === 'stored')).toHaveLength(1);
+        expect(await store.outbox.list()).toHaveLength(1);
+      });
+
+      it('quarantines a stale delivery once, not when its event is stored, and releases it', async () => {
+        const store = await open();
+        const held = { id: 'q1', event: 'invoice.created', reason: 'stale' as const, timestamp: 1, receivedAt: 'x', body: '{}' };
+        expect(await store.inbox.quarantine(held)).toBe(true);
+        expect(await store.inbox.quarantine(held)).toBe(false);
+        await store.inbox.accept(event('stored1'), []);
+        expect(await store.inbox.quarantine({ ...held, id: 'stored1' })).toBe(false);
+        expect((await store.inbox.quarantined()).map((q) => q.id)).toEqual(['q1']);
+        expect(await store.inbox.release('q1', event('q1'), [record('events:q1', 'events:q1')])).toBe('released');
+        expect(await store.inbox.release('q1', event('q1'), [])).toBe('missing');
+        await store.inbox.quarantine({ ...held, id: 'q2' });
+        await store.inbox.accept(event('q2'), []);
+        expect(await store.inbox.quarantined()).toEqual([]); // a fresh delivery supersedes the held one
+        await store.inbox.quarantine({ ...held, id: 'q3' });
+        await store.inbox.accept(event('q3x', { id: 'q3x' }), []);
+        expect(await store.inbox.release('q3', event('q3x'), [])).toBe('duplicate');
+      });
+
+      it('re-emits only from the reprocess count it read, and prunes old events', async () => {
+        const store = await open();
+        await store.inbox.accept(event('r1'), []);
+        expect(await store.inbox.reprocess('r1', 0, ['events:r1', 'events:r1:r1'], [record('events:r1:r1', 'events:r1')])).toBe(true);
+        expect(await store.inbox.reprocess('r1', 0, ['x'], [])).toBe(false);
+        expect((await store.inbox.get('r1'))?.reprocessed).toBe(1);
+        await store.inbox.accept(event('old', { receivedAtMs: NOW - 1000 }), []);
+        expect(await store.inbox.prune(NOW - 1)).toBe(1);
+        expect(await store.inbox.get('old')).toBeUndefined();
+        expect(await store.inbox.get('r1')).toBeDefined();
+      });
+    });
+
+    describe('outbox', () => {
+      it('skips records already queued, keeps state with them, and forgets a delivery once done', async () => {
+        const store = await open();
+        expect(await store.outbox.enqueue([record('r1', 'k:1', ['a', 'b'])], { 'roster.lastExport': { id: 'r1' } })).toBe(2);
+        expect(await store.outbox.enqueue([record('r1', 'k:1', ['a', 'b'])])).toBe(0);
+        expect(await store.state.get('roster.lastExport')).toEqual({ id: 'r1' });
+        const [claimed] = await claim(store);
+        expect(claimed?.json).toBe('{"id":"r1"}');
+        expect(await store.outbox.settle([done('a:r1', claimed!.delivery.fence)])).toEqual(['a:r1']);
+        expect(await store.outbox.get('a:r1')).toBeUndefined();
+        // The record stays while another connector still has it to deliver.
+        const [other] = await claim(store, 'b');
+        expect(other?.json).toBe('{"id":"r1"}');
+        await store.outbox.settle([done('b:r1', other!.delivery.fence)]);
+        expect(await store.outbox.list()).toEqual([]);
+      });
+
+      it('delivers a key in order: the next waits until the one before is done', async () => {
+        const store = await open();
+        await store.outbox.enqueue([record('k1-a', 'k:1'), record('k1-b', 'k:1'), record('k2-a', 'k:2')]);
+        const first = await claim(store);
+        expect(first.map((c) => c.delivery.recordId)).toEqual(['k1-a', 'k2-a']);
+        expect(await claim(store)).toEqual([]);
+        const listed = await store.outbox.list({ state: 'pending' });
+        expect(listed.find((d) => d.recordId === 'k1-b')).toMatchObject({ status: 'pending', waitingFor: 'a:k1-a' });
+        await store.outbox.settle([done('a:k1-a', first[0]!.delivery.fence)]);
+        expect((await claim(store)).map((c) => c.delivery.recordId)).toEqual(['k1-b']);
+      });
+
+      it('keeps sequence order under concurrent producers of one key', async () => {
+        const store = await open();
+        await Promise.all(Array.from({ length: 31 }, (_, i) => store.outbox.enqueue([record(`seq-${i}`, 'k:seq')])));
+        const order: string[] = [];
+        const seqs: number[] = [];
+        for (;;) {
+          const [next] = await claim(store);
+          if (!next) break;
+          order.push(next.delivery.recordId);
+          seqs.push(next.delivery.seq);
+          await store.outbox.settle([done(next.delivery.id, next.delivery.fence)]);
+        }
+        expect(order).toHaveLength(31);
+        expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+      });
+
+      it('lets a dead delivery hold back only its own key, and a retry by hand release it', async () => {
+        const store = await open();
+        await store.outbox.enqueue([record('d1', 'k:d'), record('d2', 'k:d'), record('o1', 'k:o')]);
+        const [d1, o1] = await claim(store);
+        await store.outbox.settle([dead(d1!.delivery.id, d1!.delivery.fence, 1), retryLater(o1!.delivery.id, o1!.delivery.fence, 1)]);
+        expect(await claim(store)).toEqual([]);
+        expect((await claim(store, 'a', 10, NOW + 60_000)).map((c) => c.delivery.recordId)).toEqual(['o1']);
+        expect((await store.outbox.counts()).get('a')).toEqual({ depth: 2, dead: 1 });
+        expect(await store.outbox.retry({ allDead: true }, NOW + 1)).toEqual(['a:d1']);
+        const [again] = await claim(store, 'a', 10, NOW + 1);
+        expect(again?.delivery).toMatchObject({ recordId: 'd1', attempts: 1 });
+        await store.outbox.settle([done(again!.delivery.id, again!.delivery.fence)]);
+        expect((await claim(store, 'a', 10, NOW + 1)).map((c) => c.delivery.recordId)).toEqual(['d2']);
+      });
+
+      it('orders claims by due time, and says when the next one is due', async () => {
+        const store = await open();
+        await store.outbox.enqueue([record('t1', 'k:t1'), record('t2', 'k:t2')]);
+        const both = await claim(store);
+        await store.outbox.settle([retryLater('a:t1', both[0]!.delivery.fence, 1)]);
+        await store.outbox.settle([retryLater('a:t2', both[1]!.delivery.fence, 1, NOW + 30_000)]);
+        expect(await store.outbox.nextRunAt('a')).toBe(NOW + 30_000);
+        expect((await claim(store, 'a', 10, NOW + 60_000)).map((c) => c.delivery.recordId)).toEqual(['t2', 't1']);
+      });
+
+      it('refuses a settle under a fence that is not the current one, and returns expired leases', async () => {
+        const store = await open();
+        await store.outbox.enqueue([record('l1', 'k:l')]);
+        const [first] = await claim(store);
+        expect(await store.outbox.sweep(NOW + 60_001)).toEqual({ reclaimed: 1 });
+        const [second] = await claim(store, 'a', 10, NOW + 60_001);
+        expect(second!.delivery.fence).toBeGreaterThan(first!.delivery.fence);
+        expect(await store.outbox.settle([done('a:l1', first!.delivery.fence)])).toEqual([]);
+        expect(await store.outbox.settle([done('a:l1', second!.delivery.fence)])).toEqual(['a:l1']);
+      });
+
+      it('returns a stopped replica\'s leases when its heartbeat is gone', async () => {
+        const store = await open();
+        await store.outbox.enqueue([record('h1', 'k:h')]);
+        await claim(store);
+        await store.replicas.beat(NOW);
+        expect(await store.outbox.sweep(NOW + 1000)).toEqual({ reclaimed: 0 });
+        expect(await store.outbox.sweep(NOW + 40_000)).toEqual({ reclaimed: 1 });
+        expect((await store.replicas.live(NOW - 1)).map((r) => r.id)).toEqual([store.replicaId]);
+      });
+    });
+
+    describe('snapshot', () => {
+      const rowsOf = (n: number, from = 1) =>
+        Array.from({ length: n }, (_, i) => ({ key: from + i, chain: `c${String(from + i).padStart(CHAIN_LENGTH - 1, '0')}`, json: `{"id":${from + i},"name":"Łucja ${from + i}"}` }));
+
+      it('swaps a staged fresh snapshot in with its state, and reads it in key order', async () => {
+        const store = await open();
+        await store.snapshot.begin('students', 'fresh');
+        await store.snapshot.stageFresh('students', freshRows(rowsOf(3, 5)));
+        await store.snapshot.stageFresh('students', freshRows(rowsOf(4, 1)));
+        expect(await store.snapshot.size('students')).toBe(0);
+        const before = await store.snapshot.version('students');
+        await store.snapshot.applyFresh('students', { state: { 'poll.initialDone.students': { mode: 'baseline' } } });
+        expect(await store.snapshot.size('students')).toBe(7);
+        expect(await store.snapshot.version('students')).toBeGreaterThan(before);
+        expect((await store.snapshot.scan('students', 2, 3)).map((r) => r.key)).toEqual([3, 4, 5]);
+        expect(await store.snapshot.rows('students', [6, 99])).toEqual([{ key: 6, chain: rowsOf(1, 6)[0]!.chain, body: '{"id":6,"name":"Łucja 6"}', rawHash: 'h6' }]);
+        expect(await store.snapshot.index('students')).toMatchObject({ keys: [1, 2, 3, 4, 5, 6, 7], hashes: ['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'h7'] });
+        expect(await store.state.get('poll.initialDone.students')).toEqual({ mode: 'baseline' });
+        expect(await store.snapshot.createdOwed('students')).toBe(0);
+      });
+
+      it('leaves nothing of a discarded cycle, and refuses a fresh snapshot over rows', async () => {
+        const store = await open();
+        await store.snapshot.begin('users', 'fresh');
+        await store.snapshot.stageFresh('users', freshRows(rowsOf(2)));
+        await store.snapshot.discard('users');
+        expect(await store.snapshot.size('users')).toBe(0);
+        await store.snapshot.begin('users', 'fresh');
+        await store.snapshot.stageFresh('users', freshRows(rowsOf(2)));
+        await store.snapshot.applyFresh('users', { state: {} });
+        await store.snapshot.begin('users', 'fresh');
+        await store.snapshot.stageFresh('users', freshRows(rowsOf(1, 10)));
+        await expect(store.snapshot.applyFresh('users', { state: {} })).rejects.toThrow();
+        expect(await store.snapshot.size('users')).toBe(2);
+      });
+
+      it('owes a created change per fresh row, enqueued in key order, and each keeps the row it was made from', async () => {
+        const store = await open();
+        await store.snapshot.begin('users', 'fresh');
+        await store.snapshot.stageFresh('users', freshRows(rowsOf(5)));
+        await store.snapshot.applyFresh('users', { state: {}, created: { detectedAt: 'T0', connectors: ['a', 'b'] } });
+        expect(await store.snapshot.createdOwed('users')).toBe(5);
+        await expect(store.snapshot.applyChanges('users', { limit: 10, connectors: ['a'], state: {}, now: NOW })).rejects.toThrow();
+        expect(await store.snapshot.enqueueCreated('users', 2, NOW)).toBe(3);
+        expect(await store.snapshot.enqueueCreated('users', 10, NOW)).toBe(0);
+        expect((await store.outbox.counts()).get('b')).toEqual({ depth: 5, dead: 0 });
+        // Key 2 changes before its created change is delivered: the change keeps the first text.
+        await store.snapshot.begin('users', 'changes');
+        const staged: StagedRow[] = [
+          { key: 2, chain: 'u00000000002', body: '{"id":2,"name":"changed"}', rawHash: 'x', change: { id: 'users:2:u00000000002', json: '{"op":"updated"}' } },
+          { key: 3, chain: 'd00000000003', body: null, rawHash: null, change: { id: 'users:3:d00000000003', json: '{"op":"deleted"}' } },
+        ];
+        await store.snapshot.stageChanges('users', staged);
+        expect(await store.snapshot.applyChanges('users', { limit: 1, connectors: ['a'], state: { marker: 1 }, now: NOW })).toEqual({ applied: 1, done: false });
+        expect(await store.state.get('marker')).toBeUndefined();
+        expect(await store.snapshot.applyChanges('users', { limit: 1, connectors: ['a'], state: { marker: 1 }, now: NOW })).toEqual({ applied: 1, done: true });
+        expect(await store.state.get('marker')).toBe(1);
+        expect((await store.snapshot.rows('users', [2, 3])).map((r) => r.body)).toEqual(['{"id":2,"name":"changed"}']);
+        const claimed = await claim(store, 'a', 10);
+        const texts = claimed.map((c) => c.created?.text ?? c.json);
+        expect(claimed.map((c) => c.delivery.recordId)).toEqual([
+          `users:1:${rowsOf(1, 1)[0]!.chain}`, `users:2:${rowsOf(1, 2)[0]!.chain}`, `users:3:${rowsOf(1, 3)[0]!.chain}`,
+          `users:4:${rowsOf(1, 4)[0]!.chain}`, `users:5:${rowsOf(1, 5)[0]!.chain}`,
+        ]);
+        expect(texts.slice(0, 3)).toEqual(['{"id":1,"name":"Łucja 1"}', '{"id":2,"name":"Łucja 2"}', '{"id":3,"name":"Łucja 3"}']);
+        expect(claimed[1]!.created).toMatchObject({ stream: 'users', key: 2, detectedAt: 'T0' });
+        for (const c of claimed) await store.outbox.settle([done(c.delivery.id, c.delivery.fence)]);
+        // The update and the delete of keys 2 and 3 come after their created changes.
+        expect((await claim(store, 'a', 10)).map((c) => c.json)).toEqual(['{"op":"updated"}', '{"op":"deleted"}']);
+      });
+    });
+
+    describe('state and replicas', () => {
+      it('puts, reads and deletes state values', async () => {
+        const store = await open();
+        await store.state.put({ a: { n: 1 }, b: 'text' });
+        await store.state.put({ a: null });
+        expect(await store.state.get('a')).toBeUndefined();
+        expect(await store.state.get('b')).toBe('text');
+      });
+    });
+
+    if (factory.second) {
+      describe('replicas on one database', () => {
+        it('never hands one delivery to two replicas, and refuses a settle by the one that lost it', async () => {
+          const one = await open();
+          const two = await open('second');
+          await one.outbox.enqueue(Array.from({ length: 40 }, (_, i) => record(`m${i}`, `k:m${i}`)));
+          const [a, b] = await Promise.all([claim(one, 'a', 25), claim(two, 'a', 25)]);
+          const ids = [...a, ...b].map((c) => c.delivery.id);
+          expect(new Set(ids).size).toBe(40);
+          expect(await two.outbox.settle([done(a[0]!.delivery.id, a[0]!.delivery.fence)])).toEqual([]);
+          expect(await one.outbox.settle([done(a[0]!.delivery.id, a[0]!.delivery.fence)])).toEqual([a[0]!.delivery.id]);
+        });
+      });
+    }
+  });
+}

@@ -1,0 +1,223 @@
+import type { Stream } from '../../records.js';
+import type {
+  ClaimRequest, Claimed, Delivery, DeliveryFilter, DeliveryStatus, Enqueue, ListedDelivery, OutboxCounts, Settlement, SnapshotStream,
+} from '../port.js';
+import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, deliveryId, snapshotTable } from '../tables.js';
+import type { Db } from './db.js';
+
+/**
+ * The outbox on PostgreSQL: the layout of the SQLite one (sqlite/outbox.ts), in set-wise statements
+ * so a batch costs a few round trips whatever its size. Replicas claim with FOR UPDATE SKIP LOCKED;
+ * the unique index `outbox_head` makes producers of one key wait for each other, so the key's
+ * sequence order is its commit order.
+ */
+interface DeliveryRow {
+  seq: number;
+  id: string;
+  connector: string;
+  record_id: string;
+  stream: Stream;
+  order_key: string;
+  status: DeliveryStatus;
+  enqueued_at: number;
+  run_at: number;
+  attempts: number;
+  last_error: string | null;
+  last_attempt_at: number | null;
+  lease_owner: string | null;
+  lease_until: number | null;
+  fence: number;
+}
+
+export function toDelivery(row: DeliveryRow): Delivery {
+  return {
+    id: row.id, connector: row.connector, recordId: row.record_id, stream: row.stream, orderKey: row.order_key,
+    seq: row.seq, status: row.status, enqueuedAt: row.enqueued_at, runAt: row.run_at, attempts: row.attempts, fence: row.fence,
+    ...(row.last_error === null ? {} : { lastError: row.last_error }),
+    ...(row.last_attempt_at === null ? {} : { lastAttemptAt: row.last_attempt_at }),
+    ...(row.lease_until === null ? {} : { leaseUntil: row.lease_until }),
+    ...(row.lease_owner === null ? {} : { leaseOwner: row.lease_owner }),
+  };
+}
+
+export interface NewDelivery {
+  id: string;
+  connector: string;
+  recordId: string;
+  stream: string;
+  orderKey: string;
+}
+
+const INSERT_DELIVERIES = (status: 'pending' | 'blocked', conflict: string) => `
+  INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
+  SELECT id, connector, record_id, stream, order_key, '${status}', $6, $6
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS t(id, connector, record_id, stream, order_key, n)
+  ORDER BY n ${conflict} RETURNING id, record_id`;
+
+/**
+ * Inserts deliveries in the given order: heads of their keys as pending, the others blocked behind;
+ * ids that exist already are skipped. Returns, per record id, how many were added.
+ */
+export async function insertDeliveries(db: Db, deliveries: readonly NewDelivery[], now: number): Promise<Map<string, number>> {
+  const added = new Map<string, number>();
+  if (deliveries.length === 0) return added;
+  const columns = (list: readonly NewDelivery[]) => [list.map((d) => d.id), list.map((d) => d.connector), list.map((d) => d.recordId), list.map((d) => d.stream), list.map((d) => d.orderKey), now];
+  const heads = await db.query<{ id: string; record_id: string }>(INSERT_DELIVERIES('pending', 'ON CONFLICT DO NOTHING'), columns(deliveries));
+  const inserted = new Set(heads.rows.map((r) => r.id));
+  const rest = deliveries.filter((d) => !inserted.has(d.id));
+  const waiting = rest.length === 0 ? [] : (await db.query<{ id: string; record_id: string }>(INSERT_DELIVERIES('blocked', 'ON CONFLICT (id) DO NOTHING'), columns(rest))).rows;
+  for (const row of [...heads.rows, ...waiting]) added.set(row.record_id, (added.get(row.record_id) ?? 0) + 1);
+  return added;
+}
+
+export async function enqueue(db: Db, records: readonly Enqueue[], now: number): Promise<number> {
+  const deliveries = records.flatMap((r) => r.connectors.map((connector) => ({ id: deliveryId(connector, r.id), connector, recordId: r.id, stream: r.stream, orderKey: r.orderKey })));
+  const added = await insertDeliveries(db, deliveries, now);
+  const seen = new Set<string>();
+  const stored = records.filter((r) => added.has(r.id) && !seen.has(r.id) && seen.add(r.id));
+  if (stored.length > 0) {
+    await db.query(`INSERT INTO outbox_record (id, body, pending) SELECT * FROM unnest($1::text[], $2::text[], $3::int[])
+      ON CONFLICT (id) DO UPDATE SET pending = outbox_record.pending + excluded.pending`,
+    [stored.map((r) => r.id), stored.map((r) => r.json), stored.map((r) => added.get(r.id)!)]);
+  }
+  let total = 0;
+  for (const n of added.values()) total += n;
+  return total;
+}
+
+/** Enqueues the created changes of snapshot rows, their text read from the row (a fresh snapshot's backlog). */
+export async function enqueueLazy(db: Db, stream: SnapshotStream, rows: readonly { key: number; chain: string }[], detectedAt: string, connectors: readonly string[], now: number): Promise<void> {
+  const records = rows.map(({ key, chain }) => ({ id: `${stream}:${key}:${chain}`, key, chain }));
+  const deliveries = records.flatMap((r) => connectors.map((connector) => ({ id: deliveryId(connector, r.id), connector, recordId: r.id, stream, orderKey: `${stream}:${r.key}` })));
+  const added = await insertDeliveries(db, deliveries, now);
+  const stored = records.filter((r) => added.has(r.id));
+  if (stored.length === 0) return;
+  await db.query(`INSERT INTO outbox_record (id, pending, snapshot_stream, snapshot_key, snapshot_chain, detected_at)
+    SELECT id, pending, $4, key, chain, $5 FROM unnest($1::text[], $2::int[], $3::bigint[], $6::text[]) AS t(id, pending, key, chain)
+    ON CONFLICT (id) DO UPDATE SET pending = outbox_record.pending + excluded.pending`,
+  [stored.map((r) => r.id), stored.map((r) => added.get(r.id)!), stored.map((r) => r.key), stream, detectedAt, stored.map((r) => r.chain)]);
+}
+
+/** Before snapshot rows change, the created changes still made from them get their text of their own. */
+export async function keepCreatedTexts(db: Db, stream: SnapshotStream, keys: readonly number[]): Promise<void> {
+  if (keys.length === 0) return;
+  await db.query(`UPDATE outbox_record r SET record_text = s.body FROM ${snapshotTable(stream)} s
+    WHERE r.snapshot_stream = $1 AND r.snapshot_key = ANY($2::bigint[]) AND r.body IS NULL AND r.record_text IS NULL
+      AND s.key = r.snapshot_key AND s.chain = r.snapshot_chain`, [stream, keys]);
+}
+
+const LAZY_JOINS = SNAPSHOT_STREAMS.map((s) => `LEFT JOIN ${snapshotTable(s)} s_${s} ON r.snapshot_stream = '${s}' AND r.body IS NULL AND r.record_text IS NULL AND s_${s}.key = r.snapshot_key`).join(' ');
+const LAZY_TEXT = `COALESCE(${SNAPSHOT_STREAMS.map((s) => `CASE WHEN s_${s}.chain = r.snapshot_chain THEN s_${s}.body END`).join(', ')})`;
+
+interface RecordRow {
+  id: string;
+  body: string | null;
+  snapshot_stream: SnapshotStream | null;
+  snapshot_key: number | null;
+  snapshot_chain: string | null;
+  detected_at: string | null;
+  text: string | null;
+}
+
+export async function claim(db: Db, owner: string, request: ClaimRequest): Promise<Claimed[]> {
+  // `= ANY(ARRAY(…))`, not a join: the planner then always finds the claimed rows by their key.
+  const { rows } = await db.query<DeliveryRow>(`UPDATE outbox_delivery SET status = 'active', attempts = attempts + 1, lease_owner = $4, lease_until = $5, fence = fence + 1
+    WHERE seq = ANY(ARRAY(SELECT seq FROM outbox_delivery WHERE connector = $1 AND status = 'pending' AND run_at <= $2 ORDER BY run_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED))
+    RETURNING *`, [request.connector, request.now, request.limit, owner, request.now + request.leaseMs]);
+  if (rows.length === 0) return [];
+  rows.sort((a, b) => a.run_at - b.run_at || a.seq - b.seq);
+  // One statement, so a snapshot row and its record's own text are read as of one moment.
+  const records = await db.query<RecordRow>(`SELECT r.id, r.body, r.snapshot_stream, r.snapshot_key, r.snapshot_chain, r.detected_at,
+      COALESCE(r.record_text, ${LAZY_TEXT}) AS text FROM outbox_record r ${LAZY_JOINS} WHERE r.id = ANY($1::text[])`, [rows.map((r) => r.record_id)]);
+  const byId = new Map(records.rows.map((r) => [r.id, r]));
+  return rows.map((row) => {
+    const delivery = toDelivery(row);
+    const r = byId.get(row.record_id);
+    if (!r) return { delivery };
+    if (r.body !== null) return { delivery, json: r.body };
+    if (r.text === null || r.snapshot_stream === null || r.snapshot_key === null || r.snapshot_chain === null || r.detected_at === null) return { delivery };
+    return { delivery, created: { stream: r.snapshot_stream, key: r.snapshot_key, chain: r.snapshot_chain, detectedAt: r.detected_at, text: r.text } };
+  });
+}
+
+export async function settle(db: Db, owner: string, settlements: readonly Settlement[]): Promise<string[]> {
+  const done = settlements.filter((s) => s.status === 'done');
+  const failed = settlements.filter((s): s is Extract<Settlement, { runAt: number }> => s.status !== 'done');
+  // By `= ANY`, each row's fence looked up beside it: a join with the list would scan the table.
+  const finished = done.length === 0 ? [] : (await db.query<{ id: string; connector: string; order_key: string; record_id: string }>(`
+    DELETE FROM outbox_delivery WHERE id = ANY($1::text[]) AND status = 'active' AND lease_owner = $3
+      AND fence = ($2::bigint[])[array_position($1::text[], id)]
+    RETURNING id, connector, order_key, record_id`, [done.map((s) => s.id), done.map((s) => s.fence), owner])).rows;
+  const retried = failed.length === 0 ? [] : (await db.query<{ id: string }>(`
+    UPDATE outbox_delivery d SET status = s.status, last_attempt_at = s.at, lease_owner = NULL, lease_until = NULL,
+      run_at = s.run_at, attempts = s.attempts, last_error = s.last_error
+    FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::int[], $7::text[]) AS s(id, fence, status, at, run_at, attempts, last_error)
+    WHERE d.id = ANY($1::text[]) AND d.id = s.id AND d.status = 'active' AND d.fence = s.fence AND d.lease_owner = $8 RETURNING d.id`, [
+    failed.map((s) => s.id), failed.map((s) => s.fence), failed.map((s) => s.status), failed.map((s) => s.at),
+    failed.map((s) => s.runAt), failed.map((s) => s.attempts), failed.map((s) => s.lastError), owner,
+  ])).rows;
+  if (finished.length > 0) {
+    // The oldest delivery waiting behind each finished head becomes the head.
+    await db.query(`UPDATE outbox_delivery d SET status = 'pending' FROM (
+        SELECT DISTINCT ON (w.connector, w.order_key) w.seq FROM outbox_delivery w
+        JOIN unnest($1::text[], $2::text[]) AS f(connector, order_key) ON w.connector = f.connector AND w.order_key = f.order_key
+        WHERE w.status = 'blocked' ORDER BY w.connector, w.order_key, w.seq) n WHERE d.seq = n.seq`,
+    [finished.map((r) => r.connector), finished.map((r) => r.order_key)]);
+    // Each record once per settle (one connector's batch): its count goes down by one.
+    await db.query(`WITH left_over AS (UPDATE outbox_record SET pending = pending - 1 WHERE id = ANY($1::text[]) RETURNING id, pending)
+      DELETE FROM outbox_record WHERE id = ANY(ARRAY(SELECT id FROM left_over WHERE pending <= 0))`, [finished.map((r) => r.record_id)]);
+  }
+  const settled = new Set([...finished, ...retried].map((r) => r.id));
+  return settlements.filter((s) => settled.has(s.id)).map((s) => s.id);
+}
+
+export async function retry(db: Db, target: { id: string } | { allDead: true; connector?: string }, now: number): Promise<string[]> {
+  const reset = `status = 'pending', attempts = 0, enqueued_at = $1, run_at = $1, lease_owner = NULL, lease_until = NULL`;
+  const { rows } = 'id' in target
+    ? await db.query<{ id: string; seq: number }>(`UPDATE outbox_delivery SET ${reset} WHERE id = $2 AND status IN ('dead', 'pending') RETURNING id, seq`, [now, target.id])
+    : await db.query<{ id: string; seq: number }>(`UPDATE outbox_delivery SET ${reset} WHERE status = 'dead' AND ($2::text IS NULL OR connector = $2) RETURNING id, seq`, [now, target.connector ?? null]);
+  return rows.sort((a, b) => a.seq - b.seq).map((r) => r.id);
+}
+
+export async function getDelivery(db: Db, id: string): Promise<Delivery | undefined> {
+  const { rows } = await db.query<DeliveryRow>('SELECT * FROM outbox_delivery WHERE id = $1', [id]);
+  return rows[0] && toDelivery(rows[0]);
+}
+
+const STATES: Record<NonNullable<DeliveryFilter['state']>, string> = {
+  pending: `status IN ('pending', 'active', 'blocked')`,
+  active: `status = 'active'`,
+  dead: `status = 'dead'`,
+};
+
+export async function list(db: Db, filter: DeliveryFilter = {}): Promise<ListedDelivery[]> {
+  const limit = filter.limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(filter.limit))}`;
+  const { rows } = await db.query<DeliveryRow & { waiting_for: string | null }>(`SELECT d.*, (SELECT h.id FROM outbox_delivery h WHERE d.status = 'blocked'
+      AND h.connector = d.connector AND h.order_key = d.order_key AND h.status IN ('pending', 'active', 'dead')) AS waiting_for
+    FROM outbox_delivery d WHERE ${filter.state ? STATES[filter.state] : 'true'} AND ($1::text IS NULL OR connector = $1) ORDER BY seq${limit}`,
+  [filter.connector ?? null]);
+  return rows.map((row) => {
+    const delivery = toDelivery(row);
+    if (delivery.status !== 'blocked') return delivery;
+    return { ...delivery, status: 'pending', ...(row.waiting_for === null ? {} : { waitingFor: row.waiting_for }) };
+  });
+}
+
+export async function counts(db: Db): Promise<Map<string, OutboxCounts>> {
+  const { rows } = await db.query<{ connector: string; depth: number; dead: number }>(`SELECT connector,
+      count(*) FILTER (WHERE status <> 'dead')::int AS depth, count(*) FILTER (WHERE status = 'dead')::int AS dead
+    FROM outbox_delivery GROUP BY connector`);
+  return new Map(rows.map((r) => [r.connector, { depth: r.depth, dead: r.dead }]));
+}
+
+export async function nextRunAt(db: Db, connector: string): Promise<number | undefined> {
+  const { rows } = await db.query<{ at: number | null }>(`SELECT min(run_at) AS at FROM outbox_delivery WHERE connector = $1 AND status = 'pending'`, [connector]);
+  return rows[0]?.at ?? undefined;
+}
+
+export async function sweep(db: Db, now: number): Promise<{ reclaimed: number }> {
+  const reclaimed = await db.query(`UPDATE outbox_delivery SET status = 'pending', run_at = LEAST(run_at, $1), lease_owner = NULL, lease_until = NULL
+    WHERE status = 'active' AND (lease_until <= $1 OR lease_owner IS NULL OR lease_owner NOT IN (SELECT id FROM replica WHERE heartbeat_at > $2))`,
+  [now, now - REPLICA_TTL_MS]);
+  return { reclaimed: reclaimed.rowCount ?? 0 };
+}

@@ -1,0 +1,82 @@
+import type pg from 'pg';
+import { BridgeError } from '../../errors.js';
+import { SNAPSHOT_STREAMS } from '../tables.js';
+
+/**
+ * The PostgreSQL schema: everything in the schema `schoolbridge`, one migration per version, applied
+ * at start-up inside one transaction that holds an advisory lock, so replicas starting at once apply
+ * each migration exactly once and start on the same schema.
+ */
+export const SCHEMA = 'schoolbridge';
+
+const snapshotTables = SNAPSHOT_STREAMS.map(
+  (stream) => `CREATE TABLE snapshot_${stream} (key bigint PRIMARY KEY, chain text NOT NULL, body text NOT NULL, raw_hash text);
+   INSERT INTO snapshot_meta (stream) VALUES ('${stream}');`,
+).join('\n');
+
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE inbox (
+    id text PRIMARY KEY, event text NOT NULL, received_at text NOT NULL, received_at_ms bigint NOT NULL,
+    body text NOT NULL, record_ids text NOT NULL, reprocessed integer NOT NULL DEFAULT 0);
+  CREATE INDEX inbox_received ON inbox (received_at_ms);
+  CREATE TABLE quarantine (
+    id text PRIMARY KEY, event text NOT NULL, reason text NOT NULL, signed_at bigint NOT NULL,
+    received_at text NOT NULL, body text NOT NULL);
+
+  CREATE TABLE outbox_record (
+    id text PRIMARY KEY, body text, pending integer NOT NULL,
+    snapshot_stream text, snapshot_key bigint, snapshot_chain text, detected_at text, record_text text,
+    CHECK (body IS NOT NULL OR snapshot_key IS NOT NULL));
+  CREATE INDEX outbox_record_lazy ON outbox_record (snapshot_stream, snapshot_key) WHERE body IS NULL AND record_text IS NULL;
+  CREATE TABLE outbox_delivery (
+    seq bigserial PRIMARY KEY, id text NOT NULL UNIQUE, connector text NOT NULL, record_id text NOT NULL,
+    stream text NOT NULL, order_key text NOT NULL, status text NOT NULL,
+    enqueued_at bigint NOT NULL, run_at bigint NOT NULL, attempts integer NOT NULL DEFAULT 0,
+    last_error text, last_attempt_at bigint, lease_owner text, lease_until bigint, fence bigint NOT NULL DEFAULT 0);
+  CREATE UNIQUE INDEX outbox_head ON outbox_delivery (connector, order_key) WHERE status IN ('pending', 'active', 'dead');
+  CREATE INDEX outbox_ready ON outbox_delivery (connector, run_at, seq) WHERE status = 'pending';
+  CREATE INDEX outbox_waiting ON outbox_delivery (connector, order_key, seq) WHERE status = 'blocked';
+  CREATE INDEX outbox_active ON outbox_delivery (lease_until) WHERE status = 'active';
+
+  CREATE TABLE snapshot_meta (
+    stream text PRIMARY KEY, version bigint NOT NULL DEFAULT 0,
+    created_detected_at text, created_after bigint, created_owed bigint NOT NULL DEFAULT 0, created_connectors text);
+  ${snapshotTables}
+
+  CREATE TABLE state (key text PRIMARY KEY, value text NOT NULL);
+  CREATE TABLE replica (
+    id text PRIMARY KEY, host text NOT NULL, pid integer NOT NULL, started_at bigint NOT NULL,
+    heartbeat_at bigint NOT NULL, url text);
+  `,
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Brings the database to SCHEMA_VERSION; safe when several processes start at once. */
+export async function migrate(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    // Held until COMMIT: a second starter waits here, then finds the migrations applied.
+    await client.query(`SELECT pg_advisory_xact_lock(hashtext('schoolbridge.migrate'))`);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
+    await client.query(`SET LOCAL search_path TO ${SCHEMA}`);
+    await client.query('CREATE TABLE IF NOT EXISTS migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+    const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM migrations');
+    const current = rows[0]?.version ?? 0;
+    if (current > SCHEMA_VERSION) {
+      throw new BridgeError('store.schema_newer', `the database's schema is version ${current}, newer than this schoolbridge knows (${SCHEMA_VERSION}): run the version that wrote it`);
+    }
+    for (let version = current; version < SCHEMA_VERSION; version++) {
+      await client.query(MIGRATIONS[version]!);
+      await client.query('INSERT INTO migrations (version) VALUES ($1)', [version + 1]);
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}

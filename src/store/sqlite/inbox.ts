@@ -1,0 +1,81 @@
+import type Database from 'better-sqlite3';
+import type { Enqueue, InboxEntry, QuarantineEntry } from '../port.js';
+import { enqueue } from './outbox.js';
+import { sql } from './statements.js';
+
+/** The inbox and quarantine on SQLite (the port's InboxStore; each function runs inside a transaction). */
+type Db = Database.Database;
+
+interface InboxRow {
+  id: string;
+  event: string;
+  received_at: string;
+  received_at_ms: number;
+  body: string;
+  record_ids: string;
+  reprocessed: number;
+}
+
+interface QuarantineRow {
+  id: string;
+  event: string;
+  reason: 'stale' | 'future';
+  signed_at: number;
+  received_at: string;
+  body: string;
+}
+
+function insertEvent(db: Db, entry: InboxEntry): boolean {
+  const inserted = sql(
+    db,
+    `INSERT INTO inbox (id, event, received_at, received_at_ms, body, record_ids, reprocessed)
+     VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+  ).run(entry.id, entry.event, entry.receivedAt, entry.receivedAtMs, entry.body, JSON.stringify(entry.recordIds), entry.reprocessed);
+  return inserted.changes > 0;
+}
+
+export function accept(db: Db, entry: InboxEntry, records: readonly Enqueue[]): 'stored' | 'duplicate' {
+  if (!insertEvent(db, entry)) return 'duplicate';
+  sql(db, 'DELETE FROM quarantine WHERE id = ?').run(entry.id);
+  enqueue(db, records, entry.receivedAtMs);
+  return 'stored';
+}
+
+export function getEvent(db: Db, id: string): InboxEntry | undefined {
+  const row = sql(db, 'SELECT * FROM inbox WHERE id = ?').get(id) as InboxRow | undefined;
+  return row && {
+    id: row.id, event: row.event, receivedAt: row.received_at, receivedAtMs: row.received_at_ms,
+    body: row.body, recordIds: JSON.parse(row.record_ids) as string[], reprocessed: row.reprocessed,
+  };
+}
+
+export function reprocess(db: Db, id: string, expected: number, recordIds: string[], records: readonly Enqueue[], now: number): boolean {
+  const updated = sql(db, 'UPDATE inbox SET reprocessed = ?, record_ids = ? WHERE id = ? AND reprocessed = ?')
+    .run(expected + 1, JSON.stringify(recordIds), id, expected);
+  if (updated.changes === 0) return false;
+  enqueue(db, records, now);
+  return true;
+}
+
+export function quarantine(db: Db, entry: QuarantineEntry): boolean {
+  const inserted = sql(
+    db,
+    `INSERT INTO quarantine (id, event, reason, signed_at, received_at, body)
+     SELECT ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM inbox WHERE id = ?) ON CONFLICT (id) DO NOTHING`,
+  ).run(entry.id, entry.event, entry.reason, entry.timestamp, entry.receivedAt, entry.body, entry.id);
+  return inserted.changes > 0;
+}
+
+export function quarantined(db: Db): QuarantineEntry[] {
+  const rows = sql(db, 'SELECT * FROM quarantine ORDER BY received_at, id').all() as QuarantineRow[];
+  return rows.map((row) => ({ id: row.id, event: row.event, reason: row.reason, timestamp: row.signed_at, receivedAt: row.received_at, body: row.body }));
+}
+
+export function release(db: Db, id: string, entry: InboxEntry, records: readonly Enqueue[]): 'released' | 'duplicate' | 'missing' {
+  if (sql(db, 'DELETE FROM quarantine WHERE id = ?').run(id).changes === 0) return 'missing';
+  return accept(db, entry, records) === 'stored' ? 'released' : 'duplicate';
+}
+
+export function prune(db: Db, beforeMs: number): number {
+  return sql(db, 'DELETE FROM inbox WHERE received_at_ms < ?').run(beforeMs).changes;
+}

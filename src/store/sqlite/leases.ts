@@ -1,0 +1,66 @@
+import type { Delivery } from '../port.js';
+
+/**
+ * Leases of the embedded store, kept in the database thread's memory, not in the database. One process
+ * holds a SQLite store (lock.ts), so a lease only needs to outlive a delivery, never a crash: after a
+ * crash every delivery is simply pending again, which is what a reclaimed lease would be. A claim
+ * then costs a read instead of a write per delivery. What the port promises still holds: a fence per
+ * claim, a settle refused after the lease ran out or moved on, a stopped replica's leases returned.
+ */
+export interface Lease {
+  fence: number;
+  owner: string;
+  until: number;
+}
+
+export class LeaseTable {
+  private readonly leases = new Map<string, Lease>();
+  private fence = 0;
+
+  /** Whether the delivery is leased now (a lease past its time is not). */
+  held(id: string, now: number): boolean {
+    const lease = this.leases.get(id);
+    return lease !== undefined && lease.until > now;
+  }
+
+  take(id: string, owner: string, until: number): Lease {
+    const lease = { fence: (this.fence += 1), owner, until };
+    this.leases.set(id, lease);
+    return lease;
+  }
+
+  /** Ends the lease if it is still the one claimed with `fence` by `owner`; false otherwise. */
+  end(id: string, fence: number, owner: string): boolean {
+    const lease = this.leases.get(id);
+    if (!lease || lease.fence !== fence || lease.owner !== owner) return false;
+    this.leases.delete(id);
+    return true;
+  }
+
+  /** Ends leases past their time or held by owners no longer live; returns how many. */
+  reclaim(now: number, live: (owner: string) => boolean): number {
+    let reclaimed = 0;
+    for (const [id, lease] of this.leases) {
+      if (lease.until > now && live(lease.owner)) continue;
+      this.leases.delete(id);
+      reclaimed += 1;
+    }
+    return reclaimed;
+  }
+
+  /** A stored delivery as it stands with its lease, if any: in flight, its attempt counted. */
+  overlay(delivery: Delivery, now: number): Delivery {
+    const lease = this.leases.get(delivery.id);
+    if (!lease || lease.until <= now) return delivery;
+    return { ...delivery, status: 'active', attempts: delivery.attempts + 1, fence: lease.fence, leaseUntil: lease.until, leaseOwner: lease.owner };
+  }
+}
+
+const tables = new WeakMap<object, LeaseTable>();
+
+/** The lease table of a connection. */
+export function leasesOf(db: object): LeaseTable {
+  let table = tables.get(db);
+  if (!table) tables.set(db, (table = new LeaseTable()));
+  return table;
+}

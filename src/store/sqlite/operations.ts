@@ -1,0 +1,70 @@
+import type Database from 'better-sqlite3';
+import type { Replica } from '../port.js';
+import * as inbox from './inbox.js';
+import * as outbox from './outbox.js';
+import * as snapshot from './snapshot.js';
+import * as state from './state.js';
+
+/**
+ * Everything the database thread does, by name: the SQLite side of each port method, run inside the
+ * thread's transaction. `sqlite-store.ts` calls them by these names.
+ */
+export type Self = Omit<Replica, 'heartbeatAt' | 'url'>;
+
+export function operations(self: Self) {
+  return {
+    accept: inbox.accept,
+    getEvent: inbox.getEvent,
+    reprocess: inbox.reprocess,
+    quarantine: inbox.quarantine,
+    quarantined: inbox.quarantined,
+    release: inbox.release,
+    prune: inbox.prune,
+
+    enqueue: (db: Database.Database, records: Parameters<typeof outbox.enqueue>[1], now: number, patch: Parameters<typeof state.putState>[1]) => {
+      const added = outbox.enqueue(db, records, now);
+      state.putState(db, patch);
+      return added;
+    },
+    claim: (db: Database.Database, request: Parameters<typeof outbox.claim>[2]) => outbox.claim(db, self.id, request),
+    settle: (db: Database.Database, settlements: Parameters<typeof outbox.settle>[2]) => outbox.settle(db, self.id, settlements),
+    retry: outbox.retry,
+    getDelivery: outbox.getDelivery,
+    list: outbox.list,
+    counts: outbox.counts,
+    nextRunAt: outbox.nextRunAt,
+    sweep: outbox.sweep,
+
+    size: snapshot.size,
+    version: snapshot.version,
+    index: snapshot.index,
+    rows: snapshot.rows,
+    scan: snapshot.scan,
+    begin: snapshot.begin,
+    stageFresh: snapshot.stageFresh,
+    stageChanges: snapshot.stageChanges,
+    discard: snapshot.discard,
+    applyFresh: snapshot.applyFresh,
+    applyChanges: snapshot.applyChanges,
+    enqueueCreated: snapshot.enqueueCreated,
+    createdOwed: snapshot.createdOwed,
+
+    getState: state.getState,
+    putState: state.putState,
+    beat: (db: Database.Database, now: number, url: string | undefined) => state.beat(db, self, now, url),
+    live: state.live,
+    leave: (db: Database.Database) => state.leave(db, self.id),
+    takeOver: (db: Database.Database) => state.takeOver(db, self.id),
+  };
+}
+
+export type Operations = ReturnType<typeof operations>;
+export type OperationName = keyof Operations;
+
+/**
+ * Work that moves many rows. A transaction takes at most one of these beside everything else that
+ * is queued, so a webhook acknowledgement waits behind one chunk of a poll, not behind all of it.
+ */
+export const BULK: ReadonlySet<OperationName> = new Set<OperationName>([
+  'index', 'scan', 'begin', 'stageFresh', 'stageChanges', 'discard', 'applyFresh', 'applyChanges', 'enqueueCreated', 'list', 'counts', 'claim', 'settle',
+]);

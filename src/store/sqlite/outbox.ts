@@ -1,0 +1,250 @@
+import type Database from 'better-sqlite3';
+import type { Stream } from '../../records.js';
+import type {
+  ClaimRequest, Claimed, Delivery, DeliveryFilter, DeliveryStatus, Enqueue, ListedDelivery, OutboxCounts, Settlement, SnapshotStream,
+} from '../port.js';
+import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, deliveryId, snapshotTable } from '../tables.js';
+import { leasesOf } from './leases.js';
+import { sql } from './statements.js';
+
+/**
+ * The outbox on SQLite. One row per (connector, record) in `outbox_delivery` until it is done, the
+ * record once in `outbox_record` with a count of its deliveries not done yet. Per-key order: a
+ * delivery is `pending` only as the head of its connector and order key (the unique index
+ * `outbox_head` allows one pending or dead delivery per key); later ones wait `blocked` and the oldest
+ * of them becomes pending when the head is done. A dead head keeps its key waiting, and nothing else.
+ * Leases live in the database thread's memory (leases.ts): a delivery in flight is `pending` on disk.
+ */
+type Db = Database.Database;
+
+interface DeliveryRow {
+  seq: number;
+  id: string;
+  connector: string;
+  record_id: string;
+  stream: Stream;
+  order_key: string;
+  status: DeliveryStatus;
+  enqueued_at: number;
+  run_at: number;
+  attempts: number;
+  last_error: string | null;
+  last_attempt_at: number | null;
+  lease_owner: string | null;
+  lease_until: number | null;
+  fence: number;
+}
+
+export function toDelivery(row: DeliveryRow): Delivery {
+  return {
+    id: row.id, connector: row.connector, recordId: row.record_id, stream: row.stream, orderKey: row.order_key,
+    seq: row.seq, status: row.status, enqueuedAt: row.enqueued_at, runAt: row.run_at, attempts: row.attempts, fence: row.fence,
+    ...(row.last_error === null ? {} : { lastError: row.last_error }),
+    ...(row.last_attempt_at === null ? {} : { lastAttemptAt: row.last_attempt_at }),
+    ...(row.lease_until === null ? {} : { leaseUntil: row.lease_until }),
+    ...(row.lease_owner === null ? {} : { leaseOwner: row.lease_owner }),
+  };
+}
+
+/**
+ * Inserts one delivery: pending when no other delivery heads its key, else blocked behind it.
+ * Returns false when the delivery exists already (queued, dead or done).
+ */
+function insertDelivery(db: Db, connector: string, record: { id: string; stream: string; orderKey: string }, now: number): boolean {
+  const id = deliveryId(connector, record.id);
+  const values = [id, connector, record.id, record.stream, record.orderKey, now, now];
+  // Any conflict (the id, or a head of the key) inserts nothing; then it waits, unless the id exists.
+  const head = sql(db, `INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
+    VALUES (?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT DO NOTHING`).run(...values);
+  if (head.changes > 0) return true;
+  const waiting = sql(db, `INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
+    VALUES (?, ?, ?, ?, ?, 'blocked', ?, ?) ON CONFLICT (id) DO NOTHING`).run(...values);
+  return waiting.changes > 0;
+}
+
+/** Adds `count` deliveries to a record, storing it first if it is not stored. */
+export function addRecord(db: Db, id: string, count: number, body: string | null, lazy?: { stream: SnapshotStream; key: number; chain: string; detectedAt: string }): void {
+  sql(db, `INSERT INTO outbox_record (id, body, pending, snapshot_stream, snapshot_key, snapshot_chain, detected_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (id) DO UPDATE SET pending = pending + excluded.pending`)
+    .run(id, body, count, lazy?.stream ?? null, lazy?.key ?? null, lazy?.chain ?? null, lazy?.detectedAt ?? null);
+}
+
+/** Enqueues records for their connectors; ids already queued or delivered are skipped. Returns deliveries added. */
+export function enqueue(db: Db, records: readonly Enqueue[], now: number): number {
+  let added = 0;
+  for (const record of records) {
+    let count = 0;
+    for (const connector of record.connectors) if (insertDelivery(db, connector, record, now)) count += 1;
+    if (count > 0) addRecord(db, record.id, count, record.json);
+    added += count;
+  }
+  return added;
+}
+
+/** Enqueues a created change whose text is its snapshot row (a fresh snapshot's backlog). */
+export function enqueueLazy(db: Db, stream: SnapshotStream, key: number, chain: string, detectedAt: string, connectors: readonly string[], now: number): void {
+  const id = `${stream}:${key}:${chain}`;
+  const record = { id, stream, orderKey: `${stream}:${key}` };
+  let count = 0;
+  for (const connector of connectors) if (insertDelivery(db, connector, record, now)) count += 1;
+  if (count > 0) addRecord(db, id, count, null, { stream, key, chain, detectedAt });
+}
+
+/**
+ * Before snapshot rows change, the created changes still made from them get their text of their own
+ * (a record is what was detected, whatever the snapshot holds later).
+ */
+export function keepCreatedTexts(db: Db, stream: SnapshotStream, key: number): void {
+  sql(db, `UPDATE outbox_record SET record_text = (SELECT body FROM ${snapshotTable(stream)} s WHERE s.key = outbox_record.snapshot_key AND s.chain = outbox_record.snapshot_chain)
+    WHERE snapshot_stream = ? AND snapshot_key = ? AND body IS NULL AND record_text IS NULL`).run(stream, key);
+}
+
+interface RecordRow {
+  id: string;
+  body: string | null;
+  snapshot_stream: SnapshotStream | null;
+  snapshot_key: number | null;
+  snapshot_chain: string | null;
+  detected_at: string | null;
+  text: string | null;
+}
+
+/** A created change's own text, or its snapshot row's while the row is still the one it was made from. */
+const LAZY_TEXT = `coalesce(r.record_text, CASE r.snapshot_stream ${SNAPSHOT_STREAMS.map(
+  (s) => `WHEN '${s}' THEN (SELECT body FROM ${snapshotTable(s)} s WHERE s.key = r.snapshot_key AND s.chain = r.snapshot_chain)`,
+).join(' ')} END)`;
+
+function claimed(delivery: Delivery, row: RecordRow | undefined): Claimed {
+  if (!row) return { delivery };
+  if (row.body !== null) return { delivery, json: row.body };
+  const { snapshot_stream: stream, snapshot_key: key, snapshot_chain: chain, detected_at: detectedAt, text } = row;
+  if (stream === null || key === null || chain === null || detectedAt === null || text === null) return { delivery };
+  return { delivery, created: { stream, key, chain, detectedAt, text } };
+}
+
+export function claim(db: Db, owner: string, request: ClaimRequest): Claimed[] {
+  const leases = leasesOf(db);
+  const rows: DeliveryRow[] = [];
+  // Due heads in order, past those in flight (at most a few batches of them, at the front).
+  for (const row of sql(db, `SELECT * FROM outbox_delivery WHERE connector = ? AND status = 'pending' AND run_at <= ? ORDER BY run_at, seq`)
+    .iterate(request.connector, request.now) as IterableIterator<DeliveryRow>) {
+    if (leases.held(row.id, request.now)) continue;
+    rows.push(row);
+    if (rows.length >= request.limit) break;
+  }
+  if (rows.length === 0) return [];
+  const records = sql(db, `SELECT r.id, r.body, r.snapshot_stream, r.snapshot_key, r.snapshot_chain, r.detected_at, ${LAZY_TEXT} AS text
+    FROM outbox_record r WHERE r.id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(rows.map((r) => r.record_id))) as RecordRow[];
+  const byId = new Map(records.map((r) => [r.id, r]));
+  return rows.map((row) => {
+    leases.take(row.id, owner, request.now + request.leaseMs);
+    return claimed(leases.overlay(toDelivery(row), request.now), byId.get(row.record_id));
+  });
+}
+
+export function settle(db: Db, owner: string, settlements: readonly Settlement[]): string[] {
+  const leases = leasesOf(db);
+  const settled: string[] = [];
+  const finished: { connector: string; order_key: string; record_id: string }[] = [];
+  for (const s of settlements) {
+    if (!leases.end(s.id, s.fence, owner)) continue;
+    const row = s.status === 'done'
+      ? sql(db, `DELETE FROM outbox_delivery WHERE id = ? RETURNING connector, order_key, record_id`).get(s.id)
+      : sql(db, `UPDATE outbox_delivery SET status = ?, run_at = ?, attempts = ?, last_error = ?, last_attempt_at = ? WHERE id = ? RETURNING connector, order_key, record_id`)
+        .get(s.status, s.runAt, s.attempts, s.lastError, s.at, s.id);
+    if (!row) continue;
+    settled.push(s.id);
+    if (s.status === 'done') finished.push(row as { connector: string; order_key: string; record_id: string });
+  }
+  if (finished.length === 0) return settled;
+  promoteNext(db, finished);
+  const ids = JSON.stringify(finished.map((f) => f.record_id));
+  sql(db, 'UPDATE outbox_record SET pending = pending - 1 WHERE id IN (SELECT value FROM json_each(?))').run(ids);
+  sql(db, 'DELETE FROM outbox_record WHERE id IN (SELECT value FROM json_each(?)) AND pending <= 0').run(ids);
+  return settled;
+}
+
+/** The oldest delivery waiting behind each finished head becomes the head (rarely any: most keys wait for nobody). */
+function promoteNext(db: Db, finished: readonly { connector: string; order_key: string }[]): void {
+  if (sql(db, `SELECT 1 FROM outbox_delivery WHERE status = 'blocked' LIMIT 1`).get() === undefined) return;
+  const next = sql(db, `SELECT seq FROM outbox_delivery WHERE connector = ? AND order_key = ? AND status = 'blocked' ORDER BY seq LIMIT 1`);
+  const promote = sql(db, `UPDATE outbox_delivery SET status = 'pending' WHERE seq = ?`);
+  for (const f of finished) {
+    const row = next.get(f.connector, f.order_key) as { seq: number } | undefined;
+    if (row) promote.run(row.seq);
+  }
+}
+
+export function retry(db: Db, target: { id: string } | { allDead: true; connector?: string }, now: number): string[] {
+  const reset = `status = 'pending', attempts = 0, enqueued_at = ?, run_at = ?`;
+  if ('id' in target) {
+    if (leasesOf(db).held(target.id, now)) return []; // in flight: its outcome decides
+    const row = sql(db, `UPDATE outbox_delivery SET ${reset} WHERE id = ? AND status IN ('dead', 'pending') RETURNING id`).get(now, now, target.id) as { id: string } | undefined;
+    return row ? [row.id] : [];
+  }
+  const rows = target.connector === undefined
+    ? sql(db, `UPDATE outbox_delivery SET ${reset} WHERE status = 'dead' RETURNING id, seq`).all(now, now)
+    : sql(db, `UPDATE outbox_delivery SET ${reset} WHERE status = 'dead' AND connector = ? RETURNING id, seq`).all(now, now, target.connector);
+  return (rows as { id: string; seq: number }[]).sort((a, b) => a.seq - b.seq).map((r) => r.id);
+}
+
+export function getDelivery(db: Db, id: string, now: number): Delivery | undefined {
+  const row = sql(db, 'SELECT * FROM outbox_delivery WHERE id = ?').get(id) as DeliveryRow | undefined;
+  return row && leasesOf(db).overlay(toDelivery(row), now);
+}
+
+const STATES: Record<NonNullable<DeliveryFilter['state']>, string> = {
+  pending: `status IN ('pending', 'blocked')`,
+  active: `status = 'pending'`,
+  dead: `status = 'dead'`,
+};
+
+export function list(db: Db, filter: DeliveryFilter = {}, now: number): ListedDelivery[] {
+  const where = [filter.state ? STATES[filter.state] : '1 = 1'];
+  const params: unknown[] = [];
+  if (filter.connector !== undefined) {
+    where.push('connector = ?');
+    params.push(filter.connector);
+  }
+  const limit = filter.limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(filter.limit))}`;
+  const rows = sql(db, `SELECT d.*, (SELECT h.id FROM outbox_delivery h WHERE d.status = 'blocked' AND h.connector = d.connector
+      AND h.order_key = d.order_key AND h.status IN ('pending', 'active', 'dead')) AS waiting_for
+    FROM outbox_delivery d WHERE ${where.join(' AND ')} ORDER BY seq${limit}`).all(...params) as (DeliveryRow & { waiting_for: string | null })[];
+  const leases = leasesOf(db);
+  const listed = rows.map((row) => {
+    const delivery = leases.overlay(toDelivery(row), now);
+    // Waiting behind another is pending to whoever reads the list; what it waits for says why.
+    if (delivery.status !== 'blocked') return delivery;
+    return { ...delivery, status: 'pending' as const, ...(row.waiting_for === null ? {} : { waitingFor: row.waiting_for }) };
+  });
+  return filter.state === 'active' ? listed.filter((d) => d.status === 'active') : listed;
+}
+
+export function counts(db: Db): Map<string, OutboxCounts> {
+  const out = new Map<string, OutboxCounts>();
+  const rows = sql(db, `SELECT connector, status, count(*) AS n FROM outbox_delivery GROUP BY connector, status`)
+    .all() as { connector: string; status: DeliveryStatus; n: number }[];
+  for (const { connector, status, n } of rows) {
+    const c = out.get(connector) ?? { depth: 0, dead: 0 };
+    if (status === 'dead') c.dead += n;
+    else c.depth += n;
+    out.set(connector, c);
+  }
+  return out;
+}
+
+/** The earliest run time of the connector's pending deliveries not in flight (those in flight are at the front). */
+export function nextRunAt(db: Db, connector: string, now: number): number | undefined {
+  const leases = leasesOf(db);
+  for (const row of sql(db, `SELECT id, run_at FROM outbox_delivery WHERE connector = ? AND status = 'pending' ORDER BY run_at, seq`)
+    .iterate(connector) as IterableIterator<{ id: string; run_at: number }>) {
+    if (!leases.held(row.id, now)) return row.run_at;
+  }
+  return undefined;
+}
+
+export function sweep(db: Db, now: number): { reclaimed: number } {
+  // A lease ends at its time, or with its replica: one whose heartbeat stopped no longer delivers.
+  const live = new Set((sql(db, 'SELECT id FROM replica WHERE heartbeat_at > ?').all(now - REPLICA_TTL_MS) as { id: string }[]).map((r) => r.id));
+  return { reclaimed: leasesOf(db).reclaim(now, (owner) => live.has(owner)) };
+}

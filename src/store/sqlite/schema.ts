@@ -1,0 +1,66 @@
+import type Database from 'better-sqlite3';
+import { BridgeError } from '../../errors.js';
+import { SNAPSHOT_STREAMS } from '../tables.js';
+
+/**
+ * The SQLite schema, one migration per version (`PRAGMA user_version` holds the last one applied).
+ * The layout is the PostgreSQL one (postgres/schema.ts) in SQLite's types; docs/store.md explains it.
+ */
+const snapshotTables = SNAPSHOT_STREAMS.map(
+  (stream) => `CREATE TABLE snapshot_${stream} (key INTEGER PRIMARY KEY, chain TEXT NOT NULL, body TEXT NOT NULL, raw_hash TEXT);`,
+).join('\n');
+
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE inbox (
+    id TEXT PRIMARY KEY, event TEXT NOT NULL, received_at TEXT NOT NULL, received_at_ms INTEGER NOT NULL,
+    body TEXT NOT NULL, record_ids TEXT NOT NULL, reprocessed INTEGER NOT NULL DEFAULT 0);
+  CREATE INDEX inbox_received ON inbox (received_at_ms);
+  CREATE TABLE quarantine (
+    id TEXT PRIMARY KEY, event TEXT NOT NULL, reason TEXT NOT NULL, signed_at INTEGER NOT NULL,
+    received_at TEXT NOT NULL, body TEXT NOT NULL);
+
+  CREATE TABLE outbox_record (
+    id TEXT PRIMARY KEY, body TEXT, pending INTEGER NOT NULL,
+    snapshot_stream TEXT, snapshot_key INTEGER, snapshot_chain TEXT, detected_at TEXT, record_text TEXT,
+    CHECK (body IS NOT NULL OR snapshot_key IS NOT NULL));
+  CREATE INDEX outbox_record_lazy ON outbox_record (snapshot_stream, snapshot_key) WHERE body IS NULL AND record_text IS NULL;
+  CREATE TABLE outbox_delivery (
+    seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, connector TEXT NOT NULL, record_id TEXT NOT NULL,
+    stream TEXT NOT NULL, order_key TEXT NOT NULL, status TEXT NOT NULL,
+    enqueued_at INTEGER NOT NULL, run_at INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT, last_attempt_at INTEGER, lease_owner TEXT, lease_until INTEGER, fence INTEGER NOT NULL DEFAULT 0);
+  CREATE UNIQUE INDEX outbox_head ON outbox_delivery (connector, order_key) WHERE status IN ('pending', 'active', 'dead');
+  CREATE INDEX outbox_ready ON outbox_delivery (connector, run_at, seq) WHERE status = 'pending';
+  CREATE INDEX outbox_waiting ON outbox_delivery (connector, order_key, seq) WHERE status = 'blocked';
+
+  ${snapshotTables}
+  CREATE TABLE snapshot_meta (
+    stream TEXT PRIMARY KEY, version INTEGER NOT NULL DEFAULT 0,
+    created_detected_at TEXT, created_after INTEGER, created_owed INTEGER NOT NULL DEFAULT 0, created_connectors TEXT);
+
+  CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+  CREATE TABLE replica (
+    id TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL, started_at INTEGER NOT NULL,
+    heartbeat_at INTEGER NOT NULL, url TEXT);
+  `,
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Brings the database to SCHEMA_VERSION; a newer database (a downgrade) is refused. */
+export function migrate(db: Database.Database): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > SCHEMA_VERSION) {
+    throw new BridgeError(
+      'store.schema_newer',
+      `the store's schema is version ${current}, newer than this schoolbridge knows (${SCHEMA_VERSION}): run the version that wrote it`,
+    );
+  }
+  for (let version = current; version < SCHEMA_VERSION; version++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[version]!);
+      db.pragma(`user_version = ${version + 1}`);
+    })();
+  }
+}

@@ -1,0 +1,178 @@
+import type Database from 'better-sqlite3';
+import type { FreshRows, SnapshotIndex, SnapshotRow, SnapshotStream, StagedRow, StatePatch } from '../port.js';
+import { CHAIN_LENGTH, snapshotTable } from '../tables.js';
+import { enqueue, enqueueLazy, keepCreatedTexts } from './outbox.js';
+import { putState } from './state.js';
+import { forgetStatements, sql } from './statements.js';
+
+/**
+ * The poll snapshot on SQLite: a table per stream keyed by the record id (the rowid, so rows are kept
+ * in key order), and two staging tables a cycle fills before anything moves: `_next`, a whole new
+ * snapshot for a stream that has none (swapped in at once), and `_changes`, the rows a cycle changes.
+ */
+type Db = Database.Database;
+
+interface Row {
+  key: number;
+  chain: string;
+  body: string;
+  raw_hash: string | null;
+}
+
+const toRow = (row: Row): SnapshotRow => ({ key: row.key, chain: row.chain, body: row.body, rawHash: row.raw_hash });
+
+export function size(db: Db, stream: SnapshotStream): number {
+  return (sql(db, `SELECT count(*) AS n FROM ${snapshotTable(stream)}`).get() as { n: number }).n;
+}
+
+interface Meta {
+  version: number;
+  created_detected_at: string | null;
+  created_after: number | null;
+  created_owed: number;
+  created_connectors: string | null;
+}
+
+function meta(db: Db, stream: SnapshotStream): Meta {
+  sql(db, 'INSERT INTO snapshot_meta (stream) VALUES (?) ON CONFLICT DO NOTHING').run(stream);
+  return sql(db, 'SELECT * FROM snapshot_meta WHERE stream = ?').get(stream) as Meta;
+}
+
+export function version(db: Db, stream: SnapshotStream): number {
+  return meta(db, stream).version;
+}
+
+function bumpVersion(db: Db, stream: SnapshotStream): void {
+  sql(db, 'UPDATE snapshot_meta SET version = version + 1 WHERE stream = ?').run(stream);
+}
+
+export function index(db: Db, stream: SnapshotStream): SnapshotIndex {
+  const keys: number[] = [];
+  const hashes: (string | null)[] = [];
+  for (const row of sql(db, `SELECT key, raw_hash FROM ${snapshotTable(stream)} ORDER BY key`).raw().iterate() as Iterable<[number, string | null]>) {
+    keys.push(row[0]);
+    hashes.push(row[1]);
+  }
+  return { version: version(db, stream), keys, hashes };
+}
+
+export function rows(db: Db, stream: SnapshotStream, keys: readonly number[]): SnapshotRow[] {
+  const get = sql(db, `SELECT * FROM ${snapshotTable(stream)} WHERE key = ?`);
+  const out: SnapshotRow[] = [];
+  for (const key of keys) {
+    const row = get.get(key) as Row | undefined;
+    if (row) out.push(toRow(row));
+  }
+  return out;
+}
+
+export function scan(db: Db, stream: SnapshotStream, after: number | undefined, limit: number): SnapshotRow[] {
+  return (sql(db, `SELECT * FROM ${snapshotTable(stream)} WHERE key > ? ORDER BY key LIMIT ?`).all(after ?? -Infinity, limit) as Row[]).map(toRow);
+}
+
+export function begin(db: Db, stream: SnapshotStream, kind: 'fresh' | 'changes'): void {
+  discard(db, stream);
+  const columns = 'key INTEGER PRIMARY KEY, chain TEXT NOT NULL, body TEXT, raw_hash TEXT';
+  db.exec(kind === 'fresh'
+    ? `CREATE TABLE ${snapshotTable(stream, 'next')} (key INTEGER PRIMARY KEY, chain TEXT NOT NULL, body TEXT NOT NULL, raw_hash TEXT)`
+    : `CREATE TABLE ${snapshotTable(stream, 'changes')} (${columns}, change_id TEXT, change_json TEXT)`);
+}
+
+export function discard(db: Db, stream: SnapshotStream): void {
+  db.exec(`DROP TABLE IF EXISTS ${snapshotTable(stream, 'next')}; DROP TABLE IF EXISTS ${snapshotTable(stream, 'changes')}`);
+  forgetStatements(db);
+}
+
+export function stageFresh(db: Db, stream: SnapshotStream, fresh: FreshRows): void {
+  // The bytes go in as they came from the list worker: a BLOB read as TEXT is not converted again.
+  const insert = sql(db, `INSERT INTO ${snapshotTable(stream, 'next')} (key, chain, body, raw_hash) VALUES (?, ?, CAST(? AS TEXT), ?)`);
+  const bytes = Buffer.from(fresh.bytes.buffer, fresh.bytes.byteOffset, fresh.bytes.byteLength);
+  let start = 0;
+  fresh.keys.forEach((key, i) => {
+    const end = fresh.ends[i]!;
+    insert.run(key, bytes.toString('latin1', start, start + CHAIN_LENGTH), bytes.subarray(start + CHAIN_LENGTH, end), fresh.hashes[i]);
+    start = end;
+  });
+}
+
+export function stageChanges(db: Db, stream: SnapshotStream, staged: readonly StagedRow[]): void {
+  const insert = sql(db, `INSERT INTO ${snapshotTable(stream, 'changes')} (key, chain, body, raw_hash, change_id, change_json) VALUES (?, ?, ?, ?, ?, ?)`);
+  for (const row of staged) insert.run(row.key, row.chain, row.body, row.rawHash, row.change?.id ?? null, row.change?.json ?? null);
+}
+
+export function applyFresh(db: Db, stream: SnapshotStream, state: StatePatch, created: { detectedAt: string; connectors: readonly string[] } | undefined): void {
+  if (size(db, stream) > 0) throw new Error(`a fresh ${stream} snapshot cannot replace one that holds rows`);
+  const next = snapshotTable(stream, 'next');
+  const owed = created ? (sql(db, `SELECT count(*) AS n FROM ${next}`).get() as { n: number }).n : 0;
+  db.exec(`DROP TABLE ${snapshotTable(stream)}; ALTER TABLE ${next} RENAME TO ${snapshotTable(stream)}`);
+  forgetStatements(db);
+  meta(db, stream);
+  sql(db, `UPDATE snapshot_meta SET created_detected_at = ?, created_after = NULL, created_owed = ?, created_connectors = ? WHERE stream = ?`)
+    .run(created && owed > 0 ? created.detectedAt : null, owed, created && owed > 0 ? JSON.stringify(created.connectors) : null, stream);
+  bumpVersion(db, stream);
+  putState(db, state);
+}
+
+export function createdOwed(db: Db, stream: SnapshotStream): number {
+  return meta(db, stream).created_owed;
+}
+
+export function enqueueCreated(db: Db, stream: SnapshotStream, limit: number, now: number): number {
+  const m = meta(db, stream);
+  if (m.created_owed === 0 || m.created_detected_at === null) return 0;
+  const connectors = JSON.parse(m.created_connectors ?? '[]') as string[];
+  const after = m.created_after ?? -Infinity;
+  const batch = sql(db, `SELECT key, chain FROM ${snapshotTable(stream)} WHERE key > ? ORDER BY key LIMIT ?`).all(after, limit) as { key: number; chain: string }[];
+  if (!enqueueLazyAll(db, stream, after, limit, batch.length, m.created_detected_at, m.created_connectors ?? '[]', connectors.length, now)) {
+    for (const { key, chain } of batch) enqueueLazy(db, stream, key, chain, m.created_detected_at, connectors, now);
+  }
+  const left = batch.length < limit ? 0 : Math.max(0, m.created_owed - batch.length);
+  sql(db, 'UPDATE snapshot_meta SET created_after = ?, created_owed = ?, created_detected_at = ?, created_connectors = ? WHERE stream = ?')
+    .run(batch.at(-1)?.key ?? m.created_after, left, left > 0 ? m.created_detected_at : null, left > 0 ? m.created_connectors : null, stream);
+  return left;
+}
+
+/**
+ * The chunk's created changes in two statements, when every one of them is the head of its key (the
+ * usual case: a fresh snapshot's keys have nothing queued); false, with nothing written, otherwise.
+ */
+function enqueueLazyAll(db: Db, stream: SnapshotStream, after: number, limit: number, rows: number, detectedAt: string, connectorsJson: string, connectors: number, now: number): boolean {
+  const chunk = `SELECT @stream || ':' || key || ':' || chain AS id, key, chain FROM ${snapshotTable(stream)} WHERE key > @after ORDER BY key LIMIT @limit`;
+  sql(db, 'SAVEPOINT created').run();
+  const inserted = sql(db, `INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
+    SELECT c.value || ':' || s.id, c.value, s.id, @stream, @stream || ':' || s.key, 'pending', @now, @now FROM (${chunk}) s, json_each(@connectors) c
+    WHERE true ORDER BY s.key, c.key ON CONFLICT DO NOTHING`).run({ stream, after, limit, now, connectors: connectorsJson }).changes;
+  if (inserted !== rows * connectors) {
+    sql(db, 'ROLLBACK TO created').run();
+    sql(db, 'RELEASE created').run();
+    return false;
+  }
+  sql(db, `INSERT INTO outbox_record (id, pending, snapshot_stream, snapshot_key, snapshot_chain, detected_at)
+    SELECT id, @count, @stream, key, chain, @detectedAt FROM (${chunk}) WHERE true ON CONFLICT (id) DO UPDATE SET pending = pending + excluded.pending`)
+    .run({ stream, after, limit, count: connectors, detectedAt });
+  sql(db, 'RELEASE created').run();
+  return true;
+}
+
+export function applyChanges(db: Db, stream: SnapshotStream, limit: number, connectors: readonly string[], state: StatePatch, now: number): { applied: number; done: boolean } {
+  if (createdOwed(db, stream) > 0) throw new Error(`the created changes of ${stream} must all be enqueued before its snapshot changes`);
+  const changes = snapshotTable(stream, 'changes');
+  const staged = sql(db, `SELECT * FROM ${changes} ORDER BY key LIMIT ?`).all(limit) as (Row & { body: string | null; change_id: string | null; change_json: string | null })[];
+  const table = snapshotTable(stream);
+  const put = sql(db, `INSERT INTO ${table} (key, chain, body, raw_hash) VALUES (?, ?, ?, ?)
+    ON CONFLICT (key) DO UPDATE SET chain = excluded.chain, body = excluded.body, raw_hash = excluded.raw_hash`);
+  const del = sql(db, `DELETE FROM ${table} WHERE key = ?`);
+  for (const row of staged) {
+    keepCreatedTexts(db, stream, row.key);
+    if (row.body === null) del.run(row.key);
+    else put.run(row.key, row.chain, row.body, row.raw_hash);
+    if (row.change_id !== null && row.change_json !== null) {
+      enqueue(db, [{ id: row.change_id, stream, orderKey: `${stream}:${row.key}`, json: row.change_json, connectors }], now);
+    }
+  }
+  if (staged.length > 0) sql(db, `DELETE FROM ${changes} WHERE key <= ?`).run(staged.at(-1)!.key);
+  bumpVersion(db, stream);
+  const done = sql(db, `SELECT 1 FROM ${changes} LIMIT 1`).get() === undefined;
+  if (done) putState(db, state);
+  return { applied: staged.length, done };
+}

@@ -1,0 +1,48 @@
+import type { Dispatcher } from 'undici';
+import type { Logger } from 'pino';
+import type { Clock } from './clock.js';
+import type { Config } from './config/index.js';
+import { createSandbox, type Sandbox } from './sandbox/index.js';
+import { createUpstreamClient, type UpstreamClient } from './upstream/index.js';
+
+/**
+ * The upstream as the config names it: the API v2 client, and, when `upstream.baseUrl` is
+ * "sandbox", the embedded simulated school it talks to (started here: it has to answer before the
+ * client is used). Also the signing secrets webhook deliveries are checked with, the current first.
+ */
+export async function createUpstream(config: Config, deps: { clock: Clock; dispatcher: Dispatcher; log: Logger }): Promise<{
+  sandbox: Sandbox | undefined;
+  upstream: UpstreamClient;
+  secrets: string[];
+}> {
+  const { clock, dispatcher, log } = deps;
+  const isSandbox = config.upstream.baseUrl === 'sandbox';
+  const clientId = config.upstream.clientId ?? (isSandbox ? 'sandbox-client' : undefined);
+  const clientSecret = config.upstream.clientSecret ?? (isSandbox ? 'sandbox-secret' : undefined);
+  let sandbox: Sandbox | undefined;
+  if (isSandbox) {
+    sandbox = createSandbox({
+      port: config.sandbox.port,
+      students: config.sandbox.students,
+      seed: config.sandbox.seed,
+      clientId,
+      clientSecret,
+      retryTimeScale: config.sandbox.retryTimeScale,
+      activity: config.sandbox.activity ? { intervalMs: config.sandbox.activityIntervalMs } : false,
+      clock,
+      log: log.child({ component: 'sandbox' }),
+    });
+    await sandbox.start();
+  }
+  const upstream = createUpstreamClient({
+    baseUrl: sandbox ? sandbox.url : config.upstream.baseUrl,
+    auth: config.upstream.token ? { token: config.upstream.token } : { clientId: clientId!, clientSecret: clientSecret! },
+    dispatcher,
+    clock,
+    log: log.child({ component: 'upstream' }),
+    timeoutMs: config.upstream.timeoutMs,
+    connectTimeoutMs: config.upstream.connectTimeoutMs,
+  });
+  const secrets = [clientSecret, ...config.webhooks.previousSecrets].filter((s): s is string => Boolean(s));
+  return { sandbox, upstream, secrets };
+}

