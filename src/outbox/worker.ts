@@ -99,6 +99,11 @@ export class ConnectorWorker {
       this.setWake(now + CLAIM_RETRY_MS);
       return false;
     }
+    if (claimed.length > 0 && this.host.isHeld()) {
+      // Held after the claim was asked for: nothing starts; the batch goes back, the attempt not counted.
+      await this.handBack(claimed);
+      return false;
+    }
     if (claimed.length > 0) {
       this.start(claimed);
       return true;
@@ -107,6 +112,15 @@ export class ConnectorWorker {
     const next = await store.nextRunAt(this.name).catch(() => undefined);
     this.setWake(Math.min(next ?? Infinity, now + IDLE_LOOK_MS));
     return false;
+  }
+
+  private async handBack(claimed: Claimed[]): Promise<void> {
+    const now = this.host.clock.now();
+    const error = new BridgeError('outbox.held', 'claimed while deliveries were held; handed back before it started', { retryable: true });
+    const context = { now, policy: this.host.policy, random: 0, stopping: true };
+    await this.host.store.settle(claimed.map((c) => settle(c.delivery, { status: 'retry', error }, context).settlement)).catch((err: unknown) => {
+      this.host.log.warn({ connector: this.name, err: describeError(err) }, 'could not hand back a held batch; it is due again when its lease runs out');
+    });
   }
 
   private start(claimed: Claimed[]): void {
