@@ -85,16 +85,16 @@ export async function runOneShot<T>(
 export const DELIVERY_WAIT_MS = 120_000;
 
 /**
- * Waits, bounded, until the outbox has nothing due, a first cycle's backlog put into it first (in a
- * daemon it goes in paced, here at once); returns how many deliveries are still queued.
+ * Waits, bounded, until the outbox has nothing due (a first cycle's created changes included);
+ * returns how many deliveries are still queued.
  */
 export async function awaitDeliveries(app: App, limitMs = DELIVERY_WAIT_MS): Promise<number> {
   let timer: NodeJS.Timeout | undefined;
-  const settled = app.poll.poller.flushBacklog().then(() => app.outbox.whenIdle());
-  settled.catch(() => {}); // past the limit the command stops the app, and with it the backlog
+  const settled = app.outbox.whenIdle();
+  settled.catch(() => {}); // past the limit the command stops the app, and with it the outbox
   await Promise.race([settled, new Promise<void>((resolve) => (timer = setTimeout(resolve, limitMs)))]);
   clearTimeout(timer);
-  let queued = app.poll.poller.backlogRemaining();
+  let queued = 0;
   for (const c of (await app.outbox.counts()).values()) queued += c.depth;
   return queued;
 }

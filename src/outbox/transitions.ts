@@ -23,7 +23,7 @@ export interface SettleContext {
 export function settle(claimed: Delivery, outcome: DeliveryOutcome, ctx: SettleContext): Settled {
   const { leaseUntil: _until, leaseOwner: _owner, ...rest } = claimed;
   const base = { ...rest, lastAttemptAt: ctx.now };
-  const key = { id: claimed.id, fence: claimed.fence, at: ctx.now };
+  const key = { id: claimed.id, fence: claimed.fence, at: ctx.now, connector: claimed.connector, ...(claimed.range ? { range: claimed.range } : {}) };
   if (outcome.status === 'done') return { kind: 'done', delivery: base, settlement: { ...key, status: 'done' } };
   const error = outcome.error;
   const lastError = describeError(error);

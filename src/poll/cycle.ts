@@ -2,7 +2,6 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { ChangeRecord } from '../records.js';
 import type { SnapshotStore, StateStore } from '../store/index.js';
-import type { Backlog } from './backlog.js';
 import { checkDeleteGuard, type AbortReason } from './guard.js';
 import type { ListWorker } from './list-worker.js';
 import type { ListSource, OutboxPort } from './ports.js';
@@ -34,8 +33,6 @@ export interface CycleDeps {
   budgetMs: number;
   /** Parses the lists off the event loop, with the snapshot's raw index (list-worker.ts). */
   lists: ListWorker;
-  /** The created changes of fresh snapshots, enqueued after the cycle (backlog.ts). */
-  backlog: Backlog;
 }
 
 export interface StreamSummary {
@@ -129,8 +126,6 @@ export async function runPollCycle(deps: CycleDeps, options: CycleOptions, summa
       for (const scanned of scans) await apply(deps, scanned, detectedAt, options.signal);
     } finally {
       resume();
-      // What a fresh snapshot owes goes into the outbox from now on (after a failed apply too).
-      deps.backlog.kick();
     }
     phaseDone('commitMs');
     return { changes: [] };
@@ -170,10 +165,14 @@ function check(deps: CycleDeps, scanned: Scanned): void {
   if (verdict) throw new CycleAbort(verdict.reason, stream, verdict.message);
 }
 
+/** Created changes turned into rows per transaction, before a cycle changes their stream. */
+const MATERIALIZE_CHUNK = 1000;
+
 /**
- * Applies one stream's staged rows. A stream's created changes still owed are enqueued before its
- * snapshot moves (backlog.ts); the list worker's index is dropped before the first write and replaced
- * by this read's only after the last.
+ * Applies one stream's staged rows. A created change is made from its snapshot row, so the changes
+ * a fresh snapshot still owes from its ranges get rows of their own (which keep their text) before
+ * the snapshot moves; the list worker's index is dropped before the first write and replaced by this
+ * read's only after the last.
  */
 async function apply(deps: CycleDeps, scanned: Scanned, detectedAt: string, signal: AbortSignal): Promise<void> {
   const { stream, initial } = scanned;
@@ -182,9 +181,10 @@ async function apply(deps: CycleDeps, scanned: Scanned, detectedAt: string, sign
   if (scanned.fresh) {
     deps.lists.drop(stream);
     const emit = initial !== 'baseline' && connectors.length > 0;
-    await deps.snapshot.applyFresh(stream, { state, ...(emit ? { created: { detectedAt, connectors } } : {}) });
+    await deps.snapshot.applyFresh(stream, { state, ...(emit ? { created: { detectedAt, connectors, now: deps.clock.now() } } : {}) });
+    deps.outbox.notify();
   } else if (scanned.scan.staged || initial) {
-    await deps.backlog.finish(stream);
+    while ((await deps.snapshot.materializeCreated(stream, MATERIALIZE_CHUNK, deps.clock.now())) > 0) signal.throwIfAborted();
     deps.lists.drop(stream);
     for (;;) {
       const { applied, done } = await deps.snapshot.applyChanges(stream, { limit: deps.applyChunk, connectors, state, now: deps.clock.now() });

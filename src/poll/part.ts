@@ -30,7 +30,7 @@ export interface PollPart {
 }
 
 export interface PollStatus {
-  poll: { lastRunAt?: string; lastOutcome?: string; nextRunAt?: string; backlog?: number };
+  poll: { lastRunAt?: string; lastOutcome?: string; nextRunAt?: string };
   export: { lastRunAt?: string; lastOutcome?: string; nextRunAt?: string };
 }
 
@@ -90,13 +90,11 @@ export function createPollPart(options: PollPartOptions): PollPart {
     async status() {
       const next = scheduler?.nextRuns() ?? {};
       const last = poller.lastResult();
-      const backlog = poller.backlogRemaining();
       const stored = await store.state.get<{ at: string }>(LAST_EXPORT_KEY).catch(() => undefined);
       return {
         poll: {
           ...(last ? { lastRunAt: last.startedAt, lastOutcome: last.outcome } : {}),
           ...(next.poll ? { nextRunAt: next.poll } : {}),
-          ...(backlog > 0 ? { backlog } : {}),
         },
         export: {
           ...(stored ? { lastRunAt: stored.at } : {}),

@@ -1,11 +1,10 @@
 import type { Registry } from 'prom-client';
 import { counter, gauge, histogram } from '../metrics.js';
 import type { SnapshotStore } from '../store/index.js';
-import type { Backlog } from './backlog.js';
 import { POLLED_STREAMS } from './snapshot.js';
 
 /** The poll's Prometheus metrics (CONTRACT §5), created once per registry. */
-export function createPollMetrics(registry: Registry, snapshot: Pick<SnapshotStore, 'size'>, backlog: Pick<Backlog, 'remaining'>) {
+export function createPollMetrics(registry: Registry, snapshot: Pick<SnapshotStore, 'size' | 'createdPending'>) {
   return {
     cycles: counter(registry, 'schoolbridge_poll_cycles_total', 'Poll cycles by outcome (ok, aborted, failed)', ['outcome']),
     duration: histogram(registry, 'schoolbridge_poll_cycle_duration_seconds', 'Duration of poll cycles', ['outcome'],
@@ -20,8 +19,11 @@ export function createPollMetrics(registry: Registry, snapshot: Pick<SnapshotSto
         if (size !== undefined) this.set({ stream }, size);
       }
     }),
-    backlog: gauge(registry, 'schoolbridge_poll_backlog_records', 'Created changes of a first cycle not in the outbox yet, by stream', ['stream'], function collect() {
-      for (const stream of POLLED_STREAMS) this.set({ stream }, backlog.remaining(stream));
+    backlog: gauge(registry, 'schoolbridge_poll_backlog_records', 'Created changes of a first cycle not delivered yet (all connectors), by stream', ['stream'], async function collect() {
+      for (const stream of POLLED_STREAMS) {
+        const pending = await snapshot.createdPending(stream).catch(() => undefined);
+        if (pending !== undefined) this.set({ stream }, pending);
+      }
     }),
   };
 }

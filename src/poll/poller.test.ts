@@ -68,8 +68,7 @@ describe.each(ENGINES)('poller on %s', (engine) => {
     const predicted = ids((await poller.runCycle({ dryRun: true })).changes ?? []);
     const first = await poller.runCycle({ trigger: 'test' });
     expect(first).toMatchObject({ outcome: 'ok', streams: { students: { fetched: 10, created: 10, initial: 'emit' }, users: { created: 10 } } });
-    // The created changes follow the cycle (backlog.ts), with the ids a dry run gives.
-    await poller.flushBacklog();
+    // The created changes are delivered from the snapshot (created ranges), with the ids a dry run gives.
     expect(ids(await outbox.records())).toEqual(predicted);
     expect(predicted).toHaveLength(20);
     expect(await store.snapshot.size('students')).toBe(10);
@@ -87,10 +86,7 @@ describe.each(ENGINES)('poller on %s', (engine) => {
   });
 
   it('a created change keeps the record as the first cycle saw it, and goes before later changes of its key', async () => {
-    // The backlog enqueues one change per transaction, so the next cycle catches it half-way.
-    await poller.stop();
-    poller = makePoller({ backlogChunk: 1 });
-    await poller.start();
+    // Nothing is delivered between the cycles: the second one finds every created change still owed.
     await poller.runCycle();
     lists.students[7] = testStudent(8, 'Zmiana8');
     lists.users = lists.users.filter((u) => u.id !== 9);
@@ -109,12 +105,10 @@ describe.each(ENGINES)('poller on %s', (engine) => {
   it('a stream whose first list was empty gets its first records as created changes', async () => {
     lists.students = [];
     expect((await poller.runCycle()).streams.students).toMatchObject({ fetched: 0, created: 0, initial: 'emit' });
-    await poller.flushBacklog();
     const before = (await outbox.records()).length;
     lists.students = [testStudent(4), testStudent(2), testStudent(9)];
     const predicted = ids((await poller.runCycle({ dryRun: true })).changes ?? []);
     expect((await poller.runCycle()).streams.students).toMatchObject({ fetched: 3, created: 3 });
-    await poller.flushBacklog();
     expect(ids((await outbox.records()).slice(before))).toEqual(predicted);
     expect(predicted).toHaveLength(3);
   });
@@ -123,7 +117,6 @@ describe.each(ENGINES)('poller on %s', (engine) => {
     await poller.stop();
     poller = makePoller({ poll: { initial: 'baseline', maxDeleteRatio: 0.2 } });
     expect((await poller.runCycle()).streams.students).toMatchObject({ baselined: 10, created: 0, initial: 'baseline' });
-    await poller.flushBacklog();
     expect(await outbox.records()).toEqual([]);
     lists.students[2] = testStudent(3, 'Nowak');
     lists.students.push(testStudent(11));
@@ -149,7 +142,6 @@ describe.each(ENGINES)('poller on %s', (engine) => {
 
   it('the mass-delete guard of one stream stops the other stream too', async () => {
     await poller.runCycle();
-    await poller.flushBacklog();
     const count = (await outbox.records()).length;
     lists.users = lists.users.slice(0, 7); // 30% of users vanish
     lists.students[0] = testStudent(1, 'Nowak');
@@ -188,7 +180,6 @@ describe.each(ENGINES)('poller on %s', (engine) => {
 
   it('applying failing mid-cycle, then a clean re-run: the same ids, nothing lost or doubled', async () => {
     await poller.runCycle();
-    await poller.flushBacklog();
     for (const id of [2, 5, 8, 9]) lists.students[id - 1] = testStudent(id, `Zmiana${id}`);
     lists.students.push(testStudent(11));
     const expected = ids((await poller.runCycle({ dryRun: true })).changes ?? []);
@@ -240,7 +231,6 @@ describe.each(ENGINES)('poller on %s', (engine) => {
 
   it('applying failing halfway leaves no shortcut behind: a record sent again as it was before is diffed', async () => {
     await poller.runCycle();
-    await poller.flushBacklog();
     for (const id of [1, 2, 3, 4, 5, 6, 7]) lists.students[id - 1] = testStudent(id, `Zmiana${id}`);
     const real = store.snapshot.applyChanges.bind(store.snapshot);
     let calls = 0;
@@ -300,7 +290,6 @@ describe.each(ENGINES)('poller on %s', (engine) => {
 
   it('a list that fails after some records were diffed applies nothing, and the next cycle finds the same changes', async () => {
     await poller.runCycle();
-    await poller.flushBacklog();
     const committed = (await outbox.records()).length;
     lists.students = lists.students.map((s) => (s.id === 2 ? testStudent(2, 'Renamed') : s));
     lists.users = lists.users.map((u) => (u.id === 1 ? testUser(1, 'Renamed') : u));
@@ -328,7 +317,8 @@ describe.each(ENGINES)('poller on %s', (engine) => {
     await poller.stop();
     poller = makePoller({ metrics });
     await poller.runCycle();
-    await poller.flushBacklog();
+    expect(await metrics.metrics()).toContain('schoolbridge_poll_backlog_records{stream="users"} 10');
+    await outbox.records();
     lists.students = [];
     await poller.runCycle();
     const text = await metrics.metrics();

@@ -5,7 +5,6 @@ import { describeError, isBridgeError } from '../errors.js';
 import type { Component } from '../lifecycle.js';
 import type { ReadinessState } from '../readiness.js';
 import type { SnapshotStore, StateStore } from '../store/index.js';
-import { createBacklog } from './backlog.js';
 import { CycleAbort, emptySummary, runPollCycle, type CycleDeps, type CyclePhases, type CycleResult } from './cycle.js';
 import { createListWorker, type ListWorker } from './list-worker.js';
 import { createPollMetrics, type PollMetrics } from './poll-metrics.js';
@@ -20,9 +19,8 @@ export interface PollerOptions {
   log: Logger;
   metrics: Registry;
   clock?: Clock;
-  /** Staged rows applied per transaction (default 1,000), and created changes enqueued per transaction by the backlog (default 1,000). */
+  /** Staged rows applied per transaction (default 1,000). */
   applyChunk?: number;
-  backlogChunk?: number;
   /** Longest stretch of synchronous diff work between yields to the event loop (default 4 ms). */
   budgetMs?: number;
   /** The list worker (default: a new one); the poller stops it when it stops. */
@@ -55,10 +53,6 @@ export interface Poller extends Component {
   /** For /readyz: not ready after an aborted cycle, until a later one succeeds. */
   readiness(): ReadinessState;
   on(event: 'cycle', listener: (result: CycleResult) => void): () => void;
-  /** Puts the created changes a first `emit` cycle left owed into the outbox now (one-shot commands, benches). */
-  flushBacklog(): Promise<void>;
-  /** Changes the backlog has yet to put into the outbox, both streams, as last counted. */
-  backlogRemaining(): number;
 }
 
 const STOP_WAIT_MS = 5_000;
@@ -67,10 +61,9 @@ export function createPoller(options: PollerOptions): Poller {
   const clock = options.clock ?? systemClock;
   const log = options.log;
   const { snapshot, state } = options.store;
-  const backlog = createBacklog({ snapshot, outbox: options.outbox, clock, log, chunkSize: options.backlogChunk ?? 1000 });
-  const metrics = createPollMetrics(options.metrics, snapshot, backlog);
+  const metrics = createPollMetrics(options.metrics, snapshot);
   const deps: CycleDeps = {
-    backlog, snapshot, state, upstream: options.upstream, outbox: options.outbox, clock, log,
+    snapshot, state, upstream: options.upstream, outbox: options.outbox, clock, log,
     initial: options.poll.initial, maxDeleteRatio: options.poll.maxDeleteRatio,
     applyChunk: options.applyChunk ?? 1000, budgetMs: options.budgetMs ?? 4,
     lists: options.lists ?? createListWorker(),
@@ -116,7 +109,6 @@ export function createPoller(options: PollerOptions): Poller {
     async start() {
       if (controller.signal.aborted) controller = new AbortController();
       if (options.warmWorkers) deps.lists.warm();
-      backlog.start();
     },
     async stop() {
       controller.abort(new Error('the poller is stopping'));
@@ -126,7 +118,6 @@ export function createPoller(options: PollerOptions): Poller {
       });
       await Promise.race([queue, bound]);
       clearTimeout(timer);
-      await backlog.stop();
       await deps.lists.stop();
     },
     runCycle,
@@ -138,8 +129,6 @@ export function createPoller(options: PollerOptions): Poller {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    flushBacklog: () => backlog.finish(),
-    backlogRemaining: () => POLLED_STREAMS.reduce((sum, stream) => sum + backlog.remaining(stream), 0),
   };
 }
 

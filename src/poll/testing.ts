@@ -50,7 +50,9 @@ export function recordingOutbox(store: Store): RecordingOutbox {
           if (json === undefined) throw new Error(`no record for ${c.delivery.id}`);
           taken.push(JSON.parse(json) as AnyRecord);
         }
-        await store.outbox.settle(claimed.map((c) => ({ id: c.delivery.id, fence: c.delivery.fence, status: 'done', at: now })));
+        await store.outbox.settle(claimed.map((c) => ({
+          id: c.delivery.id, fence: c.delivery.fence, status: 'done' as const, at: now, connector: TEST_CONNECTOR, ...(c.delivery.range ? { range: c.delivery.range } : {}),
+        })));
       }
     },
   };

@@ -27,12 +27,6 @@ describe('renderStatusPage', () => {
     expect(html).toContain('http-equiv="refresh"');
   });
 
-  it("adds a first poll's changes not queued yet to the queue depth, only while there are some", () => {
-    expect(renderStatusPage(snapshot())).not.toContain('poll-backlog');
-    const html = renderStatusPage(snapshot({ poll: { lastOutcome: 'ok', backlog: 120_000 } }));
-    expect(html).toContain('<b id="queue-depth">3</b>+ <span id="poll-backlog">120000</span> of the first poll still to queue');
-  });
-
   it('shows times in the timezone of the school', () => {
     const html = renderStatusPage(snapshot({ timeZone: 'Europe/Warsaw' }));
     expect(html).toContain('<b id="last-poll">2026-11-22 10:59:00</b>');

@@ -7,8 +7,7 @@ export interface StatusSnapshot {
   timeZone?: string;
   ready: boolean;
   readiness: Record<string, ReadinessState>;
-  /** `backlog`: a first cycle's created changes not in the outbox yet (poll/backlog.ts), when there are some. */
-  poll: { lastRunAt?: string; lastOutcome?: string; nextRunAt?: string; backlog?: number };
+  poll: { lastRunAt?: string; lastOutcome?: string; nextRunAt?: string };
   export: { lastRunAt?: string; lastOutcome?: string; nextRunAt?: string };
   webhooks: { callbackUrl: string; state: string; registrations: { id: number; event: string }[] };
   events: { receivedToday: number; rejectedToday: number; quarantined: number };
@@ -61,7 +60,7 @@ ${reasons.length ? `<ul id="reasons">${reasons.map(([name, state]) => `<li><b>${
 <div class="card">last poll<b id="last-poll">${escape(at(s.poll.lastRunAt))}</b>${escape(s.poll.lastOutcome ?? '')}</div>
 <div class="card">next poll<b id="next-poll">${escape(at(s.poll.nextRunAt))}</b></div>
 <div class="card">last roster export<b id="last-export">${escape(at(s.export.lastRunAt))}</b>next ${escape(at(s.export.nextRunAt))}</div>
-<div class="card">queue depth<b id="queue-depth">${queue}</b>${s.poll.backlog ? `+ <span id="poll-backlog">${s.poll.backlog}</span> of the first poll still to queue` : ''}</div>
+<div class="card">queue depth<b id="queue-depth">${queue}</b></div>
 <div class="card">dead deliveries<b id="dead-count">${dead}</b></div>
 <div class="card">events today<b id="events-received">${s.events.receivedToday}</b>rejected <span id="events-rejected">${s.events.rejectedToday}</span> · quarantined <span id="events-quarantined">${s.events.quarantined}</span></div>
 </div>

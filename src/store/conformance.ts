@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Enqueue, InboxEntry, Settlement, Store, StagedRow } from './port.js';
+import type { Claimed, Enqueue, InboxEntry, Settlement, Store, StagedRow } from './port.js';
 import { CHAIN_LENGTH } from './tables.js';
 
 /**
@@ -23,9 +23,14 @@ export function record(id: string, orderKey: string, connectors: readonly string
   return { id, stream: 'invoices', orderKey, json, connectors };
 }
 
-const done = (id: string, fence: number): Settlement => ({ id, fence, status: 'done', at: NOW });
-const retryLater = (id: string, fence: number, attempts: number, runAt = NOW + 60_000): Settlement => ({ id, fence, status: 'pending', at: NOW, runAt, attempts, lastError: 'x' });
-const dead = (id: string, fence: number, attempts: number): Settlement => ({ id, fence, status: 'dead', at: NOW, runAt: NOW, attempts, lastError: 'rejected' });
+const done = (id: string, fence: number, connector = 'a'): Settlement => ({ id, fence, connector, status: 'done', at: NOW });
+const retryLater = (id: string, fence: number, attempts: number, runAt = NOW + 60_000, connector = 'a'): Settlement =>
+  ({ id, fence, connector, status: 'pending', at: NOW, runAt, attempts, lastError: 'x' });
+const dead = (id: string, fence: number, attempts: number, connector = 'a'): Settlement =>
+  ({ id, fence, connector, status: 'dead', at: NOW, runAt: NOW, attempts, lastError: 'rejected' });
+/** The settlement of a claimed delivery, as the outbox worker makes it (a range item keeps its place in the range). */
+const outcome = (c: Claimed, settlement: (id: string, fence: number) => Settlement): Settlement =>
+  ({ ...settlement(c.delivery.id, c.delivery.fence), connector: c.delivery.connector, ...(c.delivery.range ? { range: c.delivery.range } : {}) });
 
 /** The UTF-8 bytes of fresh rows as the list worker makes them: chain, then JSON, per row. */
 export function freshRows(rows: { key: number; chain: string; json: string; hash?: string }[]) {
@@ -217,7 +222,7 @@ export function describeStoreConformance(engine: string, factory: StoreFactory):
         expect(await store.snapshot.rows('students', [6, 99])).toEqual([{ key: 6, chain: rowsOf(1, 6)[0]!.chain, body: '{"id":6,"name":"Łucja 6"}', rawHash: 'h6' }]);
         expect(await store.snapshot.index('students')).toMatchObject({ keys: [1, 2, 3, 4, 5, 6, 7], hashes: ['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'h7'] });
         expect(await store.state.get('poll.initialDone.students')).toEqual({ mode: 'baseline' });
-        expect(await store.snapshot.createdOwed('students')).toBe(0);
+        expect(await store.snapshot.createdPending('students')).toBe(0);
       });
 
       it('leaves nothing of a discarded cycle, and refuses a fresh snapshot over rows', async () => {
@@ -235,17 +240,86 @@ export function describeStoreConformance(engine: string, factory: StoreFactory):
         expect(await store.snapshot.size('users')).toBe(2);
       });
 
-      it('owes a created change per fresh row, enqueued in key order, and each keeps the row it was made from', async () => {
-        const store = await open();
+      const fresh = async (store: Store, n: number, connectors = ['a', 'b']) => {
         await store.snapshot.begin('users', 'fresh');
-        await store.snapshot.stageFresh('users', freshRows(rowsOf(5)));
-        await store.snapshot.applyFresh('users', { state: {}, created: { detectedAt: 'T0', connectors: ['a', 'b'] } });
-        expect(await store.snapshot.createdOwed('users')).toBe(5);
+        await store.snapshot.stageFresh('users', freshRows(rowsOf(n)));
+        await store.snapshot.applyFresh('users', { state: {}, created: { detectedAt: 'T0', connectors, now: NOW } });
+      };
+      const recordIdOf = (key: number) => `users:${key}:${rowsOf(1, key)[0]!.chain}`;
+
+      it('owes each connector a created change per fresh row, claimed from the snapshot in key order', async () => {
+        const store = await open();
+        await fresh(store, 5);
+        expect(await store.snapshot.createdPending('users')).toBe(10);
+        expect(await store.outbox.counts()).toEqual(new Map([['a', { depth: 5, dead: 0 }], ['b', { depth: 5, dead: 0 }]]));
+        expect((await store.outbox.ranges()).map((r) => [r.connector, r.remaining])).toEqual([['a', 5], ['b', 5]]);
+        const first = await claim(store, 'a', 2);
+        expect(first.map((c) => c.delivery.recordId)).toEqual([recordIdOf(1), recordIdOf(2)]);
+        expect(first[1]!.created).toEqual({ stream: 'users', key: 2, chain: rowsOf(1, 2)[0]!.chain, detectedAt: 'T0', text: '{"id":2,"name":"Łucja 2"}' });
+        // The range is in flight: nothing more of it until the batch is settled.
+        expect(await claim(store, 'a', 2)).toEqual([]);
+        expect(await store.outbox.settle(first.map((c) => outcome(c, done)))).toEqual(first.map((c) => c.delivery.id));
+        expect((await claim(store, 'a', 10)).map((c) => c.created?.key)).toEqual([3, 4, 5]);
+        expect(await store.snapshot.createdPending('users')).toBe(8);
+      });
+
+      it('refuses a second settle of a range batch, and one after the lease was taken over', async () => {
+        const store = await open();
+        await fresh(store, 3, ['a']);
+        const batch = await claim(store, 'a', 2, NOW);
+        const again = await claim(store, 'a', 2, NOW + 120_000);
+        expect(again.map((c) => c.created?.key)).toEqual([1, 2]);
+        expect(await store.outbox.settle(batch.map((c) => outcome(c, done)))).toEqual([]);
+        expect(await store.outbox.settle(again.map((c) => outcome(c, done)))).toHaveLength(2);
+        expect(await store.outbox.settle(again.map((c) => outcome(c, done)))).toEqual([]);
+        expect(await store.snapshot.createdPending('users')).toBe(1);
+      });
+
+      it('backs a whole range off when its batch is to be tried again, and keeps the attempts', async () => {
+        const store = await open();
+        await fresh(store, 3, ['a']);
+        const batch = await claim(store, 'a', 2);
+        await store.outbox.settle(batch.map((c) => outcome(c, (id, fence) => retryLater(id, fence, 1, NOW + 60_000))));
+        expect(await claim(store, 'a', 10)).toEqual([]);
+        expect(await store.outbox.nextRunAt('a')).toBe(NOW + 60_000);
+        expect(await store.outbox.ranges()).toMatchObject([{ connector: 'a', remaining: 3, attempts: 1, lastError: 'x', runAt: NOW + 60_000 }]);
+        const retried = await claim(store, 'a', 2, NOW + 60_000);
+        expect(retried.map((c) => [c.created?.key, c.delivery.attempts])).toEqual([[1, 2], [2, 2]]);
+      });
+
+      it('turns what a batch did not deliver into deliveries of their own, and moves on', async () => {
+        const store = await open();
+        await fresh(store, 4, ['a']);
+        const batch = await claim(store, 'a', 3);
+        await store.outbox.settle([
+          outcome(batch[0]!, done),
+          outcome(batch[1]!, (id, fence) => dead(id, fence, 1)),
+          outcome(batch[2]!, (id, fence) => retryLater(id, fence, 1, NOW + 60_000)),
+        ]);
+        expect(await store.snapshot.createdPending('users')).toBe(1);
+        const rows = await store.outbox.list();
+        expect(rows.map((d) => [d.recordId, d.status, d.attempts])).toEqual([[recordIdOf(2), 'dead', 1], [recordIdOf(3), 'pending', 1]]);
+        expect(await store.outbox.counts()).toEqual(new Map([['a', { depth: 2, dead: 1 }]]));
+        const rest = await claim(store, 'a', 10);
+        expect(rest.map((c) => c.created?.key)).toEqual([4]);
+        await store.outbox.settle(rest.map((c) => outcome(c, done)));
+        expect(await store.outbox.ranges()).toEqual([]);
+        const later = await claim(store, 'a', 10, NOW + 60_000);
+        expect(later.map((c) => [c.created?.key, c.created?.text])).toEqual([[3, '{"id":3,"name":"Łucja 3"}']]);
+      });
+
+      it('makes rows of what is owed before the rows change, and each keeps the text it was made from', async () => {
+        const store = await open();
+        await fresh(store, 5);
         await expect(store.snapshot.applyChanges('users', { limit: 10, connectors: ['a'], state: {}, now: NOW })).rejects.toThrow();
-        expect(await store.snapshot.enqueueCreated('users', 2, NOW)).toBe(3);
-        expect(await store.snapshot.enqueueCreated('users', 10, NOW)).toBe(0);
-        expect((await store.outbox.counts()).get('b')).toEqual({ depth: 5, dead: 0 });
-        // Key 2 changes before its created change is delivered: the change keeps the first text.
+        const inFlight = await claim(store, 'b', 1);
+        expect(await store.snapshot.materializeCreated('users', 2, NOW)).toBe(6);
+        expect(await store.snapshot.materializeCreated('users', 10, NOW)).toBe(0);
+        expect(await store.outbox.ranges()).toEqual([]);
+        expect(await store.outbox.counts()).toEqual(new Map([['a', { depth: 5, dead: 0 }], ['b', { depth: 5, dead: 0 }]]));
+        // The batch claimed from the range is refused: its change is a row now, delivered again as one.
+        expect(await store.outbox.settle(inFlight.map((c) => outcome(c, done)))).toEqual([]);
+        // Key 2 changes and key 3 goes before their created changes are delivered.
         await store.snapshot.begin('users', 'changes');
         const staged: StagedRow[] = [
           { key: 2, chain: 'u00000000002', body: '{"id":2,"name":"changed"}', rawHash: 'x', change: { id: 'users:2:u00000000002', json: '{"op":"updated"}' } },
@@ -258,16 +332,22 @@ export function describeStoreConformance(engine: string, factory: StoreFactory):
         expect(await store.state.get('marker')).toBe(1);
         expect((await store.snapshot.rows('users', [2, 3])).map((r) => r.body)).toEqual(['{"id":2,"name":"changed"}']);
         const claimed = await claim(store, 'a', 10);
-        const texts = claimed.map((c) => c.created?.text ?? c.json);
-        expect(claimed.map((c) => c.delivery.recordId)).toEqual([
-          `users:1:${rowsOf(1, 1)[0]!.chain}`, `users:2:${rowsOf(1, 2)[0]!.chain}`, `users:3:${rowsOf(1, 3)[0]!.chain}`,
-          `users:4:${rowsOf(1, 4)[0]!.chain}`, `users:5:${rowsOf(1, 5)[0]!.chain}`,
-        ]);
-        expect(texts.slice(0, 3)).toEqual(['{"id":1,"name":"Łucja 1"}', '{"id":2,"name":"Łucja 2"}', '{"id":3,"name":"Łucja 3"}']);
+        expect(claimed.map((c) => c.delivery.recordId)).toEqual([1, 2, 3, 4, 5].map(recordIdOf));
+        expect(claimed.map((c) => c.created?.text ?? c.json).slice(0, 3)).toEqual(['{"id":1,"name":"Łucja 1"}', '{"id":2,"name":"Łucja 2"}', '{"id":3,"name":"Łucja 3"}']);
         expect(claimed[1]!.created).toMatchObject({ stream: 'users', key: 2, detectedAt: 'T0' });
-        for (const c of claimed) await store.outbox.settle([done(c.delivery.id, c.delivery.fence)]);
+        await store.outbox.settle(claimed.map((c) => outcome(c, done)));
         // The update and the delete of keys 2 and 3 come after their created changes.
         expect((await claim(store, 'a', 10)).map((c) => c.json)).toEqual(['{"op":"updated"}', '{"op":"deleted"}']);
+      });
+
+      it('puts a created change behind a delivery its key had queued before the snapshot was fresh', async () => {
+        const store = await open();
+        await store.outbox.enqueue([{ id: 'users:2:old', stream: 'users', orderKey: 'users:2', json: '{"op":"old"}', connectors: ['a'] }]);
+        await fresh(store, 3, ['a']);
+        const first = await claim(store, 'a', 10);
+        expect(first.map((c) => c.json ?? c.created?.key)).toEqual(['{"op":"old"}', 1, 3]);
+        await store.outbox.settle(first.map((c) => outcome(c, done)));
+        expect((await claim(store, 'a', 10)).map((c) => c.created?.key)).toEqual([2]);
       });
     });
 

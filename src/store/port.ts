@@ -120,6 +120,15 @@ export interface Delivery {
   leaseOwner?: string;
   /** Counts claims: a settle names the fence it claimed with, so a late answer after a new claim is refused. */
   fence: number;
+  /** A created change delivered straight from a fresh snapshot (CreatedRange), not a row of its own. */
+  range?: RangeItem;
+}
+
+/** Where a created change delivered from a fresh snapshot's range comes from. */
+export interface RangeItem {
+  stream: SnapshotStream;
+  key: number;
+  chain: string;
 }
 
 /**
@@ -140,9 +149,10 @@ export interface CreatedParts {
   text: string;
 }
 
-export type Settlement =
+export type Settlement = (
   | { id: string; fence: number; status: 'done'; at: number }
-  | { id: string; fence: number; status: 'pending' | 'dead'; at: number; runAt: number; attempts: number; lastError: string };
+  | { id: string; fence: number; status: 'pending' | 'dead'; at: number; runAt: number; attempts: number; lastError: string }
+) & { connector: string; range?: RangeItem };
 
 export interface ClaimRequest {
   connector: string;
@@ -164,9 +174,25 @@ export interface ListedDelivery extends Delivery {
 }
 
 export interface OutboxCounts {
-  /** Not done and not dead: pending, in flight, waiting behind another. */
+  /** Not done and not dead: pending, in flight, waiting behind another, and owed by a created range. */
   depth: number;
   dead: number;
+}
+
+/**
+ * The created changes a fresh snapshot owes one connector (a first `emit` cycle): delivered straight
+ * from the snapshot's rows in key order, a batch at a time, with no row of their own. A change whose
+ * delivery fails alone, or whose key has another delivery queued, becomes a row like any other.
+ */
+export interface CreatedRange {
+  connector: string;
+  stream: SnapshotStream;
+  detectedAt: string;
+  /** Created changes not delivered yet. */
+  remaining: number;
+  runAt: number;
+  attempts: number;
+  lastError?: string;
 }
 
 export interface OutboxStore {
@@ -185,7 +211,8 @@ export interface OutboxStore {
   get(id: string): Promise<Delivery | undefined>;
   list(filter?: DeliveryFilter): Promise<ListedDelivery[]>;
   counts(): Promise<Map<string, OutboxCounts>>;
-  /** The earliest runAt of a connector's pending deliveries (its worker's next wake-up). */
+  ranges(): Promise<CreatedRange[]>;
+  /** The earliest runAt of a connector's pending deliveries and ranges not in flight (its worker's next wake-up). */
   nextRunAt(connector: string): Promise<number | undefined>;
   /** Leases past their time, or held by replicas that stopped, are pending again (the attempt stays counted). */
   sweep(now: number): Promise<{ reclaimed: number }>;
@@ -249,19 +276,23 @@ export interface SnapshotStore {
   discard(stream: SnapshotStream): Promise<void>;
   /**
    * Makes a staged fresh snapshot the stream's snapshot, with `state`, in one transaction. With
-   * `created`, every row also owes a created change: a backlog `enqueueCreated` works off.
+   * `created`, every row also owes each connector a created change, delivered from a CreatedRange.
    */
-  applyFresh(stream: SnapshotStream, apply: { state: StatePatch; created?: { detectedAt: string; connectors: readonly string[] } }): Promise<void>;
+  applyFresh(stream: SnapshotStream, apply: { state: StatePatch; created?: { detectedAt: string; connectors: readonly string[]; now: number } }): Promise<void>;
   /**
    * Moves up to `limit` staged changes (key order) into the snapshot with their records, and
    * `state` with the last of them (`done`). Records of earlier created changes keep the rows they
    * were made from.
    */
   applyChanges(stream: SnapshotStream, apply: { limit: number; connectors: readonly string[]; state: StatePatch; now: number }): Promise<{ applied: number; done: boolean }>;
-  /** Enqueues up to `limit` created changes a fresh snapshot still owes; resolves with how many are left. */
-  enqueueCreated(stream: SnapshotStream, limit: number, now: number): Promise<number>;
-  /** Created changes still owed, per stream. */
-  createdOwed(stream: SnapshotStream): Promise<number>;
+  /**
+   * Turns up to `limit` keys of each of the stream's created ranges into deliveries of their own, the
+   * text kept with them when the rows change; resolves with how many the ranges still owe. A cycle
+   * does this before it changes a stream whose ranges are not delivered yet.
+   */
+  materializeCreated(stream: SnapshotStream, limit: number, now: number): Promise<number>;
+  /** Created changes the stream's ranges still owe, all connectors. */
+  createdPending(stream: SnapshotStream): Promise<number>;
 }
 
 // --- state and replicas ----------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 import type { Enqueue, InboxEntry, QuarantineEntry } from '../port.js';
 import type { Db } from './db.js';
-import { enqueue } from './outbox.js';
+import { enqueue } from './enqueue.js';
 
 /** The inbox and quarantine on PostgreSQL (the port's InboxStore); `accepts` serves a whole batch. */
 interface InboxRow {

@@ -1,9 +1,10 @@
 import type { Stream } from '../../records.js';
 import type {
-  ClaimRequest, Claimed, Delivery, DeliveryFilter, DeliveryStatus, Enqueue, ListedDelivery, OutboxCounts, Settlement, SnapshotStream,
+  ClaimRequest, Claimed, Delivery, DeliveryFilter, DeliveryStatus, ListedDelivery, OutboxCounts, Settlement, SnapshotStream,
 } from '../port.js';
-import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, deliveryId, snapshotTable } from '../tables.js';
+import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, snapshotTable } from '../tables.js';
 import type { Db } from './db.js';
+import { claimRange, rangeCounts, rangeNextRunAt, reclaimRanges, settleRange } from './ranges.js';
 
 /**
  * The outbox on PostgreSQL: the layout of the SQLite one (sqlite/outbox.ts), in set-wise statements
@@ -40,72 +41,6 @@ export function toDelivery(row: DeliveryRow): Delivery {
   };
 }
 
-export interface NewDelivery {
-  id: string;
-  connector: string;
-  recordId: string;
-  stream: string;
-  orderKey: string;
-}
-
-const INSERT_DELIVERIES = (status: 'pending' | 'blocked', conflict: string) => `
-  INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
-  SELECT id, connector, record_id, stream, order_key, '${status}', $6, $6
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS t(id, connector, record_id, stream, order_key, n)
-  ORDER BY n ${conflict} RETURNING id, record_id`;
-
-/**
- * Inserts deliveries in the given order: heads of their keys as pending, the others blocked behind;
- * ids that exist already are skipped. Returns, per record id, how many were added.
- */
-export async function insertDeliveries(db: Db, deliveries: readonly NewDelivery[], now: number): Promise<Map<string, number>> {
-  const added = new Map<string, number>();
-  if (deliveries.length === 0) return added;
-  const columns = (list: readonly NewDelivery[]) => [list.map((d) => d.id), list.map((d) => d.connector), list.map((d) => d.recordId), list.map((d) => d.stream), list.map((d) => d.orderKey), now];
-  const heads = await db.query<{ id: string; record_id: string }>(INSERT_DELIVERIES('pending', 'ON CONFLICT DO NOTHING'), columns(deliveries));
-  const inserted = new Set(heads.rows.map((r) => r.id));
-  const rest = deliveries.filter((d) => !inserted.has(d.id));
-  const waiting = rest.length === 0 ? [] : (await db.query<{ id: string; record_id: string }>(INSERT_DELIVERIES('blocked', 'ON CONFLICT (id) DO NOTHING'), columns(rest))).rows;
-  for (const row of [...heads.rows, ...waiting]) added.set(row.record_id, (added.get(row.record_id) ?? 0) + 1);
-  return added;
-}
-
-export async function enqueue(db: Db, records: readonly Enqueue[], now: number): Promise<number> {
-  const deliveries = records.flatMap((r) => r.connectors.map((connector) => ({ id: deliveryId(connector, r.id), connector, recordId: r.id, stream: r.stream, orderKey: r.orderKey })));
-  const added = await insertDeliveries(db, deliveries, now);
-  const seen = new Set<string>();
-  const stored = records.filter((r) => added.has(r.id) && !seen.has(r.id) && seen.add(r.id));
-  if (stored.length > 0) {
-    await db.query(`INSERT INTO outbox_record (id, body, pending) SELECT * FROM unnest($1::text[], $2::text[], $3::int[])
-      ON CONFLICT (id) DO UPDATE SET pending = outbox_record.pending + excluded.pending`,
-    [stored.map((r) => r.id), stored.map((r) => r.json), stored.map((r) => added.get(r.id)!)]);
-  }
-  let total = 0;
-  for (const n of added.values()) total += n;
-  return total;
-}
-
-/** Enqueues the created changes of snapshot rows, their text read from the row (a fresh snapshot's backlog). */
-export async function enqueueLazy(db: Db, stream: SnapshotStream, rows: readonly { key: number; chain: string }[], detectedAt: string, connectors: readonly string[], now: number): Promise<void> {
-  const records = rows.map(({ key, chain }) => ({ id: `${stream}:${key}:${chain}`, key, chain }));
-  const deliveries = records.flatMap((r) => connectors.map((connector) => ({ id: deliveryId(connector, r.id), connector, recordId: r.id, stream, orderKey: `${stream}:${r.key}` })));
-  const added = await insertDeliveries(db, deliveries, now);
-  const stored = records.filter((r) => added.has(r.id));
-  if (stored.length === 0) return;
-  await db.query(`INSERT INTO outbox_record (id, pending, snapshot_stream, snapshot_key, snapshot_chain, detected_at)
-    SELECT id, pending, $4, key, chain, $5 FROM unnest($1::text[], $2::int[], $3::bigint[], $6::text[]) AS t(id, pending, key, chain)
-    ON CONFLICT (id) DO UPDATE SET pending = outbox_record.pending + excluded.pending`,
-  [stored.map((r) => r.id), stored.map((r) => added.get(r.id)!), stored.map((r) => r.key), stream, detectedAt, stored.map((r) => r.chain)]);
-}
-
-/** Before snapshot rows change, the created changes still made from them get their text of their own. */
-export async function keepCreatedTexts(db: Db, stream: SnapshotStream, keys: readonly number[]): Promise<void> {
-  if (keys.length === 0) return;
-  await db.query(`UPDATE outbox_record r SET record_text = s.body FROM ${snapshotTable(stream)} s
-    WHERE r.snapshot_stream = $1 AND r.snapshot_key = ANY($2::bigint[]) AND r.body IS NULL AND r.record_text IS NULL
-      AND s.key = r.snapshot_key AND s.chain = r.snapshot_chain`, [stream, keys]);
-}
-
 const LAZY_JOINS = SNAPSHOT_STREAMS.map((s) => `LEFT JOIN ${snapshotTable(s)} s_${s} ON r.snapshot_stream = '${s}' AND r.body IS NULL AND r.record_text IS NULL AND s_${s}.key = r.snapshot_key`).join(' ');
 const LAZY_TEXT = `COALESCE(${SNAPSHOT_STREAMS.map((s) => `CASE WHEN s_${s}.chain = r.snapshot_chain THEN s_${s}.body END`).join(', ')})`;
 
@@ -124,8 +59,13 @@ export async function claim(db: Db, owner: string, request: ClaimRequest): Promi
   const { rows } = await db.query<DeliveryRow>(`UPDATE outbox_delivery SET status = 'active', attempts = attempts + 1, lease_owner = $4, lease_until = $5, fence = fence + 1
     WHERE seq = ANY(ARRAY(SELECT seq FROM outbox_delivery WHERE connector = $1 AND status = 'pending' AND run_at <= $2 ORDER BY run_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED))
     RETURNING *`, [request.connector, request.now, request.limit, owner, request.now + request.leaseMs]);
-  if (rows.length === 0) return [];
   rows.sort((a, b) => a.run_at - b.run_at || a.seq - b.seq);
+  const own = await claimedRows(db, rows);
+  return rows.length < request.limit ? [...own, ...(await claimRange(db, owner, request, request.limit - rows.length))] : own;
+}
+
+async function claimedRows(db: Db, rows: readonly DeliveryRow[]): Promise<Claimed[]> {
+  if (rows.length === 0) return [];
   // One statement, so a snapshot row and its record's own text are read as of one moment.
   const records = await db.query<RecordRow>(`SELECT r.id, r.body, r.snapshot_stream, r.snapshot_key, r.snapshot_chain, r.detected_at,
       COALESCE(r.record_text, ${LAZY_TEXT}) AS text FROM outbox_record r ${LAZY_JOINS} WHERE r.id = ANY($1::text[])`, [rows.map((r) => r.record_id)]);
@@ -141,8 +81,17 @@ export async function claim(db: Db, owner: string, request: ClaimRequest): Promi
 }
 
 export async function settle(db: Db, owner: string, settlements: readonly Settlement[]): Promise<string[]> {
-  const done = settlements.filter((s) => s.status === 'done');
-  const failed = settlements.filter((s): s is Extract<Settlement, { runAt: number }> => s.status !== 'done');
+  const fromRanges = new Map<string, Settlement[]>();
+  for (const s of settlements) {
+    if (!s.range) continue;
+    const group = `${s.connector}\u0000${s.range.stream}`;
+    fromRanges.set(group, [...(fromRanges.get(group) ?? []), s]);
+  }
+  const settled = new Set<string>();
+  for (const batch of fromRanges.values()) for (const id of await settleRange(db, owner, batch)) settled.add(id);
+  const own = settlements.filter((s) => !s.range);
+  const done = own.filter((s) => s.status === 'done');
+  const failed = own.filter((s): s is Extract<Settlement, { runAt: number }> => s.status !== 'done');
   // By `= ANY`, each row's fence looked up beside it: a join with the list would scan the table.
   const finished = done.length === 0 ? [] : (await db.query<{ id: string; connector: string; order_key: string; record_id: string }>(`
     DELETE FROM outbox_delivery WHERE id = ANY($1::text[]) AND status = 'active' AND lease_owner = $3
@@ -167,7 +116,7 @@ export async function settle(db: Db, owner: string, settlements: readonly Settle
     await db.query(`WITH left_over AS (UPDATE outbox_record SET pending = pending - 1 WHERE id = ANY($1::text[]) RETURNING id, pending)
       DELETE FROM outbox_record WHERE id = ANY(ARRAY(SELECT id FROM left_over WHERE pending <= 0))`, [finished.map((r) => r.record_id)]);
   }
-  const settled = new Set([...finished, ...retried].map((r) => r.id));
+  for (const r of [...finished, ...retried]) settled.add(r.id);
   return settlements.filter((s) => settled.has(s.id)).map((s) => s.id);
 }
 
@@ -207,17 +156,21 @@ export async function counts(db: Db): Promise<Map<string, OutboxCounts>> {
   const { rows } = await db.query<{ connector: string; depth: number; dead: number }>(`SELECT connector,
       count(*) FILTER (WHERE status <> 'dead')::int AS depth, count(*) FILTER (WHERE status = 'dead')::int AS dead
     FROM outbox_delivery GROUP BY connector`);
-  return new Map(rows.map((r) => [r.connector, { depth: r.depth, dead: r.dead }]));
+  const out = new Map<string, OutboxCounts>(rows.map((r) => [r.connector, { depth: r.depth, dead: r.dead }]));
+  for (const [connector, n] of await rangeCounts(db)) out.set(connector, { depth: (out.get(connector)?.depth ?? 0) + n, dead: out.get(connector)?.dead ?? 0 });
+  return out;
 }
 
-export async function nextRunAt(db: Db, connector: string): Promise<number | undefined> {
+export async function nextRunAt(db: Db, connector: string, now: number): Promise<number | undefined> {
   const { rows } = await db.query<{ at: number | null }>(`SELECT min(run_at) AS at FROM outbox_delivery WHERE connector = $1 AND status = 'pending'`, [connector]);
-  return rows[0]?.at ?? undefined;
+  const ranged = await rangeNextRunAt(db, connector, now);
+  const own = rows[0]?.at ?? undefined;
+  return own === undefined ? ranged : ranged === undefined ? own : Math.min(own, ranged);
 }
 
 export async function sweep(db: Db, now: number): Promise<{ reclaimed: number }> {
   const reclaimed = await db.query(`UPDATE outbox_delivery SET status = 'pending', run_at = LEAST(run_at, $1), lease_owner = NULL, lease_until = NULL
     WHERE status = 'active' AND (lease_until <= $1 OR lease_owner IS NULL OR lease_owner NOT IN (SELECT id FROM replica WHERE heartbeat_at > $2))`,
   [now, now - REPLICA_TTL_MS]);
-  return { reclaimed: reclaimed.rowCount ?? 0 };
+  return { reclaimed: (reclaimed.rowCount ?? 0) + (await reclaimRanges(db, now)) };
 }

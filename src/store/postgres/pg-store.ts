@@ -11,7 +11,9 @@ import { startHeartbeat } from '../heartbeat.js';
 import type { Store } from '../port.js';
 import { createPool, transaction, type Db } from './db.js';
 import * as inbox from './inbox.js';
+import { enqueue } from './enqueue.js';
 import * as outbox from './outbox.js';
+import * as ranges from './ranges.js';
 import { migrate } from './schema.js';
 import * as snapshot from './snapshot.js';
 import * as state from './state.js';
@@ -109,7 +111,7 @@ export function createPgStore(options: PgStoreOptions): Store {
     },
     outbox: {
       enqueue: (records, patch = {}) => write(async (db) => {
-        const added = await outbox.enqueue(db, records, clock.now());
+        const added = await enqueue(db, records, clock.now());
         await state.putState(db, patch);
         return added;
       }),
@@ -119,7 +121,8 @@ export function createPgStore(options: PgStoreOptions): Store {
       get: (id) => read((db) => outbox.getDelivery(db, id)),
       list: (filter) => read((db) => outbox.list(db, filter)),
       counts: () => read((db) => outbox.counts(db)),
-      nextRunAt: (connector) => read((db) => outbox.nextRunAt(db, connector)),
+      nextRunAt: (connector) => read((db) => outbox.nextRunAt(db, connector, clock.now())),
+      ranges: () => read((db) => ranges.ranges(db)),
       sweep: (now) => write((db) => outbox.sweep(db, now)),
     },
     snapshot: {
@@ -134,8 +137,8 @@ export function createPgStore(options: PgStoreOptions): Store {
       discard: (stream) => write((db) => snapshot.discard(db, stream)),
       applyFresh: (stream, apply) => write((db) => snapshot.applyFresh(db, stream, apply.state, apply.created)),
       applyChanges: (stream, apply) => write((db) => snapshot.applyChanges(db, stream, apply.limit, apply.connectors, apply.state, apply.now)),
-      enqueueCreated: (stream, limit, now) => write((db) => snapshot.enqueueCreated(db, stream, limit, now)),
-      createdOwed: (stream) => read((db) => snapshot.createdOwed(db, stream)),
+      materializeCreated: (stream, limit, now) => write((db) => ranges.materializeCreated(db, stream, limit, now)),
+      createdPending: (stream) => read((db) => ranges.createdPending(db, stream)),
     },
     state: {
       get: <T>(key: string) => read(async (db) => (await state.getState(db, key)) as T | undefined),

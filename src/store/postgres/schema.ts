@@ -39,9 +39,13 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX outbox_waiting ON outbox_delivery (connector, order_key, seq) WHERE status = 'blocked';
   CREATE INDEX outbox_active ON outbox_delivery (lease_until) WHERE status = 'active';
 
-  CREATE TABLE snapshot_meta (
-    stream text PRIMARY KEY, version bigint NOT NULL DEFAULT 0,
-    created_detected_at text, created_after bigint, created_owed bigint NOT NULL DEFAULT 0, created_connectors text);
+  CREATE TABLE outbox_range (
+    connector text NOT NULL, stream text NOT NULL, detected_at text NOT NULL, after bigint, upto bigint NOT NULL,
+    remaining bigint NOT NULL, enqueued_at bigint NOT NULL, run_at bigint NOT NULL, attempts integer NOT NULL DEFAULT 0,
+    last_error text, last_attempt_at bigint, claimed_to bigint, claimed_count bigint,
+    lease_owner text, lease_until bigint, fence bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (connector, stream));
+  CREATE TABLE snapshot_meta (stream text PRIMARY KEY, version bigint NOT NULL DEFAULT 0);
   ${snapshotTables}
 
   CREATE TABLE state (key text PRIMARY KEY, value text NOT NULL);

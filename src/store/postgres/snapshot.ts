@@ -1,7 +1,8 @@
 import type { FreshRows, SnapshotIndex, SnapshotRow, SnapshotStream, StagedRow, StatePatch } from '../port.js';
 import { CHAIN_LENGTH, deliveryId, snapshotTable } from '../tables.js';
 import type { Db } from './db.js';
-import { enqueueLazy, insertDeliveries, keepCreatedTexts } from './outbox.js';
+import { insertDeliveries, keepCreatedTexts } from './enqueue.js';
+import { createRanges, createdPending } from './ranges.js';
 import { putState } from './state.js';
 
 /**
@@ -23,22 +24,13 @@ export async function size(db: Db, stream: SnapshotStream): Promise<number> {
   return rows[0]!.n;
 }
 
-interface Meta {
-  version: number;
-  created_detected_at: string | null;
-  created_after: number | null;
-  created_owed: number;
-  created_connectors: string | null;
-}
-
-async function meta(db: Db, stream: SnapshotStream, lock = false): Promise<Meta> {
-  const { rows } = await db.query<Meta>(`SELECT * FROM snapshot_meta WHERE stream = $1${lock ? ' FOR UPDATE' : ''}`, [stream]);
-  return rows[0]!;
-}
-
 export async function version(db: Db, stream: SnapshotStream): Promise<number> {
-  return (await meta(db, stream)).version;
+  const { rows } = await db.query<{ version: number }>('SELECT version FROM snapshot_meta WHERE stream = $1', [stream]);
+  return rows[0]?.version ?? 0;
 }
+
+/** Locks the stream's meta row: one writer of a stream's snapshot at a time. */
+const lockStream = (db: Db, stream: SnapshotStream) => db.query('SELECT 1 FROM snapshot_meta WHERE stream = $1 FOR UPDATE', [stream]);
 
 const bumpVersion = (db: Db, stream: SnapshotStream) => db.query('UPDATE snapshot_meta SET version = version + 1 WHERE stream = $1', [stream]);
 
@@ -85,62 +77,20 @@ export async function stageChanges(db: Db, stream: SnapshotStream, staged: reado
   ]);
 }
 
-export async function applyFresh(db: Db, stream: SnapshotStream, state: StatePatch, created: { detectedAt: string; connectors: readonly string[] } | undefined): Promise<void> {
-  await meta(db, stream, true);
+export async function applyFresh(db: Db, stream: SnapshotStream, state: StatePatch, created: { detectedAt: string; connectors: readonly string[]; now: number } | undefined): Promise<void> {
+  await lockStream(db, stream);
   if ((await size(db, stream)) > 0) throw new Error(`a fresh ${stream} snapshot cannot replace one that holds rows`);
   const table = snapshotTable(stream);
   const next = snapshotTable(stream, 'next');
-  const owed = created ? (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${next}`)).rows[0]!.n : 0;
   await db.query(`DROP TABLE ${table}; ALTER TABLE ${next} RENAME TO ${table}; ALTER INDEX ${next}_pkey RENAME TO ${table}_pkey`);
-  await db.query(`UPDATE snapshot_meta SET created_detected_at = $1, created_after = NULL, created_owed = $2, created_connectors = $3 WHERE stream = $4`,
-    [created && owed > 0 ? created.detectedAt : null, owed, created && owed > 0 ? JSON.stringify(created.connectors) : null, stream]);
+  if (created) await createRanges(db, stream, created.detectedAt, created.connectors, created.now);
   await bumpVersion(db, stream);
   await putState(db, state);
 }
 
-export async function createdOwed(db: Db, stream: SnapshotStream): Promise<number> {
-  return (await meta(db, stream)).created_owed;
-}
-
-export async function enqueueCreated(db: Db, stream: SnapshotStream, limit: number, now: number): Promise<number> {
-  const m = await meta(db, stream, true);
-  if (m.created_owed === 0 || m.created_detected_at === null) return 0;
-  const connectors = JSON.parse(m.created_connectors ?? '[]') as string[];
-  const after = m.created_after ?? Number.MIN_SAFE_INTEGER;
-  const batch = (await db.query<{ key: number; chain: string }>(`SELECT key, chain FROM ${snapshotTable(stream)} WHERE key > $1 ORDER BY key LIMIT $2`, [after, limit])).rows;
-  if (!(await enqueueLazyAll(db, stream, after, limit, batch.length, m.created_detected_at, connectors, now))) {
-    await enqueueLazy(db, stream, batch, m.created_detected_at, connectors, now);
-  }
-  const left = batch.length < limit ? 0 : Math.max(0, m.created_owed - batch.length);
-  await db.query('UPDATE snapshot_meta SET created_after = $1, created_owed = $2, created_detected_at = $3, created_connectors = $4 WHERE stream = $5',
-    [batch.at(-1)?.key ?? m.created_after, left, left > 0 ? m.created_detected_at : null, left > 0 ? m.created_connectors : null, stream]);
-  return left;
-}
-
-/**
- * The chunk's created changes in two statements, when every one of them is the head of its key (the
- * usual case: a fresh snapshot's keys have nothing queued); false, with nothing written, otherwise.
- */
-async function enqueueLazyAll(db: Db, stream: SnapshotStream, after: number, limit: number, rows: number, detectedAt: string, connectors: readonly string[], now: number): Promise<boolean> {
-  const chunk = `SELECT $1 || ':' || key || ':' || chain AS id, key, chain FROM ${snapshotTable(stream)} WHERE key > $2 ORDER BY key LIMIT $3`;
-  await db.query('SAVEPOINT created');
-  const inserted = await db.query(`INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
-    SELECT c.connector || ':' || s.id, c.connector, s.id, $1, $1 || ':' || s.key, 'pending', $4, $4
-    FROM (${chunk}) s CROSS JOIN unnest($5::text[]) WITH ORDINALITY AS c(connector, n) ORDER BY s.key, c.n ON CONFLICT DO NOTHING`,
-  [stream, after, limit, now, connectors]);
-  if (inserted.rowCount !== rows * connectors.length) {
-    await db.query('ROLLBACK TO SAVEPOINT created');
-    return false;
-  }
-  await db.query(`INSERT INTO outbox_record (id, pending, snapshot_stream, snapshot_key, snapshot_chain, detected_at)
-    SELECT id, $4, $1, key, chain, $5 FROM (${chunk}) s ON CONFLICT (id) DO UPDATE SET pending = outbox_record.pending + excluded.pending`,
-  [stream, after, limit, connectors.length, detectedAt]);
-  await db.query('RELEASE SAVEPOINT created');
-  return true;
-}
-
 export async function applyChanges(db: Db, stream: SnapshotStream, limit: number, connectors: readonly string[], state: StatePatch, now: number): Promise<{ applied: number; done: boolean }> {
-  if ((await meta(db, stream, true)).created_owed > 0) throw new Error(`the created changes of ${stream} must all be enqueued before its snapshot changes`);
+  await lockStream(db, stream);
+  if ((await createdPending(db, stream)) > 0) throw new Error(`the created changes of ${stream} must all have rows of their own before its snapshot changes`);
   const table = snapshotTable(stream);
   const changes = snapshotTable(stream, 'changes');
   const chunk = (await db.query<{ key: number; change_id: string | null }>(`SELECT key, change_id FROM ${changes} ORDER BY key LIMIT $1`, [limit])).rows;

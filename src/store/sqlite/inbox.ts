@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Enqueue, InboxEntry, QuarantineEntry } from '../port.js';
-import { enqueue } from './outbox.js';
+import { enqueue } from './enqueue.js';
 import { sql } from './statements.js';
 
 /** The inbox and quarantine on SQLite (the port's InboxStore; each function runs inside a transaction). */

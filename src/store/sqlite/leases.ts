@@ -37,6 +37,11 @@ export class LeaseTable {
     return true;
   }
 
+  /** Ends a lease whatever its fence: a settle under it is refused. */
+  drop(id: string): void {
+    this.leases.delete(id);
+  }
+
   /** Ends leases past their time or held by owners no longer live; returns how many. */
   reclaim(now: number, live: (owner: string) => boolean): number {
     let reclaimed = 0;

@@ -1,7 +1,9 @@
 import type Database from 'better-sqlite3';
 import type { Replica } from '../port.js';
+import { enqueue } from './enqueue.js';
 import * as inbox from './inbox.js';
 import * as outbox from './outbox.js';
+import * as ranges from './ranges.js';
 import * as snapshot from './snapshot.js';
 import * as state from './state.js';
 
@@ -21,8 +23,8 @@ export function operations(self: Self) {
     release: inbox.release,
     prune: inbox.prune,
 
-    enqueue: (db: Database.Database, records: Parameters<typeof outbox.enqueue>[1], now: number, patch: Parameters<typeof state.putState>[1]) => {
-      const added = outbox.enqueue(db, records, now);
+    enqueue: (db: Database.Database, records: Parameters<typeof enqueue>[1], now: number, patch: Parameters<typeof state.putState>[1]) => {
+      const added = enqueue(db, records, now);
       state.putState(db, patch);
       return added;
     },
@@ -46,8 +48,9 @@ export function operations(self: Self) {
     discard: snapshot.discard,
     applyFresh: snapshot.applyFresh,
     applyChanges: snapshot.applyChanges,
-    enqueueCreated: snapshot.enqueueCreated,
-    createdOwed: snapshot.createdOwed,
+    materializeCreated: ranges.materializeCreated,
+    createdPending: ranges.createdPending,
+    ranges: ranges.ranges,
 
     getState: state.getState,
     putState: state.putState,
@@ -66,5 +69,5 @@ export type OperationName = keyof Operations;
  * is queued, so a webhook acknowledgement waits behind one chunk of a poll, not behind all of it.
  */
 export const BULK: ReadonlySet<OperationName> = new Set<OperationName>([
-  'index', 'scan', 'begin', 'stageFresh', 'stageChanges', 'discard', 'applyFresh', 'applyChanges', 'enqueueCreated', 'list', 'counts', 'claim', 'settle',
+  'index', 'scan', 'begin', 'stageFresh', 'stageChanges', 'discard', 'applyFresh', 'applyChanges', 'materializeCreated', 'list', 'counts', 'claim', 'settle',
 ]);

@@ -1,10 +1,11 @@
 import type Database from 'better-sqlite3';
 import type { Stream } from '../../records.js';
 import type {
-  ClaimRequest, Claimed, Delivery, DeliveryFilter, DeliveryStatus, Enqueue, ListedDelivery, OutboxCounts, Settlement, SnapshotStream,
+  ClaimRequest, Claimed, Delivery, DeliveryFilter, DeliveryStatus, ListedDelivery, OutboxCounts, Settlement, SnapshotStream,
 } from '../port.js';
-import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, deliveryId, snapshotTable } from '../tables.js';
+import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, snapshotTable } from '../tables.js';
 import { leasesOf } from './leases.js';
+import { claimRange, rangeCounts, rangeNextRunAt, settleRange } from './ranges.js';
 import { sql } from './statements.js';
 
 /**
@@ -46,59 +47,6 @@ export function toDelivery(row: DeliveryRow): Delivery {
   };
 }
 
-/**
- * Inserts one delivery: pending when no other delivery heads its key, else blocked behind it.
- * Returns false when the delivery exists already (queued, dead or done).
- */
-function insertDelivery(db: Db, connector: string, record: { id: string; stream: string; orderKey: string }, now: number): boolean {
-  const id = deliveryId(connector, record.id);
-  const values = [id, connector, record.id, record.stream, record.orderKey, now, now];
-  // Any conflict (the id, or a head of the key) inserts nothing; then it waits, unless the id exists.
-  const head = sql(db, `INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
-    VALUES (?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT DO NOTHING`).run(...values);
-  if (head.changes > 0) return true;
-  const waiting = sql(db, `INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
-    VALUES (?, ?, ?, ?, ?, 'blocked', ?, ?) ON CONFLICT (id) DO NOTHING`).run(...values);
-  return waiting.changes > 0;
-}
-
-/** Adds `count` deliveries to a record, storing it first if it is not stored. */
-export function addRecord(db: Db, id: string, count: number, body: string | null, lazy?: { stream: SnapshotStream; key: number; chain: string; detectedAt: string }): void {
-  sql(db, `INSERT INTO outbox_record (id, body, pending, snapshot_stream, snapshot_key, snapshot_chain, detected_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-    ON CONFLICT (id) DO UPDATE SET pending = pending + excluded.pending`)
-    .run(id, body, count, lazy?.stream ?? null, lazy?.key ?? null, lazy?.chain ?? null, lazy?.detectedAt ?? null);
-}
-
-/** Enqueues records for their connectors; ids already queued or delivered are skipped. Returns deliveries added. */
-export function enqueue(db: Db, records: readonly Enqueue[], now: number): number {
-  let added = 0;
-  for (const record of records) {
-    let count = 0;
-    for (const connector of record.connectors) if (insertDelivery(db, connector, record, now)) count += 1;
-    if (count > 0) addRecord(db, record.id, count, record.json);
-    added += count;
-  }
-  return added;
-}
-
-/** Enqueues a created change whose text is its snapshot row (a fresh snapshot's backlog). */
-export function enqueueLazy(db: Db, stream: SnapshotStream, key: number, chain: string, detectedAt: string, connectors: readonly string[], now: number): void {
-  const id = `${stream}:${key}:${chain}`;
-  const record = { id, stream, orderKey: `${stream}:${key}` };
-  let count = 0;
-  for (const connector of connectors) if (insertDelivery(db, connector, record, now)) count += 1;
-  if (count > 0) addRecord(db, id, count, null, { stream, key, chain, detectedAt });
-}
-
-/**
- * Before snapshot rows change, the created changes still made from them get their text of their own
- * (a record is what was detected, whatever the snapshot holds later).
- */
-export function keepCreatedTexts(db: Db, stream: SnapshotStream, key: number): void {
-  sql(db, `UPDATE outbox_record SET record_text = (SELECT body FROM ${snapshotTable(stream)} s WHERE s.key = outbox_record.snapshot_key AND s.chain = outbox_record.snapshot_chain)
-    WHERE snapshot_stream = ? AND snapshot_key = ? AND body IS NULL AND record_text IS NULL`).run(stream, key);
-}
-
 interface RecordRow {
   id: string;
   body: string | null;
@@ -132,7 +80,13 @@ export function claim(db: Db, owner: string, request: ClaimRequest): Claimed[] {
     rows.push(row);
     if (rows.length >= request.limit) break;
   }
+  if (rows.length < request.limit) return [...claimedRows(db, owner, request, rows), ...claimRange(db, owner, request, request.limit - rows.length)];
+  return claimedRows(db, owner, request, rows);
+}
+
+function claimedRows(db: Db, owner: string, request: ClaimRequest, rows: readonly DeliveryRow[]): Claimed[] {
   if (rows.length === 0) return [];
+  const leases = leasesOf(db);
   const records = sql(db, `SELECT r.id, r.body, r.snapshot_stream, r.snapshot_key, r.snapshot_chain, r.detected_at, ${LAZY_TEXT} AS text
     FROM outbox_record r WHERE r.id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(rows.map((r) => r.record_id))) as RecordRow[];
   const byId = new Map(records.map((r) => [r.id, r]));
@@ -145,8 +99,16 @@ export function claim(db: Db, owner: string, request: ClaimRequest): Claimed[] {
 export function settle(db: Db, owner: string, settlements: readonly Settlement[]): string[] {
   const leases = leasesOf(db);
   const settled: string[] = [];
+  const fromRanges = new Map<string, Settlement[]>();
+  for (const s of settlements) {
+    if (!s.range) continue;
+    const group = `${s.connector}\u0000${s.range.stream}`;
+    fromRanges.set(group, [...(fromRanges.get(group) ?? []), s]);
+  }
+  for (const batch of fromRanges.values()) settled.push(...settleRange(db, owner, batch));
   const finished: { connector: string; order_key: string; record_id: string }[] = [];
   for (const s of settlements) {
+    if (s.range) continue;
     if (!leases.end(s.id, s.fence, owner)) continue;
     const row = s.status === 'done'
       ? sql(db, `DELETE FROM outbox_delivery WHERE id = ? RETURNING connector, order_key, record_id`).get(s.id)
@@ -221,7 +183,7 @@ export function list(db: Db, filter: DeliveryFilter = {}, now: number): ListedDe
 }
 
 export function counts(db: Db): Map<string, OutboxCounts> {
-  const out = new Map<string, OutboxCounts>();
+  const out = new Map<string, OutboxCounts>([...rangeCounts(db)].map(([connector, n]) => [connector, { depth: n, dead: 0 }]));
   const rows = sql(db, `SELECT connector, status, count(*) AS n FROM outbox_delivery GROUP BY connector, status`)
     .all() as { connector: string; status: DeliveryStatus; n: number }[];
   for (const { connector, status, n } of rows) {
@@ -238,9 +200,9 @@ export function nextRunAt(db: Db, connector: string, now: number): number | unde
   const leases = leasesOf(db);
   for (const row of sql(db, `SELECT id, run_at FROM outbox_delivery WHERE connector = ? AND status = 'pending' ORDER BY run_at, seq`)
     .iterate(connector) as IterableIterator<{ id: string; run_at: number }>) {
-    if (!leases.held(row.id, now)) return row.run_at;
+    if (!leases.held(row.id, now)) return Math.min(row.run_at, rangeNextRunAt(db, connector, now) ?? Infinity);
   }
-  return undefined;
+  return rangeNextRunAt(db, connector, now);
 }
 
 export function sweep(db: Db, now: number): { reclaimed: number } {

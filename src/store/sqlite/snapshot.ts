@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
 import type { FreshRows, SnapshotIndex, SnapshotRow, SnapshotStream, StagedRow, StatePatch } from '../port.js';
 import { CHAIN_LENGTH, snapshotTable } from '../tables.js';
-import { enqueue, enqueueLazy, keepCreatedTexts } from './outbox.js';
+import { enqueue, keepCreatedTexts } from './enqueue.js';
+import { createRanges, createdPending } from './ranges.js';
 import { putState } from './state.js';
 import { forgetStatements, sql } from './statements.js';
 
@@ -25,25 +26,13 @@ export function size(db: Db, stream: SnapshotStream): number {
   return (sql(db, `SELECT count(*) AS n FROM ${snapshotTable(stream)}`).get() as { n: number }).n;
 }
 
-interface Meta {
-  version: number;
-  created_detected_at: string | null;
-  created_after: number | null;
-  created_owed: number;
-  created_connectors: string | null;
-}
-
-function meta(db: Db, stream: SnapshotStream): Meta {
-  sql(db, 'INSERT INTO snapshot_meta (stream) VALUES (?) ON CONFLICT DO NOTHING').run(stream);
-  return sql(db, 'SELECT * FROM snapshot_meta WHERE stream = ?').get(stream) as Meta;
-}
-
 export function version(db: Db, stream: SnapshotStream): number {
-  return meta(db, stream).version;
+  const row = sql(db, 'SELECT version FROM snapshot_meta WHERE stream = ?').get(stream) as { version: number } | undefined;
+  return row?.version ?? 0;
 }
 
 function bumpVersion(db: Db, stream: SnapshotStream): void {
-  sql(db, 'UPDATE snapshot_meta SET version = version + 1 WHERE stream = ?').run(stream);
+  sql(db, 'INSERT INTO snapshot_meta (stream, version) VALUES (?, 1) ON CONFLICT (stream) DO UPDATE SET version = version + 1').run(stream);
 }
 
 export function index(db: Db, stream: SnapshotStream): SnapshotIndex {
@@ -100,62 +89,18 @@ export function stageChanges(db: Db, stream: SnapshotStream, staged: readonly St
   for (const row of staged) insert.run(row.key, row.chain, row.body, row.rawHash, row.change?.id ?? null, row.change?.json ?? null);
 }
 
-export function applyFresh(db: Db, stream: SnapshotStream, state: StatePatch, created: { detectedAt: string; connectors: readonly string[] } | undefined): void {
+export function applyFresh(db: Db, stream: SnapshotStream, state: StatePatch, created: { detectedAt: string; connectors: readonly string[]; now: number } | undefined): void {
   if (size(db, stream) > 0) throw new Error(`a fresh ${stream} snapshot cannot replace one that holds rows`);
   const next = snapshotTable(stream, 'next');
-  const owed = created ? (sql(db, `SELECT count(*) AS n FROM ${next}`).get() as { n: number }).n : 0;
   db.exec(`DROP TABLE ${snapshotTable(stream)}; ALTER TABLE ${next} RENAME TO ${snapshotTable(stream)}`);
   forgetStatements(db);
-  meta(db, stream);
-  sql(db, `UPDATE snapshot_meta SET created_detected_at = ?, created_after = NULL, created_owed = ?, created_connectors = ? WHERE stream = ?`)
-    .run(created && owed > 0 ? created.detectedAt : null, owed, created && owed > 0 ? JSON.stringify(created.connectors) : null, stream);
+  if (created) createRanges(db, stream, created.detectedAt, created.connectors, created.now);
   bumpVersion(db, stream);
   putState(db, state);
 }
 
-export function createdOwed(db: Db, stream: SnapshotStream): number {
-  return meta(db, stream).created_owed;
-}
-
-export function enqueueCreated(db: Db, stream: SnapshotStream, limit: number, now: number): number {
-  const m = meta(db, stream);
-  if (m.created_owed === 0 || m.created_detected_at === null) return 0;
-  const connectors = JSON.parse(m.created_connectors ?? '[]') as string[];
-  const after = m.created_after ?? -Infinity;
-  const batch = sql(db, `SELECT key, chain FROM ${snapshotTable(stream)} WHERE key > ? ORDER BY key LIMIT ?`).all(after, limit) as { key: number; chain: string }[];
-  if (!enqueueLazyAll(db, stream, after, limit, batch.length, m.created_detected_at, m.created_connectors ?? '[]', connectors.length, now)) {
-    for (const { key, chain } of batch) enqueueLazy(db, stream, key, chain, m.created_detected_at, connectors, now);
-  }
-  const left = batch.length < limit ? 0 : Math.max(0, m.created_owed - batch.length);
-  sql(db, 'UPDATE snapshot_meta SET created_after = ?, created_owed = ?, created_detected_at = ?, created_connectors = ? WHERE stream = ?')
-    .run(batch.at(-1)?.key ?? m.created_after, left, left > 0 ? m.created_detected_at : null, left > 0 ? m.created_connectors : null, stream);
-  return left;
-}
-
-/**
- * The chunk's created changes in two statements, when every one of them is the head of its key (the
- * usual case: a fresh snapshot's keys have nothing queued); false, with nothing written, otherwise.
- */
-function enqueueLazyAll(db: Db, stream: SnapshotStream, after: number, limit: number, rows: number, detectedAt: string, connectorsJson: string, connectors: number, now: number): boolean {
-  const chunk = `SELECT @stream || ':' || key || ':' || chain AS id, key, chain FROM ${snapshotTable(stream)} WHERE key > @after ORDER BY key LIMIT @limit`;
-  sql(db, 'SAVEPOINT created').run();
-  const inserted = sql(db, `INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
-    SELECT c.value || ':' || s.id, c.value, s.id, @stream, @stream || ':' || s.key, 'pending', @now, @now FROM (${chunk}) s, json_each(@connectors) c
-    WHERE true ORDER BY s.key, c.key ON CONFLICT DO NOTHING`).run({ stream, after, limit, now, connectors: connectorsJson }).changes;
-  if (inserted !== rows * connectors) {
-    sql(db, 'ROLLBACK TO created').run();
-    sql(db, 'RELEASE created').run();
-    return false;
-  }
-  sql(db, `INSERT INTO outbox_record (id, pending, snapshot_stream, snapshot_key, snapshot_chain, detected_at)
-    SELECT id, @count, @stream, key, chain, @detectedAt FROM (${chunk}) WHERE true ON CONFLICT (id) DO UPDATE SET pending = pending + excluded.pending`)
-    .run({ stream, after, limit, count: connectors, detectedAt });
-  sql(db, 'RELEASE created').run();
-  return true;
-}
-
 export function applyChanges(db: Db, stream: SnapshotStream, limit: number, connectors: readonly string[], state: StatePatch, now: number): { applied: number; done: boolean } {
-  if (createdOwed(db, stream) > 0) throw new Error(`the created changes of ${stream} must all be enqueued before its snapshot changes`);
+  if (createdPending(db, stream) > 0) throw new Error(`the created changes of ${stream} must all have rows of their own before its snapshot changes`);
   const changes = snapshotTable(stream, 'changes');
   const staged = sql(db, `SELECT * FROM ${changes} ORDER BY key LIMIT ?`).all(limit) as (Row & { body: string | null; change_id: string | null; change_json: string | null })[];
   const table = snapshotTable(stream);

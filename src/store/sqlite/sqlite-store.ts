@@ -33,7 +33,7 @@ const UNAVAILABLE = /^SQLITE_(FULL|IOERR|CANTOPEN|READONLY|NOMEM|BUSY|LOCKED|PRO
 
 /** Calls that write: their failure or success says whether the store can write. */
 const READS: ReadonlySet<OperationName> = new Set<OperationName>([
-  'getEvent', 'quarantined', 'getDelivery', 'list', 'counts', 'nextRunAt', 'size', 'version', 'index', 'rows', 'scan', 'createdOwed', 'getState', 'live',
+  'getEvent', 'quarantined', 'getDelivery', 'list', 'counts', 'nextRunAt', 'size', 'version', 'index', 'rows', 'scan', 'createdPending', 'ranges', 'getState', 'live',
 ]);
 
 /**
@@ -150,6 +150,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       get: (id) => call('getDelivery', id, clock.now()),
       list: (filter) => call('list', filter, clock.now()),
       counts: () => call('counts'),
+      ranges: () => call('ranges'),
       nextRunAt: (connector) => call('nextRunAt', connector, clock.now()),
       sweep: (now) => call('sweep', now),
     },
@@ -165,8 +166,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       discard: (stream) => call('discard', stream),
       applyFresh: (stream, apply) => call('applyFresh', stream, apply.state, apply.created),
       applyChanges: (stream, apply) => call('applyChanges', stream, apply.limit, apply.connectors, apply.state, apply.now),
-      enqueueCreated: (stream, limit, now) => call('enqueueCreated', stream, limit, now),
-      createdOwed: (stream) => call('createdOwed', stream),
+      materializeCreated: (stream, limit, now) => call('materializeCreated', stream, limit, now),
+      createdPending: (stream) => call('createdPending', stream),
     },
     state: {
       get: async <T>(key: string) => (await call('getState', key)) as T | undefined,

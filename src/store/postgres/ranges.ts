@@ -1,0 +1,156 @@
+import type { ClaimRequest, Claimed, CreatedRange, Settlement, SnapshotStream } from '../port.js';
+import { REPLICA_TTL_MS, deliveryId, snapshotTable } from '../tables.js';
+import type { Db } from './db.js';
+import { enqueueLazy } from './enqueue.js';
+
+/**
+ * Created ranges on PostgreSQL: the layout of the SQLite ones (sqlite/ranges.ts), the lease in the
+ * range's row (owner, time, fence) since replicas claim from the same ranges.
+ */
+interface RangeRow {
+  connector: string;
+  stream: SnapshotStream;
+  detected_at: string;
+  after: number | null;
+  upto: number;
+  remaining: number;
+  enqueued_at: number;
+  run_at: number;
+  attempts: number;
+  claimed_to: number | null;
+  claimed_count: number | null;
+  fence: number;
+}
+
+export async function createRanges(db: Db, stream: SnapshotStream, detectedAt: string, connectors: readonly string[], now: number): Promise<void> {
+  await db.query(`INSERT INTO outbox_range (connector, stream, detected_at, upto, remaining, enqueued_at, run_at)
+    SELECT c.connector, $1, $2, s.upto, s.n, $3, $3 FROM (SELECT max(key) AS upto, count(*) AS n FROM ${snapshotTable(stream)}) s
+    CROSS JOIN unnest($4::text[]) AS c(connector) WHERE s.n > 0`, [stream, detectedAt, now, connectors]);
+}
+
+async function rowsAfter(db: Db, range: RangeRow, limit: number): Promise<{ key: number; chain: string; body: string }[]> {
+  return (await db.query<{ key: number; chain: string; body: string }>(`SELECT key, chain, body FROM ${snapshotTable(range.stream)} WHERE key > $1 AND key <= $2 ORDER BY key LIMIT $3`,
+    [range.after ?? Number.MIN_SAFE_INTEGER, range.upto, limit])).rows;
+}
+
+/** Moves the cursor past a batch and lets the range go (lease and claim); a range with nothing left goes. */
+async function advance(db: Db, range: RangeRow, to: number, count: number): Promise<void> {
+  const remaining = Math.max(0, range.remaining - count);
+  if (remaining === 0 || to >= range.upto) {
+    await db.query('DELETE FROM outbox_range WHERE connector = $1 AND stream = $2', [range.connector, range.stream]);
+    return;
+  }
+  await db.query(`UPDATE outbox_range SET after = $1, remaining = $2, attempts = 0, last_error = NULL, claimed_to = NULL, claimed_count = NULL,
+    lease_owner = NULL, lease_until = NULL WHERE connector = $3 AND stream = $4`, [to, remaining, range.connector, range.stream]);
+}
+
+/** Up to `limit` created changes of a due range of the connector, leased to `owner` under one fence. */
+export async function claimRange(db: Db, owner: string, request: ClaimRequest, limit: number): Promise<Claimed[]> {
+  for (;;) {
+    const { rows: [range] } = await db.query<RangeRow>(`SELECT * FROM outbox_range WHERE connector = $1 AND run_at <= $2
+      AND (lease_until IS NULL OR lease_until <= $2) ORDER BY run_at LIMIT 1 FOR UPDATE SKIP LOCKED`, [request.connector, request.now]);
+    if (!range) return [];
+    const rows = await rowsAfter(db, range, limit);
+    if (rows.length === 0) {
+      await db.query('DELETE FROM outbox_range WHERE connector = $1 AND stream = $2', [range.connector, range.stream]);
+      continue;
+    }
+    // A key with a delivery queued already (from before the snapshot was fresh) waits behind it as a row.
+    const { rows: queuedRows } = await db.query<{ order_key: string }>(`SELECT order_key FROM outbox_delivery WHERE connector = $1 AND order_key = ANY($2::text[])`,
+      [range.connector, rows.map((r) => `${range.stream}:${r.key}`)]);
+    const queued = new Set(queuedRows.map((r) => r.order_key));
+    const waiting = rows.filter((row) => queued.has(`${range.stream}:${row.key}`));
+    if (waiting.length > 0) await enqueueLazy(db, range.stream, waiting, range.detected_at, [range.connector], request.now);
+    const last = rows.at(-1)!.key;
+    const items = rows.filter((row) => !queued.has(`${range.stream}:${row.key}`));
+    if (items.length === 0) {
+      await advance(db, range, last, rows.length);
+      continue;
+    }
+    const until = request.now + request.leaseMs;
+    const { rows: [leased] } = await db.query<{ fence: number }>(`UPDATE outbox_range SET lease_owner = $1, lease_until = $2, fence = fence + 1,
+      claimed_to = $3, claimed_count = $4 WHERE connector = $5 AND stream = $6 RETURNING fence`, [owner, until, last, rows.length, range.connector, range.stream]);
+    return items.map((row) => {
+      const recordId = `${range.stream}:${row.key}:${row.chain}`;
+      return {
+        delivery: {
+          id: deliveryId(range.connector, recordId), connector: range.connector, recordId, stream: range.stream, orderKey: `${range.stream}:${row.key}`,
+          seq: 0, status: 'active', enqueuedAt: range.enqueued_at, runAt: range.run_at, attempts: range.attempts + 1, fence: leased!.fence,
+          leaseUntil: until, leaseOwner: owner, range: { stream: range.stream, key: row.key, chain: row.chain },
+        },
+        created: { stream: range.stream, key: row.key, chain: row.chain, detectedAt: range.detected_at, text: row.body },
+      };
+    });
+  }
+}
+
+/** The outcome of one claimed batch of a range (see sqlite/ranges.ts), only while its lease still holds. */
+export async function settleRange(db: Db, owner: string, batch: readonly Settlement[]): Promise<string[]> {
+  const first = batch[0]!;
+  const { stream } = first.range!;
+  const { rows: [range] } = await db.query<RangeRow>(`SELECT * FROM outbox_range WHERE connector = $1 AND stream = $2 AND fence = $3 AND lease_owner = $4
+    AND claimed_to IS NOT NULL FOR UPDATE`, [first.connector, stream, first.fence, owner]);
+  if (!range) return [];
+  const failed = batch.filter((s): s is Extract<Settlement, { runAt: number }> => s.status !== 'done');
+  if (failed.length === batch.length && failed.every((s) => s.status === 'pending')) {
+    await db.query(`UPDATE outbox_range SET run_at = $1, attempts = $2, last_error = $3, last_attempt_at = $4, claimed_to = NULL, claimed_count = NULL,
+      lease_owner = NULL, lease_until = NULL WHERE connector = $5 AND stream = $6`,
+    [Math.min(...failed.map((s) => s.runAt)), Math.max(...failed.map((s) => s.attempts)), failed[0]!.lastError, first.at, first.connector, stream]);
+    return batch.map((s) => s.id);
+  }
+  if (failed.length > 0) {
+    await enqueueLazy(db, stream, failed.map((s) => s.range!), range.detected_at, [first.connector], range.enqueued_at);
+    await db.query(`UPDATE outbox_delivery d SET status = s.status, run_at = s.run_at, attempts = s.attempts, last_error = s.last_error, last_attempt_at = s.at
+      FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::text[], $6::bigint[]) AS s(id, status, run_at, attempts, last_error, at)
+      WHERE d.id = ANY($1::text[]) AND d.id = s.id`, [
+      failed.map((s) => s.id), failed.map((s) => s.status), failed.map((s) => s.runAt), failed.map((s) => s.attempts), failed.map((s) => s.lastError), failed.map((s) => s.at),
+    ]);
+  }
+  await advance(db, range, range.claimed_to!, range.claimed_count ?? 0);
+  return batch.map((s) => s.id);
+}
+
+/** Turns up to `limit` keys of each range of `stream` into deliveries of their own; returns what the ranges still owe. */
+export async function materializeCreated(db: Db, stream: SnapshotStream, limit: number, now: number): Promise<number> {
+  const { rows: ranges } = await db.query<RangeRow>('SELECT * FROM outbox_range WHERE stream = $1 ORDER BY connector FOR UPDATE', [stream]);
+  for (const range of ranges) {
+    // A new fence: a batch in flight is refused when it settles; its changes are rows now.
+    await db.query('UPDATE outbox_range SET fence = fence + 1, claimed_to = NULL, lease_owner = NULL, lease_until = NULL WHERE connector = $1 AND stream = $2', [range.connector, stream]);
+    const rows = await rowsAfter(db, range, limit);
+    if (rows.length > 0) await enqueueLazy(db, stream, rows, range.detected_at, [range.connector], now);
+    if (rows.length === 0) await db.query('DELETE FROM outbox_range WHERE connector = $1 AND stream = $2', [range.connector, stream]);
+    else await advance(db, range, rows.at(-1)!.key, rows.length);
+  }
+  return createdPending(db, stream);
+}
+
+export async function createdPending(db: Db, stream: SnapshotStream): Promise<number> {
+  return (await db.query<{ n: number }>('SELECT coalesce(sum(remaining), 0)::bigint AS n FROM outbox_range WHERE stream = $1', [stream])).rows[0]!.n;
+}
+
+export async function rangeCounts(db: Db): Promise<Map<string, number>> {
+  const { rows } = await db.query<{ connector: string; n: number }>('SELECT connector, sum(remaining)::bigint AS n FROM outbox_range GROUP BY connector');
+  return new Map(rows.map((r) => [r.connector, r.n]));
+}
+
+/** The earliest run time of the connector's ranges not in flight. */
+export async function rangeNextRunAt(db: Db, connector: string, now: number): Promise<number | undefined> {
+  const { rows } = await db.query<{ at: number | null }>(`SELECT min(run_at) AS at FROM outbox_range WHERE connector = $1
+    AND (lease_until IS NULL OR lease_until <= $2)`, [connector, now]);
+  return rows[0]?.at ?? undefined;
+}
+
+export async function ranges(db: Db): Promise<CreatedRange[]> {
+  const { rows } = await db.query<RangeRow & { last_error: string | null }>('SELECT * FROM outbox_range ORDER BY connector, stream');
+  return rows.map((r) => ({
+    connector: r.connector, stream: r.stream, detectedAt: r.detected_at, remaining: r.remaining, runAt: r.run_at, attempts: r.attempts,
+    ...(r.last_error === null ? {} : { lastError: r.last_error }),
+  }));
+}
+
+/** Leases of ranges past their time, or held by replicas that stopped, are free again. */
+export async function reclaimRanges(db: Db, now: number): Promise<number> {
+  const result = await db.query(`UPDATE outbox_range SET lease_owner = NULL, lease_until = NULL, claimed_to = NULL, claimed_count = NULL
+    WHERE lease_owner IS NOT NULL AND (lease_until <= $1 OR lease_owner NOT IN (SELECT id FROM replica WHERE heartbeat_at > $2))`, [now, now - REPLICA_TTL_MS]);
+  return result.rowCount ?? 0;
+}

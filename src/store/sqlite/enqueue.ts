@@ -1,0 +1,60 @@
+import type Database from 'better-sqlite3';
+import type { Enqueue, SnapshotStream } from '../port.js';
+import { deliveryId, snapshotTable } from '../tables.js';
+import { sql } from './statements.js';
+
+/** Putting deliveries and their records into the SQLite outbox (outbox.ts says how they are laid out). */
+type Db = Database.Database;
+
+/**
+ * Inserts one delivery: pending when no other delivery heads its key, else blocked behind it.
+ * Returns false when the delivery exists already (queued, dead or done).
+ */
+function insertDelivery(db: Db, connector: string, record: { id: string; stream: string; orderKey: string }, now: number): boolean {
+  const id = deliveryId(connector, record.id);
+  const values = [id, connector, record.id, record.stream, record.orderKey, now, now];
+  // Any conflict (the id, or a head of the key) inserts nothing; then it waits, unless the id exists.
+  const head = sql(db, `INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
+    VALUES (?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT DO NOTHING`).run(...values);
+  if (head.changes > 0) return true;
+  const waiting = sql(db, `INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
+    VALUES (?, ?, ?, ?, ?, 'blocked', ?, ?) ON CONFLICT (id) DO NOTHING`).run(...values);
+  return waiting.changes > 0;
+}
+
+/** Adds `count` deliveries to a record, storing it first if it is not stored. */
+export function addRecord(db: Db, id: string, count: number, body: string | null, lazy?: { stream: SnapshotStream; key: number; chain: string; detectedAt: string }): void {
+  sql(db, `INSERT INTO outbox_record (id, body, pending, snapshot_stream, snapshot_key, snapshot_chain, detected_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (id) DO UPDATE SET pending = pending + excluded.pending`)
+    .run(id, body, count, lazy?.stream ?? null, lazy?.key ?? null, lazy?.chain ?? null, lazy?.detectedAt ?? null);
+}
+
+/** Enqueues records for their connectors; ids already queued or delivered are skipped. Returns deliveries added. */
+export function enqueue(db: Db, records: readonly Enqueue[], now: number): number {
+  let added = 0;
+  for (const record of records) {
+    let count = 0;
+    for (const connector of record.connectors) if (insertDelivery(db, connector, record, now)) count += 1;
+    if (count > 0) addRecord(db, record.id, count, record.json);
+    added += count;
+  }
+  return added;
+}
+
+/** Enqueues a created change whose text is its snapshot row (what a created range owes, made a row). */
+export function enqueueLazy(db: Db, stream: SnapshotStream, key: number, chain: string, detectedAt: string, connectors: readonly string[], now: number): void {
+  const id = `${stream}:${key}:${chain}`;
+  const record = { id, stream, orderKey: `${stream}:${key}` };
+  let count = 0;
+  for (const connector of connectors) if (insertDelivery(db, connector, record, now)) count += 1;
+  if (count > 0) addRecord(db, id, count, null, { stream, key, chain, detectedAt });
+}
+
+/**
+ * Before snapshot rows change, the created changes still made from them get their text of their own
+ * (a record is what was detected, whatever the snapshot holds later).
+ */
+export function keepCreatedTexts(db: Db, stream: SnapshotStream, key: number): void {
+  sql(db, `UPDATE outbox_record SET record_text = (SELECT body FROM ${snapshotTable(stream)} s WHERE s.key = outbox_record.snapshot_key AND s.chain = outbox_record.snapshot_chain)
+    WHERE snapshot_stream = ? AND snapshot_key = ? AND body IS NULL AND record_text IS NULL`).run(stream, key);
+}
