@@ -64,6 +64,15 @@ describe('file connector', () => {
     expect(await readFile(path.join(dir, 'out', 'students.jsonl'))).toEqual(Buffer.from(`${json}\n`, 'utf8'));
   });
 
+  it('writes a record held as UTF-8 bytes as they are, beside records held as text, in order', async () => {
+    const bytes = Buffer.from('{"id":"users:2:000000000002", "city":"Żółta"}');
+    const records = [StoredRecord.of(change('users', 1)), new StoredRecord('users:2:000000000002', 'users', bytes), StoredRecord.of(change('users', 3))];
+    expect(await fileConnector.deliver(context(), records)).toEqual([{ status: 'done' }, { status: 'done' }, { status: 'done' }]);
+    const lines = (await readFile(path.join(dir, 'out', 'users.jsonl'))).toString('utf8').split('\n');
+    expect(lines.slice(0, 3)).toEqual([records[0]!.json, bytes.toString('utf8'), records[2]!.json]);
+    expect(records[1]!.record).toEqual({ id: 'users:2:000000000002', city: 'Żółta' });
+  });
+
   it('never writes a record id twice: not in one process, not after a restart', async () => {
     const a = change('students', 1);
     const b = change('students', 2);

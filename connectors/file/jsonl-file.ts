@@ -32,12 +32,11 @@ export class JsonlFile {
     const fresh = new Map<string, StoredRecord>();
     for (const record of records) if (!ids.has(record.id) && !fresh.has(record.id)) fresh.set(record.id, record);
     if (fresh.size === 0) return 0;
-    let text = '';
-    for (const record of fresh.values()) text += `${lineOf(record)}\n`;
+    const text = linesOf([...fresh.values()]);
     try {
       // The handle stays open between appends: opening and closing per batch cost more than the write.
       this.handle ??= await open(this.file, 'a');
-      await this.handle.write(text);
+      await this.handle.writeFile(text);
       await this.handle.sync();
       if (!existed) await syncDir(path.dirname(this.file));
     } catch (error) {
@@ -74,7 +73,27 @@ export class JsonlFile {
   }
 }
 
-/** The record as one JSON line, `id` first: its stored text, which every producer writes `id` first. */
+const ID_FIRST = Buffer.from('{"id":');
+const NEWLINE = Buffer.from('\n');
+
+/**
+ * The records as JSON lines, `id` first: each its stored JSON, which every producer writes `id`
+ * first. Records held as bytes are written as they are; the rest are joined as text.
+ */
+function linesOf(records: readonly StoredRecord[]): string | Buffer {
+  if (!records.some((r) => r.hasBytes)) {
+    let text = '';
+    for (const record of records) text += `${lineOf(record)}\n`;
+    return text;
+  }
+  const parts: Uint8Array[] = [];
+  for (const record of records) {
+    const bytes = record.hasBytes ? record.bytes : undefined;
+    parts.push(bytes && ID_FIRST.equals(bytes.subarray(0, ID_FIRST.length)) ? bytes : Buffer.from(lineOf(record)), NEWLINE);
+  }
+  return Buffer.concat(parts);
+}
+
 function lineOf(record: StoredRecord): string {
   return record.json.startsWith('{"id":') ? record.json : JSON.stringify(Object.assign({ id: record.id }, record.record));
 }

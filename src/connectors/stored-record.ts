@@ -1,18 +1,38 @@
 import type { AnyRecord, Stream } from '../records.js';
 
 /**
- * A record as the outbox hands it to a connector: the JSON text it was stored as (what the `file`
- * connector appends and the `webhook` connector posts, byte for byte), and the record itself, parsed
- * from that text the first time a connector reads its fields.
+ * A record as the outbox hands it to a connector: the JSON it was stored as (what the `file`
+ * connector appends and the `webhook` connector posts, byte for byte), as text or as its UTF-8
+ * bytes, whichever the store gave (the other is made on first use), and the record itself, parsed
+ * from it the first time a connector reads its fields.
  */
 export class StoredRecord {
   #record: AnyRecord | undefined;
+  #json: string | undefined;
+  #bytes: Uint8Array | undefined;
 
   constructor(
     readonly id: string,
     readonly stream: Stream,
-    readonly json: string,
-  ) {}
+    body: string | Uint8Array,
+  ) {
+    if (typeof body === 'string') this.#json = body;
+    else this.#bytes = body;
+  }
+
+  get json(): string {
+    return (this.#json ??= Buffer.from(this.#bytes!.buffer, this.#bytes!.byteOffset, this.#bytes!.byteLength).toString('utf8'));
+  }
+
+  /** The JSON as UTF-8. */
+  get bytes(): Uint8Array {
+    return (this.#bytes ??= Buffer.from(this.#json!));
+  }
+
+  /** Whether the JSON is held as bytes (writing them needs no encoding). */
+  get hasBytes(): boolean {
+    return this.#bytes !== undefined;
+  }
 
   get record(): AnyRecord {
     return (this.#record ??= JSON.parse(this.json) as AnyRecord);

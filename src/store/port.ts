@@ -146,7 +146,8 @@ export interface CreatedParts {
   key: number;
   chain: string;
   detectedAt: string;
-  text: string;
+  /** The row's JSON: text, or its UTF-8 bytes where the engine reads them cheaper so. */
+  text: string | Uint8Array;
 }
 
 export type Settlement = (

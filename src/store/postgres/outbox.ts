@@ -85,7 +85,9 @@ export async function settle(db: Db, owner: string, settlements: readonly Settle
   for (const s of settlements) {
     if (!s.range) continue;
     const group = `${s.connector}\u0000${s.range.stream}`;
-    fromRanges.set(group, [...(fromRanges.get(group) ?? []), s]);
+    const batch = fromRanges.get(group);
+    if (batch) batch.push(s);
+    else fromRanges.set(group, [s]);
   }
   const settled = new Set<string>();
   for (const batch of fromRanges.values()) for (const id of await settleRange(db, owner, batch)) settled.add(id);

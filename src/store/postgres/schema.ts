@@ -45,7 +45,7 @@ const MIGRATIONS: readonly string[] = [
     last_error text, last_attempt_at bigint, claimed_to bigint, claimed_count bigint,
     lease_owner text, lease_until bigint, fence bigint NOT NULL DEFAULT 0,
     PRIMARY KEY (connector, stream));
-  CREATE TABLE snapshot_meta (stream text PRIMARY KEY, version bigint NOT NULL DEFAULT 0);
+  CREATE TABLE snapshot_meta (stream text PRIMARY KEY, version bigint NOT NULL DEFAULT 0, rows bigint NOT NULL DEFAULT 0);
   ${snapshotTables}
 
   CREATE TABLE state (key text PRIMARY KEY, value text NOT NULL);

@@ -19,8 +19,9 @@ interface Row {
 
 const toRow = (row: Row): SnapshotRow => ({ key: row.key, chain: row.chain, body: row.body, rawHash: row.raw_hash });
 
+/** The stream's row count, kept in `snapshot_meta` by every apply: count(*) reads the whole table. */
 export async function size(db: Db, stream: SnapshotStream): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${snapshotTable(stream)}`);
+  const { rows } = await db.query<{ n: number }>('SELECT rows AS n FROM snapshot_meta WHERE stream = $1', [stream]);
   return rows[0]!.n;
 }
 
@@ -32,7 +33,9 @@ export async function version(db: Db, stream: SnapshotStream): Promise<number> {
 /** Locks the stream's meta row: one writer of a stream's snapshot at a time. */
 const lockStream = (db: Db, stream: SnapshotStream) => db.query('SELECT 1 FROM snapshot_meta WHERE stream = $1 FOR UPDATE', [stream]);
 
-const bumpVersion = (db: Db, stream: SnapshotStream) => db.query('UPDATE snapshot_meta SET version = version + 1 WHERE stream = $1', [stream]);
+/** A new version of the stream's rows, `delta` rows more (or fewer) than before. */
+const bumpVersion = (db: Db, stream: SnapshotStream, delta: number) =>
+  db.query('UPDATE snapshot_meta SET version = version + 1, rows = rows + $2 WHERE stream = $1', [stream, delta]);
 
 export async function index(db: Db, stream: SnapshotStream): Promise<SnapshotIndex> {
   const { rows } = await db.query<{ key: number; raw_hash: string | null }>(`SELECT key, raw_hash FROM ${snapshotTable(stream)} ORDER BY key`);
@@ -82,9 +85,10 @@ export async function applyFresh(db: Db, stream: SnapshotStream, state: StatePat
   if ((await size(db, stream)) > 0) throw new Error(`a fresh ${stream} snapshot cannot replace one that holds rows`);
   const table = snapshotTable(stream);
   const next = snapshotTable(stream, 'next');
+  const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${next}`);
   await db.query(`DROP TABLE ${table}; ALTER TABLE ${next} RENAME TO ${table}; ALTER INDEX ${next}_pkey RENAME TO ${table}_pkey`);
   if (created) await createRanges(db, stream, created.detectedAt, created.connectors, created.now);
-  await bumpVersion(db, stream);
+  await bumpVersion(db, stream, rows[0]!.n);
   await putState(db, state);
 }
 
@@ -94,16 +98,19 @@ export async function applyChanges(db: Db, stream: SnapshotStream, limit: number
   const table = snapshotTable(stream);
   const changes = snapshotTable(stream, 'changes');
   const chunk = (await db.query<{ key: number; change_id: string | null }>(`SELECT key, change_id FROM ${changes} ORDER BY key LIMIT $1`, [limit])).rows;
+  let delta = 0;
   if (chunk.length > 0) {
     const keys = chunk.map((r) => r.key);
     await keepCreatedTexts(db, stream, keys);
-    await db.query(`INSERT INTO ${table} (key, chain, body, raw_hash) SELECT key, chain, body, raw_hash FROM ${changes} WHERE key = ANY($1::bigint[]) AND body IS NOT NULL
-      ON CONFLICT (key) DO UPDATE SET chain = excluded.chain, body = excluded.body, raw_hash = excluded.raw_hash`, [keys]);
-    await db.query(`DELETE FROM ${table} WHERE key IN (SELECT key FROM ${changes} WHERE key = ANY($1::bigint[]) AND body IS NULL)`, [keys]);
+    // xmax = 0 on a returned row: it was inserted, not updated.
+    const put = await db.query<{ inserted: boolean }>(`INSERT INTO ${table} (key, chain, body, raw_hash) SELECT key, chain, body, raw_hash FROM ${changes} WHERE key = ANY($1::bigint[]) AND body IS NOT NULL
+      ON CONFLICT (key) DO UPDATE SET chain = excluded.chain, body = excluded.body, raw_hash = excluded.raw_hash RETURNING (xmax = 0) AS inserted`, [keys]);
+    const del = await db.query(`DELETE FROM ${table} WHERE key IN (SELECT key FROM ${changes} WHERE key = ANY($1::bigint[]) AND body IS NULL)`, [keys]);
+    delta = put.rows.filter((r) => r.inserted).length - (del.rowCount ?? 0);
     await enqueueStaged(db, stream, chunk, connectors, now);
     await db.query(`DELETE FROM ${changes} WHERE key = ANY($1::bigint[])`, [keys]);
   }
-  await bumpVersion(db, stream);
+  await bumpVersion(db, stream, delta);
   const done = (await db.query(`SELECT 1 FROM ${changes} LIMIT 1`)).rowCount === 0;
   if (done) await putState(db, state);
   return { applied: chunk.length, done };

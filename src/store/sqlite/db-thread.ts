@@ -1,4 +1,4 @@
-import { parentPort } from 'node:worker_threads';
+import { Worker, parentPort } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { BULK, operations, type OperationName, type Operations, type Self } from './operations.js';
 import { migrate } from './schema.js';
@@ -8,8 +8,8 @@ import type { Call, FromThread, Result, ToThread, WireError } from './protocol.j
  * The SQLite database thread: it owns the connection and runs every store call, so the daemon's
  * event loop never waits for the disk. Calls queued while a transaction runs share the next one
  * (group commit: one fsync for all of them), each in a savepoint of its own so one failing call
- * does not undo the others. A transaction takes every queued call but at most one bulk call
- * (operations.ts), so a webhook's commit never waits behind more than one chunk of a poll.
+ * does not undo the others. A bulk call (operations.ts) gets a transaction of its own, after the
+ * small calls queued with it, so a webhook's commit never waits behind more than one chunk of a poll.
  */
 const port = parentPort;
 if (!port) throw new Error('db-thread.ts runs only as a worker thread');
@@ -28,6 +28,16 @@ function wire(error: unknown): WireError {
   return { code: typeof e.code === 'string' ? e.code : 'ERROR', message: typeof e.message === 'string' ? e.message : String(error) };
 }
 
+/** WAL frames (of 4 KiB) past which the checkpointer makes the WAL start over. */
+const RESTART_FRAMES = 8192;
+/** How often the checkpointer looks for WAL frames to copy back. */
+const CHECKPOINT_INTERVAL_MS = 200;
+/** What the WAL file is cut back to after it was reset (a first poll cycle grows it to hundreds of MB). */
+const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
+let checkpointer: Worker | undefined;
+/** The checkpointer has copied a long WAL back and waits for the writer to start it over. */
+let restartDue = false;
+
 function open(file: string, self: Self): void {
   db = new Database(file);
   db.pragma('journal_mode = WAL');
@@ -35,8 +45,60 @@ function open(file: string, self: Self): void {
   db.pragma('synchronous = FULL');
   db.pragma('busy_timeout = 5000');
   db.pragma('cache_size = -16000');
+  db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
   migrate(db);
   ops = operations(self);
+  startCheckpointer(file);
+}
+
+/** Checkpoints move to their own thread (checkpoint-thread.ts); if it dies, SQLite's own come back. */
+function startCheckpointer(file: string): void {
+  const conn = db!;
+  conn.pragma('wal_autocheckpoint = 0');
+  const worker = new Worker(new URL('./checkpoint-thread-boot.mjs', import.meta.url), { workerData: { file, intervalMs: CHECKPOINT_INTERVAL_MS, restartFrames: RESTART_FRAMES } });
+  worker.unref();
+  worker.on('error', () => {});
+  worker.on('message', (message: { t: 'restart' }) => {
+    if (message.t !== 'restart') return;
+    restartDue = true;
+    schedule();
+  });
+  worker.on('exit', () => {
+    if (checkpointer === worker && db === conn) conn.pragma('wal_autocheckpoint = 1000');
+    if (checkpointer === worker) checkpointer = undefined;
+  });
+  checkpointer = worker;
+}
+
+/**
+ * SQLite starts the WAL over only when a write transaction begins with every frame copied back,
+ * which a writer committing back to back (a poll's bulk calls) never does by itself: the WAL would
+ * grow by the whole snapshot, every commit appending to a growing file. So once the checkpointer has
+ * copied a long WAL back it pauses, and the writer, between two transactions, copies the few frames
+ * written since and starts the WAL over (RESTART). It does not wait for a reader (a command reading
+ * beside the daemon): then the next round tries again.
+ */
+function restartWal(conn: Database.Database): void {
+  restartDue = false;
+  try {
+    conn.pragma('busy_timeout = 0');
+    conn.pragma('wal_checkpoint(RESTART)');
+  } catch {
+    // the checkpointer goes on; the next round tries again
+  } finally {
+    conn.pragma('busy_timeout = 5000');
+    checkpointer?.postMessage({ t: 'resume' });
+  }
+}
+
+/** Stops the checkpointer before the writer closes (the last connection to close checkpoints whole). */
+async function stopCheckpointer(): Promise<void> {
+  const worker = checkpointer;
+  if (!worker) return;
+  checkpointer = undefined;
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  worker.postMessage({ t: 'stop' });
+  await exited;
 }
 
 function schedule(): void {
@@ -48,16 +110,19 @@ function schedule(): void {
 function drain(): void {
   scheduled = false;
   if (!db || !ops) return;
+  // The small calls commit first, on their own: a webhook's commit never waits for a bulk call's
+  // rows to be written and synced with it.
   const batch = urgent.splice(0);
-  const one = bulk.shift();
-  if (one) batch.push(one);
   if (batch.length > 0) run(db, ops, batch);
+  if (restartDue) restartWal(db);
+  const one = bulk.shift();
+  if (one) run(db, ops, [one]);
   if (urgent.length > 0 || bulk.length > 0) schedule();
   else if (closing) finishClose();
 }
 
 /** The transaction statements, prepared once per connection. */
-const control = new WeakMap<Database.Database, Record<'begin' | 'savepoint' | 'release' | 'rollbackTo' | 'commit' | 'rollback', Database.Statement>>();
+const control = new WeakMap<Database.Database, Record<'begin' | 'savepoint' | 'release' | 'rollbackTo' | 'commit' | 'rollback' | 'totalChanges', Database.Statement>>();
 
 function statements(conn: Database.Database) {
   let prepared = control.get(conn);
@@ -65,15 +130,19 @@ function statements(conn: Database.Database) {
     prepared = {
       begin: conn.prepare('BEGIN'), savepoint: conn.prepare('SAVEPOINT call'), release: conn.prepare('RELEASE call'),
       rollbackTo: conn.prepare('ROLLBACK TO call'), commit: conn.prepare('COMMIT'), rollback: conn.prepare('ROLLBACK'),
+      totalChanges: conn.prepare('SELECT total_changes()').pluck(),
     };
     control.set(conn, prepared);
   }
   return prepared;
 }
 
+const totalChanges = (conn: Database.Database): number => statements(conn).totalChanges.get() as number;
+
 function run(conn: Database.Database, table: Operations, batch: Call[]): void {
   const results: Result[] = [];
   const tx = statements(conn);
+  const changesBefore = totalChanges(conn);
   const failAll = (error: unknown) => post({ t: 'results', results: batch.map((call) => ({ id: call.id, error: wire(error) })) });
   try {
     tx.begin.run();
@@ -106,13 +175,21 @@ function run(conn: Database.Database, table: Operations, batch: Call[]): void {
     failAll(error);
     return;
   }
-  post({ t: 'results', results });
+  // Whether rows were written: only then does this transaction's success say the store can write (a
+  // claim or a sweep goes through on a full disk, as it writes nothing).
+  post({ t: 'results', results, wrote: totalChanges(conn) !== changesBefore });
 }
 
+let closeStarted = false;
+
 function finishClose(): void {
-  db?.close();
-  db = undefined;
-  post({ t: 'closed' });
+  if (closeStarted) return;
+  closeStarted = true;
+  void stopCheckpointer().finally(() => {
+    db?.close();
+    db = undefined;
+    post({ t: 'closed' });
+  });
 }
 
 port.on('message', (message: ToThread) => {

@@ -11,6 +11,8 @@ export interface Lease {
   fence: number;
   owner: string;
   until: number;
+  /** A created range's batch: the last key it covers and how many rows (ranges.ts). */
+  batch?: { to: number; count: number };
 }
 
 export class LeaseTable {
@@ -23,18 +25,18 @@ export class LeaseTable {
     return lease !== undefined && lease.until > now;
   }
 
-  take(id: string, owner: string, until: number): Lease {
-    const lease = { fence: (this.fence += 1), owner, until };
+  take(id: string, owner: string, until: number, batch?: Lease['batch']): Lease {
+    const lease: Lease = { fence: (this.fence += 1), owner, until, ...(batch ? { batch } : {}) };
     this.leases.set(id, lease);
     return lease;
   }
 
-  /** Ends the lease if it is still the one claimed with `fence` by `owner`; false otherwise. */
-  end(id: string, fence: number, owner: string): boolean {
+  /** Ends the lease if it is still the one claimed with `fence` by `owner` and returns it; undefined otherwise. */
+  end(id: string, fence: number, owner: string): Lease | undefined {
     const lease = this.leases.get(id);
-    if (!lease || lease.fence !== fence || lease.owner !== owner) return false;
+    if (!lease || lease.fence !== fence || lease.owner !== owner) return undefined;
     this.leases.delete(id);
-    return true;
+    return lease;
   }
 
   /** Ends a lease whatever its fence: a settle under it is refused. */

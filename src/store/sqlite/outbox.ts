@@ -103,7 +103,9 @@ export function settle(db: Db, owner: string, settlements: readonly Settlement[]
   for (const s of settlements) {
     if (!s.range) continue;
     const group = `${s.connector}\u0000${s.range.stream}`;
-    fromRanges.set(group, [...(fromRanges.get(group) ?? []), s]);
+    const batch = fromRanges.get(group);
+    if (batch) batch.push(s);
+    else fromRanges.set(group, [s]);
   }
   for (const batch of fromRanges.values()) settled.push(...settleRange(db, owner, batch));
   const finished: { connector: string; order_key: string; record_id: string }[] = [];

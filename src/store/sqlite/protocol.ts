@@ -29,5 +29,5 @@ export interface Result {
 export type FromThread =
   | { t: 'opened' }
   | { t: 'open-failed'; error: WireError }
-  | { t: 'results'; results: Result[] }
+  | { t: 'results'; results: Result[]; wrote?: boolean }
   | { t: 'closed' };

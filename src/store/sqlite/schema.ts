@@ -38,10 +38,10 @@ const MIGRATIONS: readonly string[] = [
   CREATE TABLE outbox_range (
     connector TEXT NOT NULL, stream TEXT NOT NULL, detected_at TEXT NOT NULL, after INTEGER, upto INTEGER NOT NULL,
     remaining INTEGER NOT NULL, enqueued_at INTEGER NOT NULL, run_at INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
-    last_error TEXT, last_attempt_at INTEGER, claimed_to INTEGER, claimed_count INTEGER,
-    lease_owner TEXT, lease_until INTEGER, fence INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT, last_attempt_at INTEGER,
     PRIMARY KEY (connector, stream));
-  CREATE TABLE snapshot_meta (stream TEXT PRIMARY KEY, version INTEGER NOT NULL DEFAULT 0);
+  CREATE TABLE snapshot_meta (stream TEXT PRIMARY KEY, version INTEGER NOT NULL DEFAULT 0, rows INTEGER NOT NULL DEFAULT 0,
+    staged INTEGER NOT NULL DEFAULT 0);
 
   CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   CREATE TABLE replica (

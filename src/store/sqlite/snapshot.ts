@@ -22,8 +22,10 @@ interface Row {
 
 const toRow = (row: Row): SnapshotRow => ({ key: row.key, chain: row.chain, body: row.body, rawHash: row.raw_hash });
 
+/** The stream's row count, kept in `snapshot_meta` by every apply: count(*) reads the whole table. */
 export function size(db: Db, stream: SnapshotStream): number {
-  return (sql(db, `SELECT count(*) AS n FROM ${snapshotTable(stream)}`).get() as { n: number }).n;
+  const row = sql(db, 'SELECT rows FROM snapshot_meta WHERE stream = ?').get(stream) as { rows: number } | undefined;
+  return row?.rows ?? 0;
 }
 
 export function version(db: Db, stream: SnapshotStream): number {
@@ -31,8 +33,10 @@ export function version(db: Db, stream: SnapshotStream): number {
   return row?.version ?? 0;
 }
 
-function bumpVersion(db: Db, stream: SnapshotStream): void {
-  sql(db, 'INSERT INTO snapshot_meta (stream, version) VALUES (?, 1) ON CONFLICT (stream) DO UPDATE SET version = version + 1').run(stream);
+/** A new version of the stream's rows, `delta` rows more (or fewer) than before. */
+function bumpVersion(db: Db, stream: SnapshotStream, delta: number): void {
+  sql(db, 'INSERT INTO snapshot_meta (stream, version, rows) VALUES (?, 1, ?) ON CONFLICT (stream) DO UPDATE SET version = version + 1, rows = rows + excluded.rows')
+    .run(stream, delta);
 }
 
 export function index(db: Db, stream: SnapshotStream): SnapshotIndex {
@@ -61,6 +65,7 @@ export function scan(db: Db, stream: SnapshotStream, after: number | undefined, 
 
 export function begin(db: Db, stream: SnapshotStream, kind: 'fresh' | 'changes'): void {
   discard(db, stream);
+  sql(db, 'INSERT INTO snapshot_meta (stream, staged) VALUES (?, 0) ON CONFLICT (stream) DO UPDATE SET staged = 0').run(stream);
   const columns = 'key INTEGER PRIMARY KEY, chain TEXT NOT NULL, body TEXT, raw_hash TEXT';
   db.exec(kind === 'fresh'
     ? `CREATE TABLE ${snapshotTable(stream, 'next')} (key INTEGER PRIMARY KEY, chain TEXT NOT NULL, body TEXT NOT NULL, raw_hash TEXT)`
@@ -82,6 +87,7 @@ export function stageFresh(db: Db, stream: SnapshotStream, fresh: FreshRows): vo
     insert.run(key, bytes.toString('latin1', start, start + CHAIN_LENGTH), bytes.subarray(start + CHAIN_LENGTH, end), fresh.hashes[i]);
     start = end;
   });
+  sql(db, 'UPDATE snapshot_meta SET staged = staged + ? WHERE stream = ?').run(fresh.keys.length, stream);
 }
 
 export function stageChanges(db: Db, stream: SnapshotStream, staged: readonly StagedRow[]): void {
@@ -92,10 +98,12 @@ export function stageChanges(db: Db, stream: SnapshotStream, staged: readonly St
 export function applyFresh(db: Db, stream: SnapshotStream, state: StatePatch, created: { detectedAt: string; connectors: readonly string[]; now: number } | undefined): void {
   if (size(db, stream) > 0) throw new Error(`a fresh ${stream} snapshot cannot replace one that holds rows`);
   const next = snapshotTable(stream, 'next');
+  // Counted as staged: count(*) would read the whole new table, holding every other call meanwhile.
+  const { n } = sql(db, 'SELECT staged AS n FROM snapshot_meta WHERE stream = ?').get(stream) as { n: number };
   db.exec(`DROP TABLE ${snapshotTable(stream)}; ALTER TABLE ${next} RENAME TO ${snapshotTable(stream)}`);
   forgetStatements(db);
-  if (created) createRanges(db, stream, created.detectedAt, created.connectors, created.now);
-  bumpVersion(db, stream);
+  if (created) createRanges(db, stream, n, created.detectedAt, created.connectors, created.now);
+  bumpVersion(db, stream, n);
   putState(db, state);
 }
 
@@ -107,16 +115,21 @@ export function applyChanges(db: Db, stream: SnapshotStream, limit: number, conn
   const put = sql(db, `INSERT INTO ${table} (key, chain, body, raw_hash) VALUES (?, ?, ?, ?)
     ON CONFLICT (key) DO UPDATE SET chain = excluded.chain, body = excluded.body, raw_hash = excluded.raw_hash`);
   const del = sql(db, `DELETE FROM ${table} WHERE key = ?`);
+  const exists = sql(db, `SELECT 1 FROM ${table} WHERE key = ?`).pluck();
+  let delta = 0;
   for (const row of staged) {
     keepCreatedTexts(db, stream, row.key);
-    if (row.body === null) del.run(row.key);
-    else put.run(row.key, row.chain, row.body, row.raw_hash);
+    if (row.body === null) delta -= del.run(row.key).changes;
+    else {
+      if (exists.get(row.key) === undefined) delta += 1;
+      put.run(row.key, row.chain, row.body, row.raw_hash);
+    }
     if (row.change_id !== null && row.change_json !== null) {
       enqueue(db, [{ id: row.change_id, stream, orderKey: `${stream}:${row.key}`, json: row.change_json, connectors }], now);
     }
   }
   if (staged.length > 0) sql(db, `DELETE FROM ${changes} WHERE key <= ?`).run(staged.at(-1)!.key);
-  bumpVersion(db, stream);
+  bumpVersion(db, stream, delta);
   const done = sql(db, `SELECT 1 FROM ${changes} LIMIT 1`).get() === undefined;
   if (done) putState(db, state);
   return { applied: staged.length, done };

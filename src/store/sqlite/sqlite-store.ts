@@ -31,7 +31,7 @@ type Out<K extends OperationName> = ReturnType<Operations[K]>;
 /** What SQLite says when it cannot write now but may later (a full disk, I/O trouble). */
 const UNAVAILABLE = /^SQLITE_(FULL|IOERR|CANTOPEN|READONLY|NOMEM|BUSY|LOCKED|PROTOCOL)/;
 
-/** Calls that write: their failure or success says whether the store can write. */
+/** Calls that only read: their failure does not say the store cannot write. */
 const READS: ReadonlySet<OperationName> = new Set<OperationName>([
   'getEvent', 'quarantined', 'getDelivery', 'list', 'counts', 'nextRunAt', 'size', 'version', 'index', 'rows', 'scan', 'createdPending', 'ranges', 'getState', 'live',
 ]);
@@ -64,15 +64,14 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   function onMessage(message: FromThread): void {
     if (message.t === 'closed') return closed?.();
     if (message.t !== 'results') return;
+    // Rows written and committed: the store can write (a transaction that wrote nothing proves nothing).
+    if (message.wrote) health.succeeded();
     for (const result of message.results) {
       const call = pending.get(result.id);
       if (!call) continue;
       pending.delete(result.id);
       if (result.error) call.reject(toError(call.op, result.error));
-      else {
-        if (!READS.has(call.op)) health.succeeded();
-        call.resolve(result.value);
-      }
+      else call.resolve(result.value);
     }
   }
 
