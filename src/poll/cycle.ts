@@ -108,7 +108,7 @@ export async function runPollCycle(deps: CycleDeps, options: CycleOptions, summa
   const yielder = createYielder(deps.budgetMs);
   const staged = options.dryRun ? [] : POLLED_STREAMS;
   try {
-    const scans = await Promise.all(POLLED_STREAMS.map((stream) => scanStream(deps, stream, detectedAt, options, yielder)));
+    const scans = await readAll(deps, detectedAt, options, yielder);
     phaseDone('readMs');
     for (const scanned of scans) {
       summary[scanned.stream].fetched = scanned.scan.fetched;
@@ -136,6 +136,24 @@ export async function runPollCycle(deps: CycleDeps, options: CycleOptions, summa
   }
 }
 
+/**
+ * Reads both lists at once. When one read fails the other is stopped, and both have ended before
+ * this rejects (with the first failure): nothing of a failed cycle stages into the next one's tables.
+ */
+async function readAll(deps: CycleDeps, detectedAt: string, options: CycleOptions, yielder: Yielder): Promise<Scanned[]> {
+  const stop = new AbortController();
+  const signal = AbortSignal.any([options.signal, stop.signal]);
+  let first: { error: unknown } | undefined;
+  const results = await Promise.allSettled(POLLED_STREAMS.map((stream) =>
+    scanStream(deps, stream, detectedAt, { ...options, signal }, yielder).catch((error: unknown) => {
+      first ??= { error };
+      stop.abort(error);
+      throw error;
+    })));
+  if (first) throw first.error;
+  return results.map((r) => (r as PromiseFulfilledResult<Scanned>).value);
+}
+
 /** Reads one list through the list worker into a StreamScan; a retried read starts staging afresh. */
 async function scanStream(deps: CycleDeps, stream: PolledStream, detectedAt: string, options: CycleOptions, yielder: Yielder): Promise<Scanned> {
   const size = await deps.snapshot.size(stream);
@@ -150,7 +168,9 @@ async function scanStream(deps: CycleDeps, stream: PolledStream, detectedAt: str
   const { end, id } = await deps.upstream.fetchList(stream, async (body) => {
     if (!options.dryRun) await deps.snapshot.begin(stream, fresh ? 'fresh' : 'changes');
     scan = createStreamScan({ ctx, snapshot: deps.snapshot, mode: options.dryRun ? 'keep' : 'stage', yielder, signal: options.signal });
-    return deps.lists.parse(stream, body, { useIndex: !fresh, fresh: fresh ? { initial } : undefined, signal: options.signal }, scan);
+    const read = await deps.lists.parse(stream, body, { useIndex: !fresh, fresh: fresh ? { initial } : undefined, signal: options.signal }, scan);
+    await scan.flush();
+    return read;
   }, { signal: options.signal });
   return { stream, scan, fresh, size, initial, deleted: end.deleted, duplicate: end.duplicate, readId: id };
 }

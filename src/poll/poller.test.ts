@@ -288,6 +288,19 @@ describe.each(ENGINES)('poller on %s', (engine) => {
     expect(await store.snapshot.size('students')).toBe(0);
   });
 
+  it('a failed read stops the other before the cycle ends, so nothing of it is staged later', async () => {
+    let stopped = false;
+    lists.listStudents = (opts) => new Promise((_, reject) => {
+      opts?.signal?.addEventListener('abort', () => {
+        stopped = true;
+        reject(opts.signal!.reason);
+      }, { once: true });
+    });
+    lists.listUsers = () => Promise.reject(new BridgeError('upstream.invalid_json', 'truncated body'));
+    expect(await poller.runCycle()).toMatchObject({ outcome: 'failed', reason: 'upstream.invalid_json' });
+    expect(stopped).toBe(true);
+  });
+
   it('a list that fails after some records were diffed applies nothing, and the next cycle finds the same changes', async () => {
     await poller.runCycle();
     const committed = (await outbox.records()).length;

@@ -19,7 +19,7 @@ export interface PollerOptions {
   log: Logger;
   metrics: Registry;
   clock?: Clock;
-  /** Staged rows applied per transaction (default 1,000). */
+  /** Staged rows applied per transaction (default 250: a webhook's commit may wait for one such transaction). */
   applyChunk?: number;
   /** Longest stretch of synchronous diff work between yields to the event loop (default 4 ms). */
   budgetMs?: number;
@@ -65,7 +65,7 @@ export function createPoller(options: PollerOptions): Poller {
   const deps: CycleDeps = {
     snapshot, state, upstream: options.upstream, outbox: options.outbox, clock, log,
     initial: options.poll.initial, maxDeleteRatio: options.poll.maxDeleteRatio,
-    applyChunk: options.applyChunk ?? 1000, budgetMs: options.budgetMs ?? 4,
+    applyChunk: options.applyChunk ?? 250, budgetMs: options.budgetMs ?? 4,
     lists: options.lists ?? createListWorker(),
   };
   const listeners = new Set<(result: CycleResult) => void>();

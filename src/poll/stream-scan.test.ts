@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { testStore, type TestStore } from '../../test/support/stores.js';
 import type { StagedRow } from '../store/index.js';
 import { diffRecords, type PolledRecord } from './diff.js';
@@ -36,6 +36,7 @@ describe('stream scan', () => {
       snapshot: { ...store.snapshot, stageChanges: async (_s, rows) => void staged.push(...rows), stageFresh: store.snapshot.stageFresh, rows: store.snapshot.rows },
     });
     await scan.batch(batchOf(now));
+    await scan.flush();
     await scan.deletions([3, 5]);
     const stored = new Map(before.map((u) => [String(u.id), encodeEntry('c0000000000' + u.id, JSON.stringify(u))]));
     const items = diffRecords(ctx, { get: (k) => stored.get(k), keys: () => stored.keys(), size: stored.size }, now);
@@ -59,7 +60,26 @@ describe('stream scan', () => {
       snapshot: { ...store.snapshot, stageChanges: async (_s, rows) => void staged.push(...rows) },
     });
     await scan.batch({ ...batchOf([testUser(1)]), hashes: ['new'] });
+    await scan.flush();
     expect(staged).toEqual([{ key: 1, chain: 'c00000000001', body: JSON.stringify(testUser(1)), rawHash: 'new' }]);
     expect(scan.counts).toEqual({ created: 0, updated: 0, deleted: 0, baselined: 0 });
+  });
+
+  it('asks the store once for many small batches, not once per batch', async () => {
+    const m = await testStore('sqlite');
+    made.push(m);
+    const { store } = m;
+    const rows = vi.spyOn(store.snapshot, 'rows');
+    const staged: StagedRow[] = [];
+    const scan = createStreamScan({
+      ctx, mode: 'stage', yielder: createYielder(), signal: new AbortController().signal,
+      snapshot: { ...store.snapshot, rows: store.snapshot.rows, stageChanges: async (_s, r) => void staged.push(...r) },
+    });
+    for (const id of [4, 9, 2]) expect(scan.batch(batchOf([testUser(id)]))).toBeUndefined();
+    expect(rows).not.toHaveBeenCalled();
+    await scan.flush();
+    expect(rows).toHaveBeenCalledTimes(1);
+    expect(staged.map((r) => r.key)).toEqual([4, 9, 2]);
+    expect(scan.counts.created).toBe(3);
   });
 });

@@ -19,6 +19,8 @@ export interface StreamScan extends ParseSink {
   readonly counts: { created: number; updated: number; deleted: number; baselined: number };
   /** Whether anything was staged (else a commit has nothing to apply). */
   readonly staged: boolean;
+  /** Diffs the records still held for a lookup; the cycle calls it once the list has been read whole. */
+  flush(): Promise<void>;
   /** Finds and stages the deletions (ascending keys), once the list has been read whole. */
   deletions(keys: readonly number[]): Promise<void>;
   /** A dry run's changes, in the order a real cycle applies them. */
@@ -56,7 +58,28 @@ export function createStreamScan(options: StreamScanOptions): StreamScan {
     await snapshot.stageChanges(stream, rows);
   }
 
-  async function diffBatch(batch: ParseBatch): Promise<void> {
+  /**
+   * Records to diff, held until a lookup's worth has come: most batches of a cycle that changes little
+   * hold one or two, and a store round trip (two, with the staging) per batch cost more than the diff.
+   */
+  let held: Pick<ParseBatch, 'keys' | 'texts' | 'hashes'> = { keys: [], texts: [], hashes: [] };
+
+  function hold(batch: ParseBatch): Promise<void> | undefined {
+    for (let i = 0; i < batch.keys.length; i++) {
+      held.keys.push(batch.keys[i]!);
+      held.texts.push(batch.texts[i]!);
+      held.hashes.push(batch.hashes[i]!);
+    }
+    return held.keys.length >= LOOKUP ? flush() : undefined;
+  }
+
+  function flush(): Promise<void> {
+    const batch = held;
+    held = { keys: [], texts: [], hashes: [] };
+    return batch.keys.length === 0 ? Promise.resolve() : diffBatch(batch);
+  }
+
+  async function diffBatch(batch: Pick<ParseBatch, 'keys' | 'texts' | 'hashes'>): Promise<void> {
     const stored = new Map<number, SnapshotRow>();
     for (let i = 0; i < batch.keys.length; i += LOOKUP) {
       for (const row of await snapshot.rows(stream, batch.keys.slice(i, i + LOOKUP))) stored.set(row.key, row);
@@ -93,8 +116,9 @@ export function createStreamScan(options: StreamScanOptions): StreamScan {
       }
       if (batch.keys.length === 0) return undefined;
       fetched += batch.keys.length;
-      return diffBatch(batch);
+      return hold(batch);
     },
+    flush,
     get fetched() {
       return fetched;
     },
