@@ -66,30 +66,31 @@ async function startSandbox(): Promise<{ url: string; child: ChildProcess }> {
 
 /**
  * The baseline: GET both lists and JSON.parse them, as a client with no streaming would. It runs in a
- * worker thread, on a heap of its own: run on this thread right before each cycle, it left ~1 GB of
- * parsed lists for the daemon's garbage collector to reclaim during the very cycle it was compared
- * with (mark-compact pauses of 86-93 ms in a no-change cycle). Timed inside the worker, from the first
- * request to the last parse, with undici's `request` as before.
+ * process of its own: in this one it left ~1 GB of parsed lists for the daemon's garbage collector to
+ * reclaim during the very cycle it was compared with, and in a worker thread its heap (over 1 GB)
+ * counted in the daemon's peak RSS. Timed in that process, from the first request to the last parse,
+ * with undici's `request`.
  */
 function baseline(url: string): Promise<number> {
   const code = `
-    const { parentPort, workerData } = require('node:worker_threads');
     const { Agent, request } = require('undici');
     (async () => {
       const dispatcher = new Agent();
       const started = performance.now();
       for (const route of ['/api/v2/students', '/api/v2/users']) {
-        // A fresh connection each time, as before (keep-alive sockets idle through a long cycle may close).
-        const response = await request(workerData.url + route, { dispatcher, headers: { authorization: 'Bearer ' + workerData.token, connection: 'close' } });
+        // A fresh connection each time (keep-alive sockets idle through a long cycle may close).
+        const response = await request(process.argv[1] + route, { dispatcher, headers: { authorization: 'Bearer ' + process.argv[2], connection: 'close' } });
         JSON.parse(await response.body.text());
       }
-      parentPort.postMessage(performance.now() - started);
+      process.stdout.write(String(performance.now() - started));
       await dispatcher.close();
-    })();`; // a failure rejects through the worker's error event
-  const worker = new Worker(code, { eval: true, workerData: { url, token: TOKEN } });
+    })().catch((error) => { console.error(error); process.exit(1); });`;
+  const child = spawn(process.execPath, ['-e', code, url, TOKEN], { cwd: path.join(import.meta.dirname, '..'), stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   return new Promise<number>((resolve, reject) => {
-    worker.once('message', (ms: number) => void worker.terminate().then(() => resolve(ms)));
-    worker.once('error', reject);
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve(Number(output)) : reject(new Error(`baseline exited with ${code}`))));
   });
 }
 
@@ -167,8 +168,13 @@ async function underLoad<T>(app: App, work: () => Promise<T>): Promise<{ value: 
   });
   observer.observe({ entryTypes: ['gc'] });
   let heapPeak = process.memoryUsage().heapUsed;
+  let rssPeak = process.memoryUsage.rss();
+  let externalPeak = process.memoryUsage().external;
   const sampler = setInterval(() => {
-    heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed);
+    const usage = process.memoryUsage();
+    heapPeak = Math.max(heapPeak, usage.heapUsed);
+    rssPeak = Math.max(rssPeak, usage.rss);
+    externalPeak = Math.max(externalPeak, usage.external);
   }, 100);
   const before = await daemonCounts(app);
   const started = performance.now();
@@ -183,7 +189,7 @@ async function underLoad<T>(app: App, work: () => Promise<T>): Promise<{ value: 
   const webhooks =
     `webhooks ${latencies.length} sent, ack p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, ` +
     `max ${percentile(latencies, 100).toFixed(1)} ms, over 50 ms ${latencies.filter((v) => v > 50).length}, failed ${failed}; event-loop delay p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms, max ${(loop.max / 1e6).toFixed(1)} ms\n` +
-    `             GC ${gc.total.toFixed(0)} ms in all, longest pause ${gc.max.toFixed(0)} ms; heap used peak ${(heapPeak / 1024 / 1024).toFixed(0)} MiB (sampled every 100 ms)\n` +
+    `             GC ${gc.total.toFixed(0)} ms in all, longest pause ${gc.max.toFixed(0)} ms; heap used peak ${(heapPeak / 1024 / 1024).toFixed(0)} MiB, external ${(externalPeak / 1024 / 1024).toFixed(0)} MiB, RSS ${(rssPeak / 1024 / 1024).toFixed(0)} MiB (all threads; sampled every 100 ms)\n` +
     `             daemon side: acks over 25 ms ${after.ack.over25 - before.ack.over25}, over 50 ms ${after.ack.over50 - before.ack.over50} (request read to answer)`;
   return { value, ms, sent: latencies.length, webhooks, p99: percentile(latencies, 99) };
 }
