@@ -18,9 +18,9 @@ export const fileConnector: Connector<FileConfig> = {
   type: 'file',
   configSchema: fileConfigSchema,
   batchSize: () => BATCH_SIZE,
-  // Appends to one file are serialized (one writer per file); a second batch in flight has its claim
-  // and its outcome recorded while the first is written, or goes to another stream's file.
-  maxConcurrency: () => 2,
+  // Appends to a file are serialized (one writer per file), so batches in parallel would only queue
+  // behind each other and split the records into more, smaller appends and fsyncs.
+  maxConcurrency: () => 1,
 
   async check(ctx) {
     try {

@@ -38,6 +38,8 @@ const CLAIM_RETRY_MS = 1000;
  */
 export class ConnectorWorker {
   readonly batches = new Set<Promise<void>>();
+  /** Batches whose connector call has not ended: what `concurrency` bounds (a batch being settled is not). */
+  private delivering = 0;
   readonly batchSize: number;
   /** Batches in flight at most: delivery.concurrency, or less if the connector says so. */
   readonly concurrency: number;
@@ -71,7 +73,7 @@ export class ConnectorWorker {
       this.dirty = true;
       return;
     }
-    if (this.batches.size >= this.concurrency) return;
+    if (this.delivering >= this.concurrency) return;
     this.dirty = false;
     this.claiming = this.claimNext().then((again) => {
       this.claiming = undefined;
@@ -124,16 +126,28 @@ export class ConnectorWorker {
   }
 
   private start(claimed: Claimed[]): void {
-    const run = this.run(claimed)
+    this.delivering += 1;
+    let delivered = false;
+    const run = this.run(claimed, () => {
+      if (delivered) return;
+      delivered = true;
+      this.delivering -= 1;
+      // The next claim goes with this settlement: on SQLite both in one transaction, no round trip between.
+      this.pump();
+    })
       .catch((error: unknown) => this.host.log.error({ connector: this.name, err: error }, 'delivery batch failed'))
       .finally(() => {
+        if (!delivered) {
+          delivered = true;
+          this.delivering -= 1;
+        }
         this.batches.delete(run);
         this.pump();
       });
     this.batches.add(run);
   }
 
-  private async run(claimed: Claimed[]): Promise<void> {
+  private async run(claimed: Claimed[], deliveredAll: () => void): Promise<void> {
     const { clock, store } = this.host;
     const startedAt = clock.now();
     const records = claimed.map(storedRecordOf);
@@ -148,7 +162,9 @@ export class ConnectorWorker {
     const results = claimed.map((c, i) => settle(c.delivery, outcomes[i]!, { ...context, random: this.host.random() }));
     let recorded: Set<string>;
     try {
-      recorded = new Set(await store.settle(results.map((r) => r.settlement)));
+      const settling = store.settle(results.map((r) => r.settlement));
+      deliveredAll();
+      recorded = new Set(await settling);
     } catch (error) {
       // Not recorded: the leases run out and these are delivered again, with the same record ids.
       this.host.log.error({ connector: this.name, err: describeError(error), count: results.length }, 'could not record delivery outcomes; they will be delivered again');

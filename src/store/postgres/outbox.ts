@@ -10,7 +10,9 @@ import { claimRange, rangeCounts, rangeNextRunAt, reclaimRanges, settleRange } f
  * The outbox on PostgreSQL: the layout of the SQLite one (sqlite/outbox.ts), in set-wise statements
  * so a batch costs a few round trips whatever its size. Replicas claim with FOR UPDATE SKIP LOCKED;
  * the unique index `outbox_head` makes producers of one key wait for each other, so the key's
- * sequence order is its commit order.
+ * sequence order is its commit order. A claimed delivery stays `pending`; its lease (owner, time,
+ * fence) is what marks it in flight, and as no index covers those columns a claim is a HOT update
+ * (no index entry written) and a lease that ran out needs nobody to return it.
  */
 interface DeliveryRow {
   seq: number;
@@ -30,10 +32,12 @@ interface DeliveryRow {
   fence: number;
 }
 
-export function toDelivery(row: DeliveryRow): Delivery {
+/** A stored delivery as it stands at `now`: pending under a lease that holds is in flight. */
+export function toDelivery(row: DeliveryRow, now: number): Delivery {
+  const leased = row.status === 'pending' && row.lease_until !== null && row.lease_until > now;
   return {
     id: row.id, connector: row.connector, recordId: row.record_id, stream: row.stream, orderKey: row.order_key,
-    seq: row.seq, status: row.status, enqueuedAt: row.enqueued_at, runAt: row.run_at, attempts: row.attempts, fence: row.fence,
+    seq: row.seq, status: leased ? 'active' : row.status, enqueuedAt: row.enqueued_at, runAt: row.run_at, attempts: row.attempts, fence: row.fence,
     ...(row.last_error === null ? {} : { lastError: row.last_error }),
     ...(row.last_attempt_at === null ? {} : { lastAttemptAt: row.last_attempt_at }),
     ...(row.lease_until === null ? {} : { leaseUntil: row.lease_until }),
@@ -56,22 +60,23 @@ interface RecordRow {
 
 export async function claim(db: Db, owner: string, request: ClaimRequest): Promise<Claimed[]> {
   // `= ANY(ARRAY(…))`, not a join: the planner then always finds the claimed rows by their key.
-  const { rows } = await db.query<DeliveryRow>(`UPDATE outbox_delivery SET status = 'active', attempts = attempts + 1, lease_owner = $4, lease_until = $5, fence = fence + 1
-    WHERE seq = ANY(ARRAY(SELECT seq FROM outbox_delivery WHERE connector = $1 AND status = 'pending' AND run_at <= $2 ORDER BY run_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED))
+  const { rows } = await db.query<DeliveryRow>(`UPDATE outbox_delivery SET attempts = attempts + 1, lease_owner = $4, lease_until = $5, fence = fence + 1
+    WHERE seq = ANY(ARRAY(SELECT seq FROM outbox_delivery WHERE connector = $1 AND status = 'pending' AND run_at <= $2
+      AND (lease_until IS NULL OR lease_until <= $2) ORDER BY run_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED))
     RETURNING *`, [request.connector, request.now, request.limit, owner, request.now + request.leaseMs]);
   rows.sort((a, b) => a.run_at - b.run_at || a.seq - b.seq);
-  const own = await claimedRows(db, rows);
+  const own = await claimedRows(db, rows, request.now);
   return rows.length < request.limit ? [...own, ...(await claimRange(db, owner, request, request.limit - rows.length))] : own;
 }
 
-async function claimedRows(db: Db, rows: readonly DeliveryRow[]): Promise<Claimed[]> {
+async function claimedRows(db: Db, rows: readonly DeliveryRow[], now: number): Promise<Claimed[]> {
   if (rows.length === 0) return [];
   // One statement, so a snapshot row and its record's own text are read as of one moment.
   const records = await db.query<RecordRow>(`SELECT r.id, r.body, r.snapshot_stream, r.snapshot_key, r.snapshot_chain, r.detected_at,
       COALESCE(r.record_text, ${LAZY_TEXT}) AS text FROM outbox_record r ${LAZY_JOINS} WHERE r.id = ANY($1::text[])`, [rows.map((r) => r.record_id)]);
   const byId = new Map(records.rows.map((r) => [r.id, r]));
   return rows.map((row) => {
-    const delivery = toDelivery(row);
+    const delivery = toDelivery(row, now);
     const r = byId.get(row.record_id);
     if (!r) return { delivery };
     if (r.body !== null) return { delivery, json: r.body };
@@ -96,14 +101,14 @@ export async function settle(db: Db, owner: string, settlements: readonly Settle
   const failed = own.filter((s): s is Extract<Settlement, { runAt: number }> => s.status !== 'done');
   // By `= ANY`, each row's fence looked up beside it: a join with the list would scan the table.
   const finished = done.length === 0 ? [] : (await db.query<{ id: string; connector: string; order_key: string; record_id: string }>(`
-    DELETE FROM outbox_delivery WHERE id = ANY($1::text[]) AND status = 'active' AND lease_owner = $3
+    DELETE FROM outbox_delivery WHERE id = ANY($1::text[]) AND status = 'pending' AND lease_owner = $3
       AND fence = ($2::bigint[])[array_position($1::text[], id)]
     RETURNING id, connector, order_key, record_id`, [done.map((s) => s.id), done.map((s) => s.fence), owner])).rows;
   const retried = failed.length === 0 ? [] : (await db.query<{ id: string }>(`
     UPDATE outbox_delivery d SET status = s.status, last_attempt_at = s.at, lease_owner = NULL, lease_until = NULL,
       run_at = s.run_at, attempts = s.attempts, last_error = s.last_error
     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::int[], $7::text[]) AS s(id, fence, status, at, run_at, attempts, last_error)
-    WHERE d.id = ANY($1::text[]) AND d.id = s.id AND d.status = 'active' AND d.fence = s.fence AND d.lease_owner = $8 RETURNING d.id`, [
+    WHERE d.id = ANY($1::text[]) AND d.id = s.id AND d.status = 'pending' AND d.fence = s.fence AND d.lease_owner = $8 RETURNING d.id`, [
     failed.map((s) => s.id), failed.map((s) => s.fence), failed.map((s) => s.status), failed.map((s) => s.at),
     failed.map((s) => s.runAt), failed.map((s) => s.attempts), failed.map((s) => s.lastError), owner,
   ])).rows;
@@ -124,31 +129,33 @@ export async function settle(db: Db, owner: string, settlements: readonly Settle
 
 export async function retry(db: Db, target: { id: string } | { allDead: true; connector?: string }, now: number): Promise<string[]> {
   const reset = `status = 'pending', attempts = 0, enqueued_at = $1, run_at = $1, lease_owner = NULL, lease_until = NULL`;
+  // A delivery in flight is left alone: its outcome decides.
   const { rows } = 'id' in target
-    ? await db.query<{ id: string; seq: number }>(`UPDATE outbox_delivery SET ${reset} WHERE id = $2 AND status IN ('dead', 'pending') RETURNING id, seq`, [now, target.id])
+    ? await db.query<{ id: string; seq: number }>(`UPDATE outbox_delivery SET ${reset} WHERE id = $2 AND status IN ('dead', 'pending')
+      AND (lease_until IS NULL OR lease_until <= $1) RETURNING id, seq`, [now, target.id])
     : await db.query<{ id: string; seq: number }>(`UPDATE outbox_delivery SET ${reset} WHERE status = 'dead' AND ($2::text IS NULL OR connector = $2) RETURNING id, seq`, [now, target.connector ?? null]);
   return rows.sort((a, b) => a.seq - b.seq).map((r) => r.id);
 }
 
-export async function getDelivery(db: Db, id: string): Promise<Delivery | undefined> {
+export async function getDelivery(db: Db, id: string, now: number): Promise<Delivery | undefined> {
   const { rows } = await db.query<DeliveryRow>('SELECT * FROM outbox_delivery WHERE id = $1', [id]);
-  return rows[0] && toDelivery(rows[0]);
+  return rows[0] && toDelivery(rows[0], now);
 }
 
 const STATES: Record<NonNullable<DeliveryFilter['state']>, string> = {
-  pending: `status IN ('pending', 'active', 'blocked')`,
-  active: `status = 'active'`,
+  pending: `status IN ('pending', 'blocked')`,
+  active: `status = 'pending' AND lease_until > $2`,
   dead: `status = 'dead'`,
 };
 
-export async function list(db: Db, filter: DeliveryFilter = {}): Promise<ListedDelivery[]> {
+export async function list(db: Db, filter: DeliveryFilter = {}, now: number): Promise<ListedDelivery[]> {
   const limit = filter.limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(filter.limit))}`;
   const { rows } = await db.query<DeliveryRow & { waiting_for: string | null }>(`SELECT d.*, (SELECT h.id FROM outbox_delivery h WHERE d.status = 'blocked'
-      AND h.connector = d.connector AND h.order_key = d.order_key AND h.status IN ('pending', 'active', 'dead')) AS waiting_for
-    FROM outbox_delivery d WHERE ${filter.state ? STATES[filter.state] : 'true'} AND ($1::text IS NULL OR connector = $1) ORDER BY seq${limit}`,
-  [filter.connector ?? null]);
+      AND h.connector = d.connector AND h.order_key = d.order_key AND h.status IN ('pending', 'dead')) AS waiting_for
+    FROM outbox_delivery d WHERE ${filter.state ? STATES[filter.state] : 'true'} AND ($1::text IS NULL OR connector = $1) AND $2::bigint IS NOT NULL ORDER BY seq${limit}`,
+  [filter.connector ?? null, now]);
   return rows.map((row) => {
-    const delivery = toDelivery(row);
+    const delivery = toDelivery(row, now);
     if (delivery.status !== 'blocked') return delivery;
     return { ...delivery, status: 'pending', ...(row.waiting_for === null ? {} : { waitingFor: row.waiting_for }) };
   });
@@ -164,15 +171,18 @@ export async function counts(db: Db): Promise<Map<string, OutboxCounts>> {
 }
 
 export async function nextRunAt(db: Db, connector: string, now: number): Promise<number | undefined> {
-  const { rows } = await db.query<{ at: number | null }>(`SELECT min(run_at) AS at FROM outbox_delivery WHERE connector = $1 AND status = 'pending'`, [connector]);
+  const { rows } = await db.query<{ at: number | null }>(`SELECT min(run_at) AS at FROM outbox_delivery WHERE connector = $1 AND status = 'pending'
+    AND (lease_until IS NULL OR lease_until <= $2)`, [connector, now]);
   const ranged = await rangeNextRunAt(db, connector, now);
   const own = rows[0]?.at ?? undefined;
   return own === undefined ? ranged : ranged === undefined ? own : Math.min(own, ranged);
 }
 
 export async function sweep(db: Db, now: number): Promise<{ reclaimed: number }> {
-  const reclaimed = await db.query(`UPDATE outbox_delivery SET status = 'pending', run_at = LEAST(run_at, $1), lease_owner = NULL, lease_until = NULL
-    WHERE status = 'active' AND (lease_until <= $1 OR lease_owner IS NULL OR lease_owner NOT IN (SELECT id FROM replica WHERE heartbeat_at > $2))`,
+  // A claim takes a delivery whose lease ran out again by itself; ending such leases here says how
+  // many there were, and ends early those of a replica that stopped (no index: a scan every sweep).
+  const reclaimed = await db.query(`UPDATE outbox_delivery SET lease_owner = NULL, lease_until = NULL
+    WHERE lease_owner IS NOT NULL AND (lease_until <= $1 OR lease_owner NOT IN (SELECT id FROM replica WHERE heartbeat_at > $2))`,
   [now, now - REPLICA_TTL_MS]);
   return { reclaimed: (reclaimed.rowCount ?? 0) + (await reclaimRanges(db, now)) };
 }

@@ -33,11 +33,12 @@ const MIGRATIONS: readonly string[] = [
     seq bigserial PRIMARY KEY, id text NOT NULL UNIQUE, connector text NOT NULL, record_id text NOT NULL,
     stream text NOT NULL, order_key text NOT NULL, status text NOT NULL,
     enqueued_at bigint NOT NULL, run_at bigint NOT NULL, attempts integer NOT NULL DEFAULT 0,
-    last_error text, last_attempt_at bigint, lease_owner text, lease_until bigint, fence bigint NOT NULL DEFAULT 0);
-  CREATE UNIQUE INDEX outbox_head ON outbox_delivery (connector, order_key) WHERE status IN ('pending', 'active', 'dead');
+    last_error text, last_attempt_at bigint, lease_owner text, lease_until bigint, fence bigint NOT NULL DEFAULT 0)
+    -- Room in each page for a claim's new row version beside the old (a HOT update).
+    WITH (fillfactor = 80);
+  CREATE UNIQUE INDEX outbox_head ON outbox_delivery (connector, order_key) WHERE status IN ('pending', 'dead');
   CREATE INDEX outbox_ready ON outbox_delivery (connector, run_at, seq) WHERE status = 'pending';
   CREATE INDEX outbox_waiting ON outbox_delivery (connector, order_key, seq) WHERE status = 'blocked';
-  CREATE INDEX outbox_active ON outbox_delivery (lease_until) WHERE status = 'active';
 
   CREATE TABLE outbox_range (
     connector text NOT NULL, stream text NOT NULL, detected_at text NOT NULL, after bigint, upto bigint NOT NULL,

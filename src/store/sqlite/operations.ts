@@ -65,9 +65,11 @@ export type Operations = ReturnType<typeof operations>;
 export type OperationName = keyof Operations;
 
 /**
- * Work that moves many rows. A transaction takes at most one of these beside everything else that
- * is queued, so a webhook acknowledgement waits behind one chunk of a poll, not behind all of it.
+ * Work that moves many rows. Each gets a transaction of its own, after the small calls queued with
+ * it, so a webhook acknowledgement waits behind one chunk of a poll, not behind all of it. Claims and
+ * settlements (a connector's batch, a few milliseconds) are small calls: they share the webhooks'
+ * commits rather than add one each.
  */
 export const BULK: ReadonlySet<OperationName> = new Set<OperationName>([
-  'index', 'scan', 'begin', 'stageFresh', 'stageChanges', 'discard', 'applyFresh', 'applyChanges', 'materializeCreated', 'list', 'counts', 'claim', 'settle',
+  'index', 'scan', 'begin', 'stageFresh', 'stageChanges', 'discard', 'applyFresh', 'applyChanges', 'materializeCreated', 'list', 'counts',
 ]);
