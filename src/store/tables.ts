@@ -15,5 +15,12 @@ export const deliveryId = (connector: string, recordId: string): string => `${co
 /** Characters of change chain at the start of a fresh row's bytes (FreshRows). */
 export const CHAIN_LENGTH = 12;
 
+/**
+ * A lease that ran out is taken over by another claim only this much later: a holder that is alive
+ * abandons its attempt when the lease ends and records that (its attempt counted, its error kept)
+ * before anyone else may start the delivery again.
+ */
+export const TAKEOVER_GRACE_MS = 1000;
+
 /** How long a replica counts as live after its last heartbeat; its leases are reclaimed after. */
 export const REPLICA_TTL_MS = 30_000;

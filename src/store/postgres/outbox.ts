@@ -2,7 +2,7 @@ import type { Stream } from '../../records.js';
 import type {
   ClaimRequest, Claimed, Delivery, DeliveryFilter, DeliveryStatus, ListedDelivery, OutboxCounts, Settlement, SnapshotStream,
 } from '../port.js';
-import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, snapshotTable } from '../tables.js';
+import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, TAKEOVER_GRACE_MS, snapshotTable } from '../tables.js';
 import type { Db } from './db.js';
 import { claimRange, rangeCounts, rangeNextRunAt, reclaimRanges, settleRange } from './ranges.js';
 
@@ -62,7 +62,7 @@ export async function claim(db: Db, owner: string, request: ClaimRequest): Promi
   // `= ANY(ARRAY(…))`, not a join: the planner then always finds the claimed rows by their key.
   const { rows } = await db.query<DeliveryRow>(`UPDATE outbox_delivery SET attempts = attempts + 1, lease_owner = $4, lease_until = $5, fence = fence + 1
     WHERE seq = ANY(ARRAY(SELECT seq FROM outbox_delivery WHERE connector = $1 AND status = 'pending' AND run_at <= $2
-      AND (lease_until IS NULL OR lease_until <= $2) ORDER BY run_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED))
+      AND (lease_until IS NULL OR lease_until <= $2::bigint - ${TAKEOVER_GRACE_MS}) ORDER BY run_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED))
     RETURNING *`, [request.connector, request.now, request.limit, owner, request.now + request.leaseMs]);
   rows.sort((a, b) => a.run_at - b.run_at || a.seq - b.seq);
   const own = await claimedRows(db, rows, request.now);
@@ -170,10 +170,11 @@ export async function counts(db: Db): Promise<Map<string, OutboxCounts>> {
   return out;
 }
 
-export async function nextRunAt(db: Db, connector: string, now: number): Promise<number | undefined> {
-  const { rows } = await db.query<{ at: number | null }>(`SELECT min(run_at) AS at FROM outbox_delivery WHERE connector = $1 AND status = 'pending'
-    AND (lease_until IS NULL OR lease_until <= $2)`, [connector, now]);
-  const ranged = await rangeNextRunAt(db, connector, now);
+export async function nextRunAt(db: Db, connector: string): Promise<number | undefined> {
+  // A delivery in flight is due again once its lease and the grace after it are over.
+  const { rows } = await db.query<{ at: number | null }>(`SELECT min(GREATEST(run_at, COALESCE(lease_until + ${TAKEOVER_GRACE_MS}, 0))) AS at
+    FROM outbox_delivery WHERE connector = $1 AND status = 'pending'`, [connector]);
+  const ranged = await rangeNextRunAt(db, connector);
   const own = rows[0]?.at ?? undefined;
   return own === undefined ? ranged : ranged === undefined ? own : Math.min(own, ranged);
 }
@@ -182,7 +183,7 @@ export async function sweep(db: Db, now: number): Promise<{ reclaimed: number }>
   // A claim takes a delivery whose lease ran out again by itself; ending such leases here says how
   // many there were, and ends early those of a replica that stopped (no index: a scan every sweep).
   const reclaimed = await db.query(`UPDATE outbox_delivery SET lease_owner = NULL, lease_until = NULL
-    WHERE lease_owner IS NOT NULL AND (lease_until <= $1 OR lease_owner NOT IN (SELECT id FROM replica WHERE heartbeat_at > $2))`,
+    WHERE lease_owner IS NOT NULL AND (lease_until <= $1::bigint - ${TAKEOVER_GRACE_MS} OR lease_owner NOT IN (SELECT id FROM replica WHERE heartbeat_at > $2))`,
   [now, now - REPLICA_TTL_MS]);
   return { reclaimed: (reclaimed.rowCount ?? 0) + (await reclaimRanges(db, now)) };
 }

@@ -121,7 +121,7 @@ export function createPgStore(options: PgStoreOptions): Store {
       get: (id) => read((db) => outbox.getDelivery(db, id, clock.now())),
       list: (filter) => read((db) => outbox.list(db, filter, clock.now())),
       counts: () => read((db) => outbox.counts(db)),
-      nextRunAt: (connector) => read((db) => outbox.nextRunAt(db, connector, clock.now())),
+      nextRunAt: (connector) => read((db) => outbox.nextRunAt(db, connector)),
       ranges: () => read((db) => ranges.ranges(db)),
       sweep: (now) => write((db) => outbox.sweep(db, now)),
     },

@@ -1,5 +1,5 @@
 import type { ClaimRequest, Claimed, CreatedRange, Settlement, SnapshotStream } from '../port.js';
-import { REPLICA_TTL_MS, deliveryId, snapshotTable } from '../tables.js';
+import { REPLICA_TTL_MS, TAKEOVER_GRACE_MS, deliveryId, snapshotTable } from '../tables.js';
 import type { Db } from './db.js';
 import { enqueueLazy } from './enqueue.js';
 
@@ -48,7 +48,7 @@ async function advance(db: Db, range: RangeRow, to: number, count: number): Prom
 export async function claimRange(db: Db, owner: string, request: ClaimRequest, limit: number): Promise<Claimed[]> {
   for (;;) {
     const { rows: [range] } = await db.query<RangeRow>(`SELECT * FROM outbox_range WHERE connector = $1 AND run_at <= $2
-      AND (lease_until IS NULL OR lease_until <= $2) ORDER BY run_at LIMIT 1 FOR UPDATE SKIP LOCKED`, [request.connector, request.now]);
+      AND (lease_until IS NULL OR lease_until <= $2::bigint - ${TAKEOVER_GRACE_MS}) ORDER BY run_at LIMIT 1 FOR UPDATE SKIP LOCKED`, [request.connector, request.now]);
     if (!range) return [];
     const rows = await rowsAfter(db, range, limit);
     if (rows.length === 0) {
@@ -134,9 +134,9 @@ export async function rangeCounts(db: Db): Promise<Map<string, number>> {
 }
 
 /** The earliest run time of the connector's ranges not in flight. */
-export async function rangeNextRunAt(db: Db, connector: string, now: number): Promise<number | undefined> {
-  const { rows } = await db.query<{ at: number | null }>(`SELECT min(run_at) AS at FROM outbox_range WHERE connector = $1
-    AND (lease_until IS NULL OR lease_until <= $2)`, [connector, now]);
+export async function rangeNextRunAt(db: Db, connector: string): Promise<number | undefined> {
+  const { rows } = await db.query<{ at: number | null }>(`SELECT min(GREATEST(run_at, COALESCE(lease_until + ${TAKEOVER_GRACE_MS}, 0))) AS at
+    FROM outbox_range WHERE connector = $1`, [connector]);
   return rows[0]?.at ?? undefined;
 }
 
@@ -151,6 +151,6 @@ export async function ranges(db: Db): Promise<CreatedRange[]> {
 /** Leases of ranges past their time, or held by replicas that stopped, are free again. */
 export async function reclaimRanges(db: Db, now: number): Promise<number> {
   const result = await db.query(`UPDATE outbox_range SET lease_owner = NULL, lease_until = NULL, claimed_to = NULL, claimed_count = NULL
-    WHERE lease_owner IS NOT NULL AND (lease_until <= $1 OR lease_owner NOT IN (SELECT id FROM replica WHERE heartbeat_at > $2))`, [now, now - REPLICA_TTL_MS]);
+    WHERE lease_owner IS NOT NULL AND (lease_until <= $1::bigint - ${TAKEOVER_GRACE_MS} OR lease_owner NOT IN (SELECT id FROM replica WHERE heartbeat_at > $2))`, [now, now - REPLICA_TTL_MS]);
   return result.rowCount ?? 0;
 }
