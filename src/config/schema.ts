@@ -76,8 +76,8 @@ const storeSchema = z.strictObject({
   driver: z.enum(['sqlite', 'postgres']).default('sqlite'),
   dir: z.string().min(1).default('./data'),
   url: optionalString(),
-  /** postgres: connections per daemon. */
-  poolSize: int({ min: 2, max: 200 }).default(10),
+  /** postgres: connections per process; a poll cycle holds one per stream while it stages it, hence at least 4. */
+  poolSize: int({ min: 4, max: 200 }).default(10),
 });
 
 const deliverySchema = z.strictObject({

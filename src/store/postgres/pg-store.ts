@@ -16,6 +16,7 @@ import * as outbox from './outbox.js';
 import * as ranges from './ranges.js';
 import { migrate } from './schema.js';
 import * as snapshot from './snapshot.js';
+import { createStagingLocks } from './staging-lock.js';
 import * as state from './state.js';
 
 export interface PgStoreOptions {
@@ -54,12 +55,13 @@ export function createPgStore(options: PgStoreOptions): Store {
   let heartbeat: { stop(): Promise<void> } | undefined;
   let url: string | undefined;
   let open = false;
+  const staging = createStagingLocks(() => pool);
 
   /** Runs a call, translating its failure and keeping health: `write` calls say whether the store can write. */
-  async function run<T>(write: boolean, work: (db: Db) => Promise<T>, inTransaction = write): Promise<T> {
+  async function run<T>(write: boolean, work: (db: Db) => Promise<T>, inTransaction = write, durable = true): Promise<T> {
     if (!pool || !open) throw new BridgeError('store.closed', 'the store is not open', { retryable: true });
     try {
-      const value = inTransaction ? await transaction(pool, work) : await work(pool);
+      const value = inTransaction ? await transaction(pool, work, durable) : await work(pool);
       if (write) health.succeeded();
       return value;
     } catch (error) {
@@ -70,6 +72,13 @@ export function createPgStore(options: PgStoreOptions): Store {
   }
   const write = <T>(work: (db: Db) => Promise<T>) => run(true, work);
   const read = <T>(work: (db: Db) => Promise<T>) => run(false, work, false);
+  /**
+   * Claims and settlements need not wait for the disk: losing the last of them in a crash only means
+   * a delivery is made again with the same record id, which a crash between a delivery and its
+   * settlement means anyway. Webhooks' and cycles' commits stay durable, and each one makes every
+   * commit before it durable too.
+   */
+  const lease = <T>(work: (db: Db) => Promise<T>) => run(true, work, true, false);
 
   const accepts = createBatcher<inbox.Accept, 'stored' | 'duplicate'>({
     run: (batch) => write((db) => inbox.accepts(db, batch)),
@@ -115,8 +124,8 @@ export function createPgStore(options: PgStoreOptions): Store {
         await state.putState(db, patch);
         return added;
       }),
-      claim: (request) => write((db) => outbox.claim(db, self.id, request)),
-      settle: (settlements) => write((db) => outbox.settle(db, self.id, settlements)),
+      claim: (request) => lease((db) => outbox.claim(db, self.id, request)),
+      settle: (settlements) => lease((db) => outbox.settle(db, self.id, settlements)),
       retry: (target, now) => write((db) => outbox.retry(db, target, now)),
       get: (id) => read((db) => outbox.getDelivery(db, id, clock.now())),
       list: (filter) => read((db) => outbox.list(db, filter, clock.now())),
@@ -131,12 +140,35 @@ export function createPgStore(options: PgStoreOptions): Store {
       index: (stream) => read((db) => snapshot.index(db, stream)),
       rows: (stream, keys) => read((db) => snapshot.rows(db, stream, keys)),
       scan: (stream, after, limit) => read((db) => snapshot.scan(db, stream, after, limit)),
-      begin: (stream, kind) => write((db) => snapshot.begin(db, stream, kind)),
+      async begin(stream, kind) {
+        await staging.take(stream);
+        try {
+          await write((db) => snapshot.begin(db, stream, kind));
+        } catch (error) {
+          await staging.release(stream);
+          throw error;
+        }
+      },
       stageFresh: (stream, rows) => write((db) => snapshot.stageFresh(db, stream, rows)),
       stageChanges: (stream, rows) => write((db) => snapshot.stageChanges(db, stream, rows)),
-      discard: (stream) => write((db) => snapshot.discard(db, stream)),
-      applyFresh: (stream, apply) => write((db) => snapshot.applyFresh(db, stream, apply.state, apply.created)),
-      applyChanges: (stream, apply) => write((db) => snapshot.applyChanges(db, stream, apply.limit, apply.connectors, apply.state, apply.now)),
+      // Only what this process staged: the staging tables of another process's cycle are its own.
+      async discard(stream) {
+        if (!staging.holds(stream)) return;
+        try {
+          await write((db) => snapshot.discard(db, stream));
+        } finally {
+          await staging.release(stream);
+        }
+      },
+      async applyFresh(stream, apply) {
+        await write((db) => snapshot.applyFresh(db, stream, apply.state, apply.created));
+        await staging.release(stream);
+      },
+      async applyChanges(stream, apply) {
+        const result = await write((db) => snapshot.applyChanges(db, stream, apply.limit, apply.connectors, apply.state, apply.now));
+        if (result.done) await staging.release(stream);
+        return result;
+      },
       materializeCreated: (stream, limit, now) => write((db) => ranges.materializeCreated(db, stream, limit, now)),
       createdPending: (stream) => read((db) => ranges.createdPending(db, stream)),
     },
@@ -174,6 +206,7 @@ export function createPgStore(options: PgStoreOptions): Store {
     async stop() {
       if (!open) return;
       await heartbeat?.stop();
+      await staging.releaseAll();
       await write((db) => state.leave(db, self.id)).catch(() => {});
       open = false;
       await pool?.end();

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { testDatabase } from '../../../test/support/pg-database.js';
-import { describeStoreConformance, event } from '../conformance.js';
+import { describeStoreConformance, event, freshRows } from '../conformance.js';
 import { createPgStore } from './pg-store.js';
 import { SCHEMA_VERSION } from './schema.js';
 
@@ -50,5 +50,61 @@ describe('postgres schema', () => {
     await client.query(`INSERT INTO schoolbridge.migrations (version) VALUES (${SCHEMA_VERSION + 1})`);
     await client.end();
     await expect(createPgStore({ url, log }).start()).rejects.toMatchObject({ code: 'store.schema_newer' });
+  });
+});
+
+describe('postgres poll staging', () => {
+  const rows = (n: number, from = 1) => freshRows(Array.from({ length: n }, (_, i) => ({ key: from + i, chain: `c${String(from + i).padStart(11, '0')}`, json: `{"id":${from + i}}` })));
+
+  it("refuses a second process's cycle while one stages a stream, and leaves the first one's rows alone", async () => {
+    const url = await testDatabase('staging');
+    const [first, second] = [createPgStore({ url, log, poolSize: 4 }), createPgStore({ url, log, poolSize: 4 })];
+    await first.start();
+    await second.start();
+    try {
+      await first.snapshot.begin('students', 'fresh');
+      await first.snapshot.stageFresh('students', rows(3));
+      await expect(second.snapshot.begin('students', 'fresh')).rejects.toMatchObject({ code: 'poll.busy', retryable: true });
+      // The refused cycle cleans up after itself: nothing of the first one's is dropped.
+      await second.snapshot.discard('students');
+      // Another stream is free.
+      await second.snapshot.begin('users', 'fresh');
+      await second.snapshot.discard('users');
+      await first.snapshot.stageFresh('students', rows(2, 4));
+      await first.snapshot.applyFresh('students', { state: {} });
+      expect((await first.snapshot.index('students')).keys).toEqual([1, 2, 3, 4, 5]);
+      // Applied: the stream is free for the next cycle, whichever process runs it.
+      await second.snapshot.begin('students', 'changes');
+      await second.snapshot.discard('students');
+    } finally {
+      await first.stop();
+      await second.stop();
+    }
+  });
+
+  it('frees a stream when the process staging it stops or loses its connection', async () => {
+    const url = await testDatabase('staging');
+    const [first, second] = [createPgStore({ url, log, poolSize: 4 }), createPgStore({ url, log, poolSize: 4 })];
+    await first.start();
+    await second.start();
+    try {
+      await first.snapshot.begin('users', 'fresh');
+      await expect(second.snapshot.begin('users', 'fresh')).rejects.toMatchObject({ code: 'poll.busy' });
+      // Its session ends as a killed process's would.
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()`);
+      await admin.end();
+      await second.snapshot.begin('users', 'fresh');
+      await second.snapshot.stageFresh('users', rows(2));
+      await second.snapshot.applyFresh('users', { state: {} });
+      expect(await second.snapshot.size('users')).toBe(2);
+      await first.stop();
+      await second.snapshot.begin('students', 'fresh');
+      await second.snapshot.discard('students');
+    } finally {
+      await first.stop();
+      await second.stop();
+    }
   });
 });
