@@ -189,6 +189,9 @@ function finishClose(): void {
     db?.close();
     db = undefined;
     post({ t: 'closed' });
+    // Nothing is left to keep the thread alive: it ends by itself, its connection closed, rather
+    // than being terminated from outside while the native addon tears down.
+    port?.close();
   });
 }
 

@@ -212,11 +212,15 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       state = 'closed';
       const worker = thread;
       if (worker) {
+        const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
         await new Promise<void>((resolve) => {
           closed = resolve;
           worker.postMessage({ t: 'close' } satisfies ToThread);
         });
-        await worker.terminate();
+        // The thread ends by itself once closed; only one that does not is terminated.
+        const late = setTimeout(() => void worker.terminate(), 5000);
+        await exited;
+        clearTimeout(late);
       }
       failAll(new BridgeError('store.closed', 'the store is closed', { retryable: true }));
       lock?.release();
