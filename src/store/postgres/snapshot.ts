@@ -73,11 +73,13 @@ export async function stageFresh(db: Db, stream: SnapshotStream, fresh: FreshRow
 }
 
 export async function stageChanges(db: Db, stream: SnapshotStream, staged: readonly StagedRow[]): Promise<void> {
+  // One JSON document, not text arrays: the client escapes an array literal element by element on
+  // the event loop, which for a batch of records with their change records held it up for 100 ms and
+  // more; JSON.stringify does it natively, and PostgreSQL unpacks it.
+  const rows = staged.map((r) => ({ key: r.key, chain: r.chain, body: r.body, raw_hash: r.rawHash, change_id: r.change?.id ?? null, change_json: r.change?.json ?? null }));
   await db.query(`INSERT INTO ${snapshotTable(stream, 'changes')} (key, chain, body, raw_hash, change_id, change_json)
-    SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])`, [
-    staged.map((r) => r.key), staged.map((r) => r.chain), staged.map((r) => r.body), staged.map((r) => r.rawHash),
-    staged.map((r) => r.change?.id ?? null), staged.map((r) => r.change?.json ?? null),
-  ]);
+    SELECT key, chain, body, raw_hash, change_id, change_json
+    FROM json_to_recordset($1::json) AS t(key bigint, chain text, body text, raw_hash text, change_id text, change_json text)`, [JSON.stringify(rows)]);
 }
 
 export async function applyFresh(db: Db, stream: SnapshotStream, state: StatePatch, created: { detectedAt: string; connectors: readonly string[]; now: number } | undefined): Promise<void> {
