@@ -42,9 +42,11 @@ export async function enqueue(db: Db, records: readonly Enqueue[], now: number):
   const seen = new Set<string>();
   const stored = records.filter((r) => added.has(r.id) && !seen.has(r.id) && seen.add(r.id));
   if (stored.length > 0) {
-    await db.query(`INSERT INTO outbox_record (id, body, pending) SELECT * FROM unnest($1::text[], $2::text[], $3::int[])
+    // The records' texts as one JSON text: see inbox.ts.
+    await db.query(`INSERT INTO outbox_record (id, body, pending)
+      SELECT id, body, pending FROM json_to_recordset($1::json) AS t(id text, body text, pending int)
       ON CONFLICT (id) DO UPDATE SET pending = outbox_record.pending + excluded.pending`,
-    [stored.map((r) => r.id), stored.map((r) => r.json), stored.map((r) => added.get(r.id)!)]);
+    [JSON.stringify(stored.map((r) => ({ id: r.id, body: r.json, pending: added.get(r.id)! })))]);
   }
   let total = 0;
   for (const n of added.values()) total += n;

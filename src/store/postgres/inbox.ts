@@ -24,11 +24,14 @@ export interface Accept {
  */
 export async function accepts(db: Db, batch: readonly Accept[]): Promise<('stored' | 'duplicate')[]> {
   const entries = batch.map((a) => a.entry);
+  // Bodies as one JSON text (JSON.stringify, native), not text arrays the client escapes element by element.
+  const json = JSON.stringify(entries.map((e) => ({
+    id: e.id, event: e.event, received_at: e.receivedAt, received_at_ms: e.receivedAtMs, body: e.body, record_ids: JSON.stringify(e.recordIds), reprocessed: e.reprocessed,
+  })));
   const { rows } = await db.query<{ id: string }>(`INSERT INTO inbox (id, event, received_at, received_at_ms, body, record_ids, reprocessed)
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::int[]) ON CONFLICT (id) DO NOTHING RETURNING id`, [
-    entries.map((e) => e.id), entries.map((e) => e.event), entries.map((e) => e.receivedAt), entries.map((e) => e.receivedAtMs),
-    entries.map((e) => e.body), entries.map((e) => JSON.stringify(e.recordIds)), entries.map((e) => e.reprocessed),
-  ]);
+    SELECT id, event, received_at, received_at_ms, body, record_ids, reprocessed
+    FROM json_to_recordset($1::json) AS t(id text, event text, received_at text, received_at_ms bigint, body text, record_ids text, reprocessed int)
+    ON CONFLICT (id) DO NOTHING RETURNING id`, [json]);
   const fresh = new Set(rows.map((r) => r.id));
   const answers = batch.map((a) => {
     if (!fresh.has(a.entry.id)) return 'duplicate' as const;
