@@ -4,7 +4,7 @@ import type { Delivery, Settlement } from '../store/index.js';
 import { nextAttempt, type RetryPolicy } from './retry-policy.js';
 
 /**
- * What becomes of a claimed delivery, as pure functions (STYLE 5): done, pending again at a later
+ * What becomes of a claimed delivery, as pure functions: done, pending again at a later
  * time (retry), or dead. The store records it (Settlement) only while the claim still holds.
  */
 export type Settled =
