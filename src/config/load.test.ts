@@ -40,6 +40,14 @@ describe('parseConfig', () => {
     expect(problems('pol:\n  schedule: "* * * * *"\n')).toEqual(['pol: unknown key (did you mean "poll"?)']);
   });
 
+  it('checks the store: postgres needs a URL, and a pool a poll cycle can stage with', () => {
+    expect(problems('store:\n  driver: postgres\n')).toEqual(['store.url: required with store.driver: postgres: a postgres://user:password@host:5432/database URL']);
+    const [pool] = problems('store:\n  driver: postgres\n  url: postgres://u:p@db:5432/sb\n  poolSize: 2\n');
+    expect(pool).toMatch(/^store\.poolSize: /);
+    expect(pool).toMatch(/4/);
+    expect(parseConfig('store:\n  driver: postgres\n  url: postgres://u:p@db:5432/sb\n', 'x.yaml', {}).store).toMatchObject({ driver: 'postgres', poolSize: 10 });
+  });
+
   it('names unknown keys inside a connector', () => {
     const text = 'connectors:\n  - { name: a, type: file, streams: [students] }\n  - { name: b, type: file, streams: [users], dri: x }\n';
     expect(problems(text)).toEqual(['connectors[1].dri: unknown key (did you mean "dir"?)']);
