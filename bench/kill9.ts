@@ -20,6 +20,7 @@ import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
 import { readLines } from '../src/files/lines.js';
 import { startPostgres } from '../test/support/postgres.js';
+import { startSandboxProcess } from './sandbox-process.js';
 
 const STUDENTS = Number(argValue('--students') ?? 100_000);
 const KILLS = Number(argValue('--kills') ?? 20);
@@ -36,23 +37,8 @@ function argValue(name: string): string | undefined {
   return index >= 0 ? process.argv[index + 1] : undefined;
 }
 
-async function startSandbox(): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', '--students', String(STUDENTS), '--client-secret', SECRET, '--static-token', TOKEN], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /http:\/\/127\.0\.0\.1:\d+/.exec(output);
-      if (match) resolve(match[0]);
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`sandbox exited (${code}): ${output.slice(-500)}`)));
-  });
-  for (const stream of [child.stdout, child.stderr]) stream?.removeAllListeners('data').on('data', () => {});
-  return { url, child };
+function startSandbox(): Promise<{ url: string; child: ChildProcess }> {
+  return startSandboxProcess({ students: STUDENTS, clientSecret: SECRET, staticToken: TOKEN });
 }
 
 /** The keys of a list as the sandbox serves it: what the files must hold in the end. */

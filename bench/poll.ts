@@ -27,6 +27,7 @@ import { configSchema } from '../src/config/schema.js';
 import { readLines } from '../src/files/lines.js';
 import { startPostgres } from '../test/support/postgres.js';
 import { countAbove, histogramBuckets } from './daemon-histogram.js';
+import { startSandboxProcess } from './sandbox-process.js';
 
 const STUDENTS = Number(argValue('--students') ?? 100_000);
 const SECRET = 'bench-secret';
@@ -41,27 +42,8 @@ function argValue(name: string): string | undefined {
   return index >= 0 ? process.argv[index + 1] : undefined;
 }
 
-async function startSandbox(): Promise<{ url: string; child: ChildProcess }> {
-  const bin = path.join(import.meta.dirname, '..', 'bin', 'schoolbridge.js');
-  const child = spawn(process.execPath, [bin, 'sandbox', '--port', '0', '--students', String(STUDENTS), '--client-secret', SECRET, '--static-token', TOKEN], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /http:\/\/127\.0\.0\.1:\d+/.exec(output);
-      if (match) resolve(match[0]);
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`sandbox exited (${code}): ${output.slice(-500)}`)));
-  });
-  // From here on its output is read and dropped (a full pipe would block the sandbox): it logs for the
-  // whole run, up to megabytes at once, and decoding and scanning all of it on this thread (the
-  // daemon's) stalled it for up to 300 ms late in a run.
-  for (const stream of [child.stdout, child.stderr]) stream?.removeAllListeners('data').on('data', () => {});
-  return { url, child };
+function startSandbox(): Promise<{ url: string; child: ChildProcess }> {
+  return startSandboxProcess({ students: STUDENTS, clientSecret: SECRET, staticToken: TOKEN });
 }
 
 /**
