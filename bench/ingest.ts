@@ -1,7 +1,7 @@
 /**
  * bench:ingest — webhook intake throughput and ack latency, on each store engine.
  *
- *   npm run bench:ingest [-- --events 5000 --concurrency 50 --warmup 5000 --no-connector --engine sqlite|postgres]
+ *   npm run bench:ingest [-- --events 5000 --concurrency 50 --warmup 5000 --no-connector --engine sqlite|postgres --profile DIR]
  *
  * For each engine (SQLite in a temp dir, PostgreSQL embedded, started here), the real daemon app runs
  * in this process (createApp, mode daemon: the real fastify server, the store, the outbox with a
@@ -13,7 +13,8 @@
  * N. Bars: SQLite ratio ≥ 0.25 and p99 ≤ 25 ms; PostgreSQL ratio ≥ 0.15 and p99 ≤ 50 ms.
  */
 import { fork } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -28,6 +29,7 @@ import { signatureHeader } from '../src/signature/index.js';
 import { eventBody, invoice } from '../src/webhooks/testing.js';
 import { startPostgres, type TestPostgres } from '../test/support/postgres.js';
 import { bucketQuantile, histogramBuckets } from './daemon-histogram.js';
+import { descendantTicks, threadShares, threadTicks } from './thread-cpu.js';
 
 const SECRET = 'bench-secret';
 const BARS = { sqlite: { ratio: 0.25, p99: 25 }, postgres: { ratio: 0.15, p99: 50 } } as const;
@@ -59,6 +61,8 @@ const { values: args } = parseArgs({
     'delivery-concurrency': { type: 'string' },
     /** One engine only (default: both, SQLite first). */
     engine: { type: 'string' },
+    /** Writes a CPU profile of the daemon's main thread during the measured intake window to this directory. */
+    profile: { type: 'string' },
     // child-process options
     url: { type: 'string' },
     target: { type: 'string' },
@@ -126,13 +130,13 @@ async function measure(
 }
 
 /** Runs the load generator in a child process; `onWindow` is called when its measured window opens. */
-function inChild(url: string, target: string, count: number, concurrency: number, warmup: number, onWindow: () => void): Promise<Run> {
+function inChild(url: string, target: string, count: number, concurrency: number, warmup: number, onWindow: (pid: number) => void): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = fork(fileURLToPath(import.meta.url), [
       '--url', url, '--target', target, '--events', String(count), '--concurrency', String(concurrency), '--warmup', String(warmup),
     ], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     child.on('message', (message) => {
-      if (message === 'measuring') onWindow();
+      if (message === 'measuring') onWindow(child.pid!);
       else resolve(message as Run);
     });
     child.once('error', reject);
@@ -188,26 +192,55 @@ async function runEngine(engine: Engine, postgres: TestPostgres | undefined, loa
     cpu = process.cpuUsage();
     const loopDelay = monitorEventLoopDelay({ resolution: 1 });
     loopDelay.enable();
-    const intake = await inChild(app.server!.url, '/webhooks/v2', events, concurrency, warmup, () => {
+    const profiler = args.profile ? await startProfiler() : undefined;
+    let threadsBefore = new Map<number, number>();
+    let loadGenerator = new Set<number>();
+    let othersBefore = 0;
+    const intake = await inChild(app.server!.url, '/webhooks/v2', events, concurrency, warmup, (pid) => {
       loopDelay.reset();
       cpu = process.cpuUsage();
+      threadsBefore = threadTicks();
+      loadGenerator = new Set([pid]);
+      othersBefore = descendantTicks(loadGenerator);
+      void profiler?.post('Profiler.start');
     });
+    const threads = threadShares(threadsBefore, threadTicks(), intake.ms);
     loopDelay.disable();
+    if (profiler) await stopProfiler(profiler, path.join(args.profile!, `ingest-${engine}.cpuprofile`));
     await app.outbox.whenIdle();
     const intakeCpu = process.cpuUsage(cpu);
-    const perEvent = (usage: NodeJS.CpuUsage) => ((usage.user + usage.system) / events).toFixed(0);
+    // PostgreSQL's postmaster and backends are processes of ours (test/support/postgres.ts).
+    const othersMicros = ((descendantTicks(loadGenerator) - othersBefore) * 10_000) / events;
+    const perEvent = (usage: NodeJS.CpuUsage) =>
+      `${((usage.user + usage.system) / events).toFixed(0)} (user ${(usage.user / events).toFixed(0)}, system ${(usage.system / events).toFixed(0)})`;
     const delivered = [...(await app.outbox.counts()).values()].reduce((n, c) => n + c.depth, 0);
     report(engine, baseline, intake);
     // Where the time goes, seen from the server: its own answer-time histogram (warm-up included)
     // and how late its event loop ran timers (CPU contention) during the intake run.
     const ack = await histogramBuckets(app.metrics, 'schoolbridge_webhook_ack_seconds', (labels) => labels.status === '200');
     process.stdout.write(`  server side: ack p50 ≤ ${bucketQuantile(ack, 0.5)} s, p99 ≤ ${bucketQuantile(ack, 0.99)} s (histogram buckets); event-loop delay p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms\n` +
-      `  server CPU per request: bare ${perEvent(bareCpu)} µs, intake ${perEvent(intakeCpu)} µs (this process: daemon, outbox and file connector, until the outbox is idle${engine === 'postgres' ? '; PostgreSQL\'s own processes not counted' : ''}); deliveries left queued: ${delivered}\n`);
+      `  server CPU per request: bare ${perEvent(bareCpu)} µs, intake ${perEvent(intakeCpu)} µs (this process: daemon, outbox and file connector, until the outbox is idle)${engine === 'postgres' ? `, PostgreSQL's processes ${othersMicros.toFixed(0)} µs` : ''}; deliveries left queued: ${delivered}\n` +
+      `  threads of this process busy during the measured window (share of one core): ${threads}\n`);
   } finally {
     await bare.close();
     await app.stop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+async function startProfiler(): Promise<Session> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  return session;
+}
+
+async function stopProfiler(session: Session, file: string): Promise<void> {
+  const { profile } = await session.post('Profiler.stop');
+  await writeFile(file, JSON.stringify(profile));
+  session.disconnect();
+  process.stdout.write(`  profile of the main thread during the measured window: ${file}\n`);
 }
 
 function report(engine: Engine, baseline: Run, intake: Run): void {

@@ -4,6 +4,7 @@
  * records/s for each.
  *
  *   RECORDS=50000 npm run bench:outbox      # another size
+ *   ENGINES=sqlite npm run bench:outbox     # one engine
  */
 import { mkdtemp, open, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -91,7 +92,7 @@ try {
     ['', 'records/s', 'seconds', 'ratio'],
     ['baseline: append + fsync per 500', (input.length / base.seconds).toFixed(0), base.seconds.toFixed(2), '1.00'],
   ];
-  for (const engine of ['sqlite', 'postgres'] as const) {
+  for (const engine of (process.env.ENGINES?.split(',') ?? ['sqlite', 'postgres']) as ('sqlite' | 'postgres')[]) {
     const run = await throughOutbox(dir, input, engine, postgres);
     rows.push([`outbox (${engine}) + file connector`, (input.length / run.seconds).toFixed(0), run.seconds.toFixed(2), (base.seconds / run.seconds).toFixed(2)]);
   }
