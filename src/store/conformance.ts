@@ -80,6 +80,28 @@ export function describeStoreConformance(engine: string, factory: StoreFactory):
         expect(await store.inbox.accept(event('e2'), [record('events:e2', 'events:2')])).toBe('stored');
       });
 
+      it('fails a call made together with others alone: the others commit, a claim among them keeps what it claimed', async () => {
+        const store = await open();
+        await store.outbox.enqueue([record('t1', 'k:t1')]);
+        const broken = { ...record('events:t3', 'events:t3'), json: null as unknown as string };
+        // Made in one turn: an engine that commits calls together has them in one transaction.
+        const [first, claimed, failed, last] = await Promise.allSettled([
+          store.inbox.accept(event('t2'), [record('events:t2', 'events:t2')]),
+          claim(store),
+          store.inbox.accept(event('t3'), [broken]),
+          store.inbox.accept(event('t4'), [record('events:t4', 'events:t4')]),
+        ]);
+        expect(first).toMatchObject({ status: 'fulfilled', value: 'stored' });
+        expect(last).toMatchObject({ status: 'fulfilled', value: 'stored' });
+        expect(failed).toMatchObject({ status: 'rejected', reason: { code: 'store.failed' } });
+        expect(await store.inbox.get('t3')).toBeUndefined();
+        // The claim's transaction was run again: it holds the delivery under the fence it returned.
+        const taken = claimed.status === 'fulfilled' ? claimed.value.filter((c) => c.delivery.id === 'a:t1') : [];
+        expect(taken).toHaveLength(1);
+        expect(await store.outbox.settle([done('a:t1', taken[0]!.delivery.fence)])).toEqual(['a:t1']);
+        expect((await store.outbox.list()).map((d) => d.id).sort()).toEqual(['a:events:t2', 'a:events:t4']);
+      });
+
       it('stores one of many concurrent deliveries of the same event', async () => {
         const store = await open();
         const answers = await Promise.all(Array.from({ length: 20 }, () => store.inbox.accept(event('e3'), [record('events:e3', 'events:3')])));

@@ -18,6 +18,41 @@ export interface Lease {
 export class LeaseTable {
   private readonly leases = new Map<string, Lease>();
   private fence = 0;
+  /**
+   * What each change since `begin()` replaced, so that a transaction rolled back takes its leases
+   * back with it: a claim that was not committed must not leave its deliveries leased to nobody.
+   */
+  private undo: { id: string; was: Lease | undefined }[] | undefined;
+
+  /** Starts recording changes (a transaction began). */
+  begin(): void {
+    this.undo = [];
+  }
+
+  /** A point to go back to (`rollbackTo`) within the transaction. */
+  mark(): number {
+    return this.undo?.length ?? 0;
+  }
+
+  /** Undoes the changes made since `mark` (the transaction's start by default). */
+  rollbackTo(mark = 0): void {
+    const undo = this.undo;
+    if (!undo) return;
+    while (undo.length > mark) {
+      const { id, was } = undo.pop()!;
+      if (was) this.leases.set(id, was);
+      else this.leases.delete(id);
+    }
+  }
+
+  /** Stops recording: the changes stand (the transaction committed). */
+  commit(): void {
+    this.undo = undefined;
+  }
+
+  private record(id: string): void {
+    this.undo?.push({ id, was: this.leases.get(id) });
+  }
 
   /** Whether the delivery is leased now (a lease past its time is not). */
   held(id: string, now: number): boolean {
@@ -27,6 +62,7 @@ export class LeaseTable {
 
   take(id: string, owner: string, until: number, batch?: Lease['batch']): Lease {
     const lease: Lease = { fence: (this.fence += 1), owner, until, ...(batch ? { batch } : {}) };
+    this.record(id);
     this.leases.set(id, lease);
     return lease;
   }
@@ -35,12 +71,14 @@ export class LeaseTable {
   end(id: string, fence: number, owner: string): Lease | undefined {
     const lease = this.leases.get(id);
     if (!lease || lease.fence !== fence || lease.owner !== owner) return undefined;
+    this.record(id);
     this.leases.delete(id);
     return lease;
   }
 
   /** Ends a lease whatever its fence: a settle under it is refused. */
   drop(id: string): void {
+    this.record(id);
     this.leases.delete(id);
   }
 
@@ -49,6 +87,7 @@ export class LeaseTable {
     let reclaimed = 0;
     for (const [id, lease] of this.leases) {
       if (lease.until > now && live(lease.owner)) continue;
+      this.record(id);
       this.leases.delete(id);
       reclaimed += 1;
     }
