@@ -47,8 +47,18 @@ export function toDelivery(row: DeliveryRow): Delivery {
   };
 }
 
-interface RecordRow {
+/** A due delivery with its record's text, as a claim reads it. */
+interface ClaimRow {
+  seq: number;
   id: string;
+  record_id: string;
+  stream: Stream;
+  order_key: string;
+  enqueued_at: number;
+  run_at: number;
+  attempts: number;
+  last_error: string | null;
+  last_attempt_at: number | null;
   body: string | null;
   snapshot_stream: SnapshotStream | null;
   snapshot_key: number | null;
@@ -58,12 +68,23 @@ interface RecordRow {
 }
 
 /** A created change's own text, or its snapshot row's while the row is still the one it was made from. */
-const LAZY_TEXT = `coalesce(r.record_text, CASE r.snapshot_stream ${SNAPSHOT_STREAMS.map(
+const LAZY_TEXT = `CASE WHEN r.body IS NULL THEN coalesce(r.record_text, CASE r.snapshot_stream ${SNAPSHOT_STREAMS.map(
   (s) => `WHEN '${s}' THEN (SELECT body FROM ${snapshotTable(s)} s WHERE s.key = r.snapshot_key AND s.chain = r.snapshot_chain)`,
-).join(' ')} END)`;
+).join(' ')} END) END`;
 
-function claimed(delivery: Delivery, row: RecordRow | undefined): Claimed {
-  if (!row) return { delivery };
+/** Due heads of a connector in claim order, each with its record (those in flight are at the front). */
+const DUE = `SELECT d.seq, d.id, d.record_id, d.stream, d.order_key, d.enqueued_at, d.run_at, d.attempts, d.last_error, d.last_attempt_at,
+    r.body, r.snapshot_stream, r.snapshot_key, r.snapshot_chain, r.detected_at, ${LAZY_TEXT} AS text
+  FROM outbox_delivery d LEFT JOIN outbox_record r ON r.id = d.record_id
+  WHERE d.connector = ? AND d.status = 'pending' AND d.run_at <= ? ORDER BY d.run_at, d.seq`;
+
+function claimedOf(row: ClaimRow, connector: string, owner: string, lease: { fence: number; until: number }): Claimed {
+  const delivery: Delivery = {
+    id: row.id, connector, recordId: row.record_id, stream: row.stream, orderKey: row.order_key, seq: row.seq, status: 'active',
+    enqueuedAt: row.enqueued_at, runAt: row.run_at, attempts: row.attempts + 1, fence: lease.fence, leaseUntil: lease.until, leaseOwner: owner,
+    ...(row.last_error === null ? {} : { lastError: row.last_error }),
+    ...(row.last_attempt_at === null ? {} : { lastAttemptAt: row.last_attempt_at }),
+  };
   if (row.body !== null) return { delivery, json: row.body };
   const { snapshot_stream: stream, snapshot_key: key, snapshot_chain: chain, detected_at: detectedAt, text } = row;
   if (stream === null || key === null || chain === null || detectedAt === null || text === null) return { delivery };
@@ -72,55 +93,44 @@ function claimed(delivery: Delivery, row: RecordRow | undefined): Claimed {
 
 export function claim(db: Db, owner: string, request: ClaimRequest): Claimed[] {
   const leases = leasesOf(db);
-  const rows: DeliveryRow[] = [];
-  // Due heads in order, past those in flight (at most a few batches of them, at the front).
-  for (const row of sql(db, `SELECT * FROM outbox_delivery WHERE connector = ? AND status = 'pending' AND run_at <= ? ORDER BY run_at, seq`)
-    .iterate(request.connector, request.now) as IterableIterator<DeliveryRow>) {
+  const out: Claimed[] = [];
+  const until = request.now + request.leaseMs;
+  for (const row of sql(db, DUE).iterate(request.connector, request.now) as IterableIterator<ClaimRow>) {
     if (leases.held(row.id, request.now)) continue;
-    rows.push(row);
-    if (rows.length >= request.limit) break;
+    out.push(claimedOf(row, request.connector, owner, leases.take(row.id, owner, until)));
+    if (out.length >= request.limit) return out;
   }
-  if (rows.length < request.limit) return [...claimedRows(db, owner, request, rows), ...claimRange(db, owner, request, request.limit - rows.length)];
-  return claimedRows(db, owner, request, rows);
-}
-
-function claimedRows(db: Db, owner: string, request: ClaimRequest, rows: readonly DeliveryRow[]): Claimed[] {
-  if (rows.length === 0) return [];
-  const leases = leasesOf(db);
-  const records = sql(db, `SELECT r.id, r.body, r.snapshot_stream, r.snapshot_key, r.snapshot_chain, r.detected_at, ${LAZY_TEXT} AS text
-    FROM outbox_record r WHERE r.id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(rows.map((r) => r.record_id))) as RecordRow[];
-  const byId = new Map(records.map((r) => [r.id, r]));
-  return rows.map((row) => {
-    leases.take(row.id, owner, request.now + request.leaseMs);
-    return claimed(leases.overlay(toDelivery(row), request.now), byId.get(row.record_id));
-  });
+  return [...out, ...claimRange(db, owner, request, request.limit - out.length)];
 }
 
 export function settle(db: Db, owner: string, settlements: readonly Settlement[]): string[] {
   const leases = leasesOf(db);
   const settled: string[] = [];
   const fromRanges = new Map<string, Settlement[]>();
+  const done: string[] = [];
   for (const s of settlements) {
-    if (!s.range) continue;
-    const group = `${s.connector}\u0000${s.range.stream}`;
-    const batch = fromRanges.get(group);
-    if (batch) batch.push(s);
-    else fromRanges.set(group, [s]);
+    if (s.range) {
+      const group = `${s.connector}\u0000${s.range.stream}`;
+      const batch = fromRanges.get(group);
+      if (batch) batch.push(s);
+      else fromRanges.set(group, [s]);
+      continue;
+    }
+    if (!leases.end(s.id, s.fence, owner)) continue;
+    if (s.status === 'done') {
+      done.push(s.id);
+      continue;
+    }
+    const row = sql(db, `UPDATE outbox_delivery SET status = ?, run_at = ?, attempts = ?, last_error = ?, last_attempt_at = ? WHERE id = ? RETURNING id`)
+      .get(s.status, s.runAt, s.attempts, s.lastError, s.at, s.id);
+    if (row) settled.push(s.id);
   }
   for (const batch of fromRanges.values()) settled.push(...settleRange(db, owner, batch));
-  const finished: { connector: string; order_key: string; record_id: string }[] = [];
-  for (const s of settlements) {
-    if (s.range) continue;
-    if (!leases.end(s.id, s.fence, owner)) continue;
-    const row = s.status === 'done'
-      ? sql(db, `DELETE FROM outbox_delivery WHERE id = ? RETURNING connector, order_key, record_id`).get(s.id)
-      : sql(db, `UPDATE outbox_delivery SET status = ?, run_at = ?, attempts = ?, last_error = ?, last_attempt_at = ? WHERE id = ? RETURNING connector, order_key, record_id`)
-        .get(s.status, s.runAt, s.attempts, s.lastError, s.at, s.id);
-    if (!row) continue;
-    settled.push(s.id);
-    if (s.status === 'done') finished.push(row as { connector: string; order_key: string; record_id: string });
-  }
+  if (done.length === 0) return settled;
+  const finished = sql(db, `DELETE FROM outbox_delivery WHERE id IN (SELECT value FROM json_each(?)) RETURNING id, connector, order_key, record_id`)
+    .all(JSON.stringify(done)) as { id: string; connector: string; order_key: string; record_id: string }[];
   if (finished.length === 0) return settled;
+  for (const f of finished) settled.push(f.id);
   promoteNext(db, finished);
   const ids = JSON.stringify(finished.map((f) => f.record_id));
   sql(db, 'UPDATE outbox_record SET pending = pending - 1 WHERE id IN (SELECT value FROM json_each(?))').run(ids);
