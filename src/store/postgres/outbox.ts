@@ -149,11 +149,10 @@ const STATES: Record<NonNullable<DeliveryFilter['state']>, string> = {
 };
 
 export async function list(db: Db, filter: DeliveryFilter = {}, now: number): Promise<ListedDelivery[]> {
-  const limit = filter.limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(filter.limit))}`;
   const { rows } = await db.query<DeliveryRow & { waiting_for: string | null }>(`SELECT d.*, (SELECT h.id FROM outbox_delivery h WHERE d.status = 'blocked'
       AND h.connector = d.connector AND h.order_key = d.order_key AND h.status IN ('pending', 'dead')) AS waiting_for
-    FROM outbox_delivery d WHERE ${filter.state ? STATES[filter.state] : 'true'} AND ($1::text IS NULL OR connector = $1) AND $2::bigint IS NOT NULL ORDER BY seq${limit}`,
-  [filter.connector ?? null, now]);
+    FROM outbox_delivery d WHERE ${filter.state ? STATES[filter.state] : 'true'} AND ($1::text IS NULL OR connector = $1) AND $2::bigint IS NOT NULL ORDER BY seq LIMIT $3`,
+  [filter.connector ?? null, now, filter.limit === undefined ? null : Math.max(0, Math.floor(filter.limit))]);
   return rows.map((row) => {
     const delivery = toDelivery(row, now);
     if (delivery.status !== 'blocked') return delivery;

@@ -9,7 +9,7 @@ import { storeError } from '../errors.js';
 import { createHealth } from '../health.js';
 import { startHeartbeat } from '../heartbeat.js';
 import type { Store } from '../port.js';
-import { createPool, transaction, type Db } from './db.js';
+import { createPool, prepared, transaction, type Db } from './db.js';
 import * as inbox from './inbox.js';
 import { enqueue } from './enqueue.js';
 import * as outbox from './outbox.js';
@@ -61,7 +61,7 @@ export function createPgStore(options: PgStoreOptions): Store {
   async function run<T>(write: boolean, work: (db: Db) => Promise<T>, inTransaction = write, durable = true): Promise<T> {
     if (!pool || !open) throw new BridgeError('store.closed', 'the store is not open', { retryable: true });
     try {
-      const value = inTransaction ? await transaction(pool, work, durable) : await work(pool);
+      const value = inTransaction ? await transaction(pool, work, durable) : await work(prepared(pool));
       if (write) health.succeeded();
       return value;
     } catch (error) {
