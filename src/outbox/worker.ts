@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import type { ConnectorContext, DeliveryOutcome } from '../connectors/types.js';
 import { StoredRecord } from '../connectors/stored-record.js';
 import { BridgeError, describeError } from '../errors.js';
-import { createdChangeJson } from '../records.js';
+import { createdChangeBody } from '../records.js';
 import type { Claimed, OutboxStore } from '../store/index.js';
 import type { ConnectorInstance } from './connector-instance.js';
 import type { RetryPolicy } from './retry-policy.js';
@@ -215,6 +215,6 @@ export class ConnectorWorker {
 function storedRecordOf(claimed: Claimed): StoredRecord | undefined {
   const { delivery } = claimed;
   if (claimed.json !== undefined) return new StoredRecord(delivery.recordId, delivery.stream, claimed.json);
-  if (claimed.created) return new StoredRecord(delivery.recordId, delivery.stream, createdChangeJson(claimed.created));
+  if (claimed.created) return new StoredRecord(delivery.recordId, delivery.stream, createdChangeBody(claimed.created));
   return undefined;
 }
