@@ -1,5 +1,6 @@
 import type { Enqueue, InboxEntry, QuarantineEntry } from '../port.js';
 import type { Db } from './db.js';
+import { deliveryId } from '../tables.js';
 import { enqueue } from './enqueue.js';
 
 /** The inbox and quarantine on PostgreSQL (the port's InboxStore); `accepts` serves a whole batch. */
@@ -19,31 +20,75 @@ export interface Accept {
 }
 
 /**
- * Stores a batch of events in the transaction it is given: the first of each id is stored (unless
- * stored before), with its records; the others are duplicates.
+ * Stores a batch of events, each with its records, in ONE statement (so one round trip and, outside a
+ * transaction, one commit): the first of each id is stored unless stored before, with its records'
+ * deliveries and texts; the others are duplicates. Its parts, in the order their results feed each
+ * other: the inbox rows, the quarantine copies of the stored ones gone, their deliveries (heads of
+ * their keys as pending, the others blocked behind, as enqueue.ts does it), and the records' texts
+ * with the number of deliveries each got.
  */
+const ACCEPT = `
+  WITH events AS (
+    SELECT * FROM json_to_recordset($1::json)
+      AS t(id text, event text, received_at text, received_at_ms bigint, body text, record_ids text, reprocessed int)
+  ), stored AS (
+    INSERT INTO inbox (id, event, received_at, received_at_ms, body, record_ids, reprocessed)
+    SELECT id, event, received_at, received_at_ms, body, record_ids, reprocessed FROM events
+    ON CONFLICT (id) DO NOTHING RETURNING id
+  ), unheld AS (
+    DELETE FROM quarantine WHERE id IN (SELECT id FROM stored)
+  ), wanted AS (
+    SELECT w.* FROM json_to_recordset($2::json) AS w(n int, event_id text, id text, connector text, record_id text, stream text, order_key text)
+    WHERE w.event_id IN (SELECT id FROM stored)
+  ), heads AS (
+    INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
+    SELECT id, connector, record_id, stream, order_key, 'pending', $4, $4 FROM wanted ORDER BY n
+    ON CONFLICT DO NOTHING RETURNING id, record_id
+  ), waiting AS (
+    INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
+    SELECT id, connector, record_id, stream, order_key, 'blocked', $4, $4 FROM wanted WHERE id NOT IN (SELECT id FROM heads) ORDER BY n
+    ON CONFLICT (id) DO NOTHING RETURNING id, record_id
+  ), added AS (
+    SELECT record_id, count(*)::int AS n FROM (SELECT record_id FROM heads UNION ALL SELECT record_id FROM waiting) a GROUP BY record_id
+  ), texts AS (
+    INSERT INTO outbox_record (id, body, pending)
+    SELECT t.id, t.body, added.n FROM json_to_recordset($3::json) AS t(id text, body text) JOIN added ON added.record_id = t.id
+    ON CONFLICT (id) DO UPDATE SET pending = outbox_record.pending + excluded.pending
+  )
+  SELECT id FROM stored`;
+
 export async function accepts(db: Db, batch: readonly Accept[]): Promise<('stored' | 'duplicate')[]> {
-  const entries = batch.map((a) => a.entry);
-  // Bodies as one JSON text (JSON.stringify, native), not text arrays the client escapes element by element.
-  const json = JSON.stringify(entries.map((e) => ({
-    id: e.id, event: e.event, received_at: e.receivedAt, received_at_ms: e.receivedAtMs, body: e.body, record_ids: JSON.stringify(e.recordIds), reprocessed: e.reprocessed,
-  })));
-  const { rows } = await db.query<{ id: string }>(`INSERT INTO inbox (id, event, received_at, received_at_ms, body, record_ids, reprocessed)
-    SELECT id, event, received_at, received_at_ms, body, record_ids, reprocessed
-    FROM json_to_recordset($1::json) AS t(id text, event text, received_at text, received_at_ms bigint, body text, record_ids text, reprocessed int)
-    ON CONFLICT (id) DO NOTHING RETURNING id`, [json]);
+  // Bodies as JSON texts (JSON.stringify, native), not text arrays the client escapes element by element.
+  const events: object[] = [];
+  const deliveries: object[] = [];
+  const texts: object[] = [];
+  const firsts = new Set<string>();
+  const records = new Set<string>();
+  for (const { entry, records: own } of batch) {
+    // A second delivery of an event in the batch is a duplicate of the first: only the first brings records.
+    if (firsts.has(entry.id)) continue;
+    firsts.add(entry.id);
+    events.push({
+      id: entry.id, event: entry.event, received_at: entry.receivedAt, received_at_ms: entry.receivedAtMs,
+      body: entry.body, record_ids: JSON.stringify(entry.recordIds), reprocessed: entry.reprocessed,
+    });
+    for (const record of own) {
+      for (const connector of record.connectors) {
+        deliveries.push({ n: deliveries.length, event_id: entry.id, id: deliveryId(connector, record.id), connector, record_id: record.id, stream: record.stream, order_key: record.orderKey });
+      }
+      if (records.has(record.id)) continue;
+      records.add(record.id);
+      texts.push({ id: record.id, body: record.json });
+    }
+  }
+  const now = Math.max(...batch.map((a) => a.entry.receivedAtMs));
+  const { rows } = await db.query<{ id: string }>(ACCEPT, [JSON.stringify(events), JSON.stringify(deliveries), JSON.stringify(texts), now]);
   const fresh = new Set(rows.map((r) => r.id));
-  const answers = batch.map((a) => {
+  return batch.map((a) => {
     if (!fresh.has(a.entry.id)) return 'duplicate' as const;
     fresh.delete(a.entry.id); // a second delivery of the same event in this batch is a duplicate of the first
     return 'stored' as const;
   });
-  const stored = batch.filter((_, i) => answers[i] === 'stored');
-  if (stored.length > 0) {
-    await db.query('DELETE FROM quarantine WHERE id = ANY($1::text[])', [stored.map((a) => a.entry.id)]);
-    await enqueue(db, stored.flatMap((a) => a.records), Math.max(...stored.map((a) => a.entry.receivedAtMs)));
-  }
-  return answers;
 }
 
 export async function getEvent(db: Db, id: string): Promise<InboxEntry | undefined> {

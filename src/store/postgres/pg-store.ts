@@ -81,7 +81,8 @@ export function createPgStore(options: PgStoreOptions): Store {
   const lease = <T>(work: (db: Db) => Promise<T>) => run(true, work, true, false);
 
   const accepts = createBatcher<inbox.Accept, 'stored' | 'duplicate'>({
-    run: (batch) => write((db) => inbox.accepts(db, batch)),
+    // One statement: its own transaction, one round trip.
+    run: (batch) => run(true, (db) => inbox.accepts(db, batch), false),
     concurrency: 4,
     maxItems: 200,
     isUnavailable: (error) => (error as BridgeError).code === 'store.unavailable',
