@@ -38,7 +38,8 @@ export async function call<T>(ctx: CallContext, spec: CallSpec<T>): Promise<T> {
       const headers = token === undefined ? spec.headers : { ...spec.headers, authorization: `Bearer ${token}` };
       return await ctx.http({ ...spec, ...(headers ? { headers } : {}) }, spec.read);
     } catch (error) {
-      if (!(error instanceof BridgeError)) throw error;
+      // Only the exchange is retried here: what the reader of the body threw (the store, say) is its own.
+      if (!(error instanceof BridgeError) || !error.code.startsWith('upstream.')) throw error;
       if (error.code === 'upstream.auth' && token !== undefined && !reauthorized && ctx.tokens?.reject(token)) {
         reauthorized = true;
         attempts--; // a refused token is not a failed attempt of the call itself

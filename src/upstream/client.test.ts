@@ -328,6 +328,26 @@ describe('answers', () => {
     expect(count('GET', '/api/v2/users')).toBe(1);
   });
 
+  it("fetchList leaves what its reader threw alone: not retried, and the half-read body is dropped quietly", async () => {
+    // The reader throws before it reads (as the poll does when it cannot stage): the body is still coming.
+    const big = JSON.stringify({ data: { students: Array.from({ length: 3000 }, (_, i) => aStudent(i + 1)) } });
+    on('GET', '/api/v2/students', raw(200, big), raw(200, big));
+    const stray: unknown[] = [];
+    const onStray = (error: unknown) => stray.push(error);
+    process.on('uncaughtException', onStray);
+    try {
+      const error = await failure(client({ retry: { random: () => 0 } }).fetchList('students', async () => {
+        throw new BridgeError('poll.busy', 'another process is running a poll cycle', { retryable: true });
+      }));
+      expect(error.code).toBe('poll.busy');
+      expect(count('GET', '/api/v2/students')).toBe(1);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(stray).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onStray);
+    }
+  });
+
   it('getStudent asks by ?id= and maps 404', async () => {
     on('GET', '/api/v2/student', json(200, { data: { student: aStudent(5) } }), json(404, { error: { code: 'notFound', message: 'Student was not found' } }));
     const upstream = client();

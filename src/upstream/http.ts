@@ -69,7 +69,11 @@ export function createHttp(options: HttpOptions): Http {
       throw errorFromThrown(error, reason, options.timeoutMs);
     } finally {
       clearTimeout(timeout);
-      if (body && !body.destroyed) body.destroy();
+      if (body && !body.destroyed) {
+        // A body left half read (its reader threw) errors as it is destroyed: nobody listens for that.
+        body.on('error', () => {});
+        body.destroy();
+      }
     }
   };
 }
