@@ -10,6 +10,11 @@ import type { Stream } from '../records.js';
  */
 export interface Store extends Component {
   readonly engine: 'sqlite' | 'postgres';
+  /**
+   * Whether several processes use this store at once (replicas on PostgreSQL): then the store
+   * arbitrates roles and schedule ticks between them, and tells each what the others changed.
+   */
+  readonly shared: boolean;
   /** This process among the replicas (leases and roles carry it). */
   readonly replicaId: string;
   readonly inbox: InboxStore;
@@ -17,6 +22,13 @@ export interface Store extends Component {
   readonly snapshot: SnapshotStore;
   readonly state: StateStore;
   readonly replicas: ReplicaStore;
+  readonly roles: RoleStore;
+  /**
+   * Told when another process changed what this one may act on: deliveries became due (`outbox`),
+   * a role was given up (`roles`). Only a shared store tells anything; a listener must still look
+   * by itself now and then, as a notice can be lost while the database is unreachable.
+   */
+  watch(listener: (change: StoreChange) => void): () => void;
   /** Whether the last write succeeded; a store that cannot write says why, and heals by itself. */
   health(): StoreHealth;
   /** Told when health changes (the intake's 503s, /readyz). */
@@ -313,6 +325,43 @@ export interface Replica {
   startedAt: number;
   heartbeatAt: number;
   url?: string;
+}
+
+export type StoreChange = 'outbox' | 'roles';
+
+/** A role held by a live replica: `fence` goes up each time the role changes hands. */
+export interface RoleHolding {
+  role: string;
+  holder: string;
+  since: number;
+  fence: number;
+}
+
+/** The last tick of a scheduled job that a replica claimed: `slot` is the schedule's time of it. */
+export interface TickClaim {
+  job: string;
+  slot: number;
+  replica: string;
+  claimedAt: number;
+}
+
+/**
+ * Work that one replica at a time does. A role (a connector that writes local state, the webhook
+ * registrations' reconcile) is held until its holder gives it up or stops being live (no heartbeat
+ * for REPLICA_TTL_MS); a scheduled job's tick is claimed once, by whoever asks first.
+ */
+export interface RoleStore {
+  /**
+   * Holds `role` for this replica unless another live replica holds it; resolves with the fence of
+   * this replica's hold (unchanged while it keeps holding), or undefined when another holds it.
+   */
+  acquire(role: string, now: number): Promise<number | undefined>;
+  /** Gives up a role this replica holds; the other replicas are told. */
+  release(role: string): Promise<void>;
+  /** Claims the tick at `slot` (epoch ms) of `job`: true for exactly one caller per job and slot, false for any slot not after the last one claimed. */
+  claimTick(job: string, slot: number, now: number): Promise<boolean>;
+  /** The roles live replicas hold, and the last tick claimed per job. */
+  holdings(now: number): Promise<{ roles: RoleHolding[]; ticks: TickClaim[] }>;
 }
 
 export interface ReplicaStore {

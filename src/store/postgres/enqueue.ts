@@ -1,6 +1,7 @@
 import type { Enqueue, SnapshotStream } from '../port.js';
 import { deliveryId, snapshotTable } from '../tables.js';
 import type { Db } from './db.js';
+import { CHANNEL } from './listener.js';
 
 /**
  * Putting deliveries and their records into the PostgreSQL outbox, set-wise (outbox.ts says how they
@@ -14,10 +15,15 @@ export interface NewDelivery {
   orderKey: string;
 }
 
+/**
+ * A delivery is a head (`pending`) only where its key has neither a head nor one waiting: one left
+ * waiting with no head (outbox.ts, promoteOrphans) still goes first.
+ */
 const INSERT_DELIVERIES = (status: 'pending' | 'blocked', conflict: string) => `
   INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
   SELECT id, connector, record_id, stream, order_key, '${status}', $6, $6
   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS t(id, connector, record_id, stream, order_key, n)
+  ${status === 'pending' ? `WHERE NOT EXISTS (SELECT 1 FROM outbox_delivery b WHERE b.connector = t.connector AND b.order_key = t.order_key AND b.status = 'blocked')` : ''}
   ORDER BY n ${conflict} RETURNING id, record_id`;
 
 /**
@@ -33,6 +39,7 @@ export async function insertDeliveries(db: Db, deliveries: readonly NewDelivery[
   const rest = deliveries.filter((d) => !inserted.has(d.id));
   const waiting = rest.length === 0 ? [] : (await db.query<{ id: string; record_id: string }>(INSERT_DELIVERIES('blocked', 'ON CONFLICT (id) DO NOTHING'), columns(rest))).rows;
   for (const row of [...heads.rows, ...waiting]) added.set(row.record_id, (added.get(row.record_id) ?? 0) + 1);
+  if (added.size > 0) await notifyOutbox(db);
   return added;
 }
 
@@ -72,4 +79,9 @@ export async function keepCreatedTexts(db: Db, stream: SnapshotStream, keys: rea
   await db.query(`UPDATE outbox_record r SET record_text = s.body FROM ${snapshotTable(stream)} s
     WHERE r.snapshot_stream = $1 AND r.snapshot_key = ANY($2::bigint[]) AND r.body IS NULL AND r.record_text IS NULL
       AND s.key = r.snapshot_key AND s.chain = r.snapshot_chain`, [stream, keys]);
+}
+
+/** Tells the other replicas, once this transaction commits, that deliveries may have become due. */
+export async function notifyOutbox(db: Db): Promise<void> {
+  await db.query(`SELECT pg_notify('${CHANNEL}', 'outbox')`);
 }

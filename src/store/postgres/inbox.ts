@@ -2,6 +2,7 @@ import type { Enqueue, InboxEntry, QuarantineEntry } from '../port.js';
 import type { Db } from './db.js';
 import { deliveryId } from '../tables.js';
 import { enqueue } from './enqueue.js';
+import { CHANNEL } from './listener.js';
 
 /** The inbox and quarantine on PostgreSQL (the port's InboxStore); `accepts` serves a whole batch. */
 interface InboxRow {
@@ -24,8 +25,8 @@ export interface Accept {
  * transaction, one commit): the first of each id is stored unless stored before, with its records'
  * deliveries and texts; the others are duplicates. Its parts, in the order their results feed each
  * other: the inbox rows, the quarantine copies of the stored ones gone, their deliveries (heads of
- * their keys as pending, the others blocked behind, as enqueue.ts does it), and the records' texts
- * with the number of deliveries each got.
+ * their keys as pending, the others blocked behind, as enqueue.ts does it), the records' texts with
+ * the number of deliveries each got, and the notice to the other replicas.
  */
 const ACCEPT = `
   WITH events AS (
@@ -42,7 +43,9 @@ const ACCEPT = `
     WHERE w.event_id IN (SELECT id FROM stored)
   ), heads AS (
     INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
-    SELECT id, connector, record_id, stream, order_key, 'pending', $4, $4 FROM wanted ORDER BY n
+    SELECT id, connector, record_id, stream, order_key, 'pending', $4, $4 FROM wanted w
+    WHERE NOT EXISTS (SELECT 1 FROM outbox_delivery b WHERE b.connector = w.connector AND b.order_key = w.order_key AND b.status = 'blocked')
+    ORDER BY n
     ON CONFLICT DO NOTHING RETURNING id, record_id
   ), waiting AS (
     INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
@@ -54,8 +57,11 @@ const ACCEPT = `
     INSERT INTO outbox_record (id, body, pending)
     SELECT t.id, t.body, added.n FROM json_to_recordset($3::json) AS t(id text, body text) JOIN added ON added.record_id = t.id
     ON CONFLICT (id) DO UPDATE SET pending = outbox_record.pending + excluded.pending
+  ), told AS (
+    -- The other replicas learn of the new deliveries at commit (NOTIFY is sent with it, not before).
+    SELECT pg_notify('${CHANNEL}', 'outbox') FROM (SELECT 1 FROM heads LIMIT 1) h
   )
-  SELECT id FROM stored`;
+  SELECT id FROM stored, (SELECT count(*) FROM told) t`;
 
 export async function accepts(db: Db, batch: readonly Accept[]): Promise<('stored' | 'duplicate')[]> {
   // Bodies as JSON texts (JSON.stringify, native), not text arrays the client escapes element by element.

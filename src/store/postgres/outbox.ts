@@ -4,6 +4,7 @@ import type {
 } from '../port.js';
 import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, TAKEOVER_GRACE_MS, snapshotTable } from '../tables.js';
 import type { Db } from './db.js';
+import { notifyOutbox } from './enqueue.js';
 import { claimRange, rangeCounts, rangeNextRunAt, reclaimRanges, settleRange } from './ranges.js';
 
 /**
@@ -134,6 +135,7 @@ export async function retry(db: Db, target: { id: string } | { allDead: true; co
     ? await db.query<{ id: string; seq: number }>(`UPDATE outbox_delivery SET ${reset} WHERE id = $2 AND status IN ('dead', 'pending')
       AND (lease_until IS NULL OR lease_until <= $1) RETURNING id, seq`, [now, target.id])
     : await db.query<{ id: string; seq: number }>(`UPDATE outbox_delivery SET ${reset} WHERE status = 'dead' AND ($2::text IS NULL OR connector = $2) RETURNING id, seq`, [now, target.connector ?? null]);
+  if (rows.length > 0) await notifyOutbox(db);
   return rows.sort((a, b) => a.seq - b.seq).map((r) => r.id);
 }
 
@@ -184,5 +186,23 @@ export async function sweep(db: Db, now: number): Promise<{ reclaimed: number }>
   const reclaimed = await db.query(`UPDATE outbox_delivery SET lease_owner = NULL, lease_until = NULL
     WHERE lease_owner IS NOT NULL AND (lease_until <= $1::bigint - ${TAKEOVER_GRACE_MS} OR lease_owner NOT IN (SELECT id FROM replica WHERE heartbeat_at > $2))`,
   [now, now - REPLICA_TTL_MS]);
-  return { reclaimed: (reclaimed.rowCount ?? 0) + (await reclaimRanges(db, now)) };
+  const total = (reclaimed.rowCount ?? 0) + (await reclaimRanges(db, now)) + (await promoteOrphans(db));
+  if (total > 0) await notifyOutbox(db);
+  return { reclaimed: total };
+}
+
+/**
+ * A delivery waits `blocked` behind the head of its key, and a settlement that finishes a head makes
+ * the oldest waiting one the head. One race escapes that: an enqueue that saw the head (so inserted
+ * its delivery as blocked) and a settlement that finished the head, committing side by side, the
+ * settlement not seeing the uncommitted blocked row. Such a delivery waits behind nothing; the sweep
+ * makes the oldest of each such key the head, so it goes out at most a sweep later, still in order.
+ */
+async function promoteOrphans(db: Db): Promise<number> {
+  const { rowCount } = await db.query(`UPDATE outbox_delivery SET status = 'pending' WHERE seq = ANY(ARRAY(
+      SELECT DISTINCT ON (b.connector, b.order_key) b.seq FROM outbox_delivery b
+      WHERE b.status = 'blocked' AND NOT EXISTS (SELECT 1 FROM outbox_delivery h
+        WHERE h.connector = b.connector AND h.order_key = b.order_key AND h.status IN ('pending', 'dead'))
+      ORDER BY b.connector, b.order_key, b.seq))`);
+  return rowCount ?? 0;
 }

@@ -8,12 +8,14 @@ import { createBatcher } from '../batcher.js';
 import { storeError } from '../errors.js';
 import { createHealth } from '../health.js';
 import { startHeartbeat } from '../heartbeat.js';
-import type { Store } from '../port.js';
+import type { SnapshotStream, Store } from '../port.js';
 import { createPool, prepared, transaction, type Db } from './db.js';
 import * as inbox from './inbox.js';
+import { createListener } from './listener.js';
 import { enqueue } from './enqueue.js';
 import * as outbox from './outbox.js';
 import * as ranges from './ranges.js';
+import { createPgRoles, releaseAll } from './roles.js';
 import { migrate } from './schema.js';
 import * as snapshot from './snapshot.js';
 import { createStagingLocks } from './staging-lock.js';
@@ -56,6 +58,13 @@ export function createPgStore(options: PgStoreOptions): Store {
   let url: string | undefined;
   let open = false;
   const staging = createStagingLocks(() => pool);
+  /** The fence each stream's staging took at `begin` (snapshot.ts): what this process's cycle may apply under. */
+  const fences = new Map<SnapshotStream, number>();
+  const fenceOf = (stream: SnapshotStream): number => {
+    const fence = fences.get(stream);
+    if (fence === undefined) throw new BridgeError('poll.not_staging', `no poll cycle of this process is staging ${stream}`);
+    return fence;
+  };
 
   /** Runs a call, translating its failure and keeping health: `write` calls say whether the store can write. */
   async function run<T>(write: boolean, work: (db: Db) => Promise<T>, inTransaction = write, durable = true): Promise<T> {
@@ -65,6 +74,8 @@ export function createPgStore(options: PgStoreOptions): Store {
       if (write) health.succeeded();
       return value;
     } catch (error) {
+      // The store's own refusals (a fenced cycle) say what they are.
+      if (error instanceof BridgeError) throw error;
       const unavailable = isUnavailable(error);
       if (unavailable) health.failed(describeError(error), clock.now());
       throw storeError(unavailable, describeError(error), error);
@@ -106,10 +117,15 @@ export function createPgStore(options: PgStoreOptions): Store {
     }
   }
 
+  const listener = createListener({ url: options.url, log, clock });
+
   const store: Store = {
     name: 'store',
     engine: 'postgres',
+    shared: true,
     replicaId: self.id,
+    roles: createPgRoles(self.id, (work) => run(true, work, false)),
+    watch: (watcher) => listener.on(watcher),
     inbox: {
       accept: (entry, records) => accepts.call({ entry, records }),
       get: (id) => read((db) => inbox.getEvent(db, id)),
@@ -144,30 +160,35 @@ export function createPgStore(options: PgStoreOptions): Store {
       async begin(stream, kind) {
         await staging.take(stream);
         try {
-          await write((db) => snapshot.begin(db, stream, kind));
+          fences.set(stream, await write((db) => snapshot.begin(db, stream, kind)));
         } catch (error) {
           await staging.release(stream);
           throw error;
         }
       },
-      stageFresh: (stream, rows) => write((db) => snapshot.stageFresh(db, stream, rows)),
-      stageChanges: (stream, rows) => write((db) => snapshot.stageChanges(db, stream, rows)),
+      stageFresh: (stream, rows) => write((db) => snapshot.stageFresh(db, stream, fenceOf(stream), rows)),
+      stageChanges: (stream, rows) => write((db) => snapshot.stageChanges(db, stream, fenceOf(stream), rows)),
       // Only what this process staged: the staging tables of another process's cycle are its own.
       async discard(stream) {
         if (!staging.holds(stream)) return;
         try {
-          await write((db) => snapshot.discard(db, stream));
+          await write((db) => snapshot.discard(db, stream, fenceOf(stream)));
         } finally {
+          fences.delete(stream);
           await staging.release(stream);
         }
       },
       async applyFresh(stream, apply) {
-        await write((db) => snapshot.applyFresh(db, stream, apply.state, apply.created));
+        await write((db) => snapshot.applyFresh(db, stream, fenceOf(stream), apply.state, apply.created));
+        fences.delete(stream);
         await staging.release(stream);
       },
       async applyChanges(stream, apply) {
-        const result = await write((db) => snapshot.applyChanges(db, stream, apply.limit, apply.connectors, apply.state, apply.now));
-        if (result.done) await staging.release(stream);
+        const result = await write((db) => snapshot.applyChanges(db, stream, fenceOf(stream), apply.limit, apply.connectors, apply.state, apply.now));
+        if (result.done) {
+          fences.delete(stream);
+          await staging.release(stream);
+        }
         return result;
       },
       materializeCreated: (stream, limit, now) => write((db) => ranges.materializeCreated(db, stream, limit, now)),
@@ -201,6 +222,7 @@ export function createPgStore(options: PgStoreOptions): Store {
       }
       open = true;
       await store.replicas.beat(clock.now());
+      await listener.start();
       heartbeat = startHeartbeat({ beat: () => store.replicas.beat(clock.now()), health, clock, log, intervalMs: options.heartbeatMs ?? 5000 });
       log.info({ engine: 'postgres', replica: self.id }, 'store opened');
     },
@@ -208,7 +230,11 @@ export function createPgStore(options: PgStoreOptions): Store {
       if (!open) return;
       await heartbeat?.stop();
       await staging.releaseAll();
-      await write((db) => state.leave(db, self.id)).catch(() => {});
+      await write(async (db) => {
+        await releaseAll(db, self.id);
+        await state.leave(db, self.id);
+      }).catch(() => {});
+      await listener.stop();
       open = false;
       await pool?.end();
       pool = undefined;

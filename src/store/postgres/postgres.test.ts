@@ -2,7 +2,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { testDatabase } from '../../../test/support/pg-database.js';
-import { describeStoreConformance, event, freshRows } from '../conformance.js';
+import { describeStoreConformance, event, freshRows, record } from '../conformance.js';
 import { createPgStore } from './pg-store.js';
 import { SCHEMA_VERSION } from './schema.js';
 
@@ -105,6 +105,65 @@ describe('postgres poll staging', () => {
     } finally {
       await first.stop();
       await second.stop();
+    }
+  });
+
+  it('fences a cycle that lost its turn: it cannot stage, apply or discard over the one that took over', async () => {
+    const url = await testDatabase('fence');
+    const [first, second] = [createPgStore({ url, log, poolSize: 4 }), createPgStore({ url, log, poolSize: 4 })];
+    await first.start();
+    await second.start();
+    const seed = (n: number) => [{ key: n, chain: `c${String(n).padStart(11, '0')}`, body: `{"id":${n}}`, rawHash: `h${n}` }];
+    try {
+      await first.snapshot.begin('students', 'fresh');
+      await first.snapshot.stageFresh('students', rows(3));
+      await first.snapshot.applyFresh('students', { state: {} });
+      // The first process's next cycle loses its staging session (as a network cut would) ...
+      await first.snapshot.begin('students', 'changes');
+      await first.snapshot.stageChanges('students', seed(10));
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()`);
+      await admin.end();
+      // ... and the second process's cycle takes the stream over.
+      await second.snapshot.begin('students', 'changes');
+      await second.snapshot.stageChanges('students', seed(20));
+      await expect(first.snapshot.stageChanges('students', seed(11))).rejects.toMatchObject({ code: 'poll.fenced' });
+      await expect(first.snapshot.applyChanges('students', { limit: 10, connectors: [], state: {}, now: 0 })).rejects.toMatchObject({ code: 'poll.fenced' });
+      await first.snapshot.discard('students');
+      expect(await second.snapshot.applyChanges('students', { limit: 10, connectors: [], state: {}, now: 0 })).toEqual({ applied: 1, done: true });
+      expect((await second.snapshot.index('students')).keys).toEqual([1, 2, 3, 20]);
+    } finally {
+      await first.stop();
+      await second.stop();
+    }
+  });
+});
+
+describe('postgres per-key order under races', () => {
+  it('sends a delivery left waiting behind no head (an enqueue and a settle that crossed) first, still in order', async () => {
+    const url = await testDatabase('orphan');
+    const store = createPgStore({ url, log, poolSize: 4 });
+    await store.start();
+    try {
+      await store.outbox.enqueue([record('v1', 'invoices:1'), record('v2', 'invoices:1')]);
+      // What the race leaves: the head gone (its settlement did not see v2, not yet committed), v2 still waiting.
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      await admin.query(`DELETE FROM schoolbridge.outbox_delivery WHERE id = 'a:v1'`);
+      await admin.end();
+      // A later record of the key waits behind v2, though no head is there.
+      await store.outbox.enqueue([record('v3', 'invoices:1')]);
+      const now = Date.now() + 60_000;
+      expect(await store.outbox.claim({ connector: 'a', limit: 10, now, leaseMs: 60_000 })).toEqual([]);
+      expect((await store.outbox.sweep(now)).reclaimed).toBe(1);
+      const [first] = await store.outbox.claim({ connector: 'a', limit: 10, now, leaseMs: 60_000 });
+      expect(first?.delivery.id).toBe('a:v2');
+      await store.outbox.settle([{ id: 'a:v2', fence: first!.delivery.fence, connector: 'a', status: 'done', at: now }]);
+      const [second] = await store.outbox.claim({ connector: 'a', limit: 10, now, leaseMs: 60_000 });
+      expect(second?.delivery.id).toBe('a:v3');
+    } finally {
+      await store.stop();
     }
   });
 });

@@ -1,7 +1,7 @@
 import type { ClaimRequest, Claimed, CreatedRange, Settlement, SnapshotStream } from '../port.js';
 import { REPLICA_TTL_MS, TAKEOVER_GRACE_MS, deliveryId, snapshotTable } from '../tables.js';
 import type { Db } from './db.js';
-import { enqueueLazy } from './enqueue.js';
+import { enqueueLazy, notifyOutbox } from './enqueue.js';
 
 /**
  * Created ranges on PostgreSQL: the layout of the SQLite ones (sqlite/ranges.ts), the lease in the
@@ -26,6 +26,7 @@ export async function createRanges(db: Db, stream: SnapshotStream, detectedAt: s
   await db.query(`INSERT INTO outbox_range (connector, stream, detected_at, upto, remaining, enqueued_at, run_at)
     SELECT c.connector, $1, $2, s.upto, s.n, $3, $3 FROM (SELECT max(key) AS upto, count(*) AS n FROM ${snapshotTable(stream)}) s
     CROSS JOIN unnest($4::text[]) AS c(connector) WHERE s.n > 0`, [stream, detectedAt, now, connectors]);
+  await notifyOutbox(db);
 }
 
 async function rowsAfter(db: Db, range: RangeRow, limit: number): Promise<{ key: number; chain: string; body: string }[]> {

@@ -54,6 +54,13 @@ const MIGRATIONS: readonly string[] = [
     id text PRIMARY KEY, host text NOT NULL, pid integer NOT NULL, started_at bigint NOT NULL,
     heartbeat_at bigint NOT NULL, url text);
   `,
+  // Replicas: roles one replica holds at a time, the last tick claimed per scheduled job, and a fence
+  // per stream that each cycle's staging takes, so that an older cycle cannot apply over a newer one.
+  `
+  CREATE TABLE role (name text PRIMARY KEY, holder text NOT NULL, since bigint NOT NULL, fence bigint NOT NULL);
+  CREATE TABLE tick (job text PRIMARY KEY, slot bigint NOT NULL, replica text NOT NULL, claimed_at bigint NOT NULL);
+  ALTER TABLE snapshot_meta ADD COLUMN stage_fence bigint NOT NULL DEFAULT 0;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,5 +1,6 @@
 import type { FreshRows, SnapshotIndex, SnapshotRow, SnapshotStream, StagedRow, StatePatch } from '../port.js';
 import { CHAIN_LENGTH, deliveryId, snapshotTable } from '../tables.js';
+import { BridgeError } from '../../errors.js';
 import type { Db } from './db.js';
 import { insertDeliveries, keepCreatedTexts } from './enqueue.js';
 import { createRanges, createdPending } from './ranges.js';
@@ -30,8 +31,19 @@ export async function version(db: Db, stream: SnapshotStream): Promise<number> {
   return rows[0]?.version ?? 0;
 }
 
-/** Locks the stream's meta row: one writer of a stream's snapshot at a time. */
-const lockStream = (db: Db, stream: SnapshotStream) => db.query('SELECT 1 FROM snapshot_meta WHERE stream = $1 FOR UPDATE', [stream]);
+/**
+ * Locks the stream's meta row (one writer of a stream's snapshot at a time) and checks that the
+ * staging is still the caller's: every cycle's `begin` takes a new fence, so a cycle that lost its
+ * turn (its connection, and with it its staging lock, went away and another cycle began) is refused
+ * rather than apply or stage over the newer one. `share` lets stagings of one cycle overlap.
+ */
+async function lockStream(db: Db, stream: SnapshotStream, fence: number, mode: 'update' | 'share' = 'update'): Promise<void> {
+  const { rows } = await db.query<{ stage_fence: number }>(
+    mode === 'update' ? 'SELECT stage_fence FROM snapshot_meta WHERE stream = $1 FOR UPDATE' : 'SELECT stage_fence FROM snapshot_meta WHERE stream = $1 FOR SHARE', [stream]);
+  if (rows[0]?.stage_fence !== fence) {
+    throw new BridgeError('poll.fenced', `another poll cycle has taken over the ${stream} snapshot since this one began; this one stops without applying anything more`);
+  }
+}
 
 /** A new version of the stream's rows, `delta` rows more (or fewer) than before. */
 const bumpVersion = (db: Db, stream: SnapshotStream, delta: number) =>
@@ -52,19 +64,29 @@ export async function scan(db: Db, stream: SnapshotStream, after: number | undef
   return result.rows.map(toRow);
 }
 
-export async function begin(db: Db, stream: SnapshotStream, kind: 'fresh' | 'changes'): Promise<void> {
-  await discard(db, stream);
+/** Drops what an earlier cycle left staged and creates the staging table; resolves with this cycle's fence. */
+export async function begin(db: Db, stream: SnapshotStream, kind: 'fresh' | 'changes'): Promise<number> {
+  const { rows } = await db.query<{ stage_fence: number }>('UPDATE snapshot_meta SET stage_fence = stage_fence + 1 WHERE stream = $1 RETURNING stage_fence', [stream]);
+  await dropStaging(db, stream);
   await db.query(kind === 'fresh'
     ? `CREATE TABLE ${snapshotTable(stream, 'next')} (key bigint PRIMARY KEY, chain text NOT NULL, body text NOT NULL, raw_hash text)`
     // Scratch: a crash loses it and the next cycle finds the same changes again, so no WAL for it.
     : `CREATE UNLOGGED TABLE ${snapshotTable(stream, 'changes')} (key bigint PRIMARY KEY, chain text NOT NULL, body text, raw_hash text, change_id text, change_json text)`);
+  return rows[0]!.stage_fence;
 }
 
-export async function discard(db: Db, stream: SnapshotStream): Promise<void> {
+/** Drops what the cycle with this fence staged; what a newer cycle stages is left alone. */
+export async function discard(db: Db, stream: SnapshotStream, fence: number): Promise<void> {
+  const { rows } = await db.query<{ stage_fence: number }>('SELECT stage_fence FROM snapshot_meta WHERE stream = $1 FOR UPDATE', [stream]);
+  if (rows[0]?.stage_fence === fence) await dropStaging(db, stream);
+}
+
+async function dropStaging(db: Db, stream: SnapshotStream): Promise<void> {
   await db.query(`DROP TABLE IF EXISTS ${snapshotTable(stream, 'next')}; DROP TABLE IF EXISTS ${snapshotTable(stream, 'changes')}`);
 }
 
-export async function stageFresh(db: Db, stream: SnapshotStream, fresh: FreshRows): Promise<void> {
+export async function stageFresh(db: Db, stream: SnapshotStream, fence: number, fresh: FreshRows): Promise<void> {
+  await lockStream(db, stream, fence, 'share');
   const starts = fresh.ends.map((_, i) => (i === 0 ? 0 : fresh.ends[i - 1]!));
   const bytes = Buffer.from(fresh.bytes.buffer, fresh.bytes.byteOffset, fresh.bytes.byteLength);
   await db.query(`INSERT INTO ${snapshotTable(stream, 'next')} (key, chain, body, raw_hash)
@@ -72,7 +94,8 @@ export async function stageFresh(db: Db, stream: SnapshotStream, fresh: FreshRow
     FROM unnest($1::bigint[], $2::int[], $4::int[], $5::text[]) AS t(k, s, e, h)`, [fresh.keys, starts, bytes, fresh.ends, fresh.hashes]);
 }
 
-export async function stageChanges(db: Db, stream: SnapshotStream, staged: readonly StagedRow[]): Promise<void> {
+export async function stageChanges(db: Db, stream: SnapshotStream, fence: number, staged: readonly StagedRow[]): Promise<void> {
+  await lockStream(db, stream, fence, 'share');
   // One JSON document, not text arrays: the client escapes an array literal element by element on
   // the event loop, which for a batch of records with their change records held it up for 100 ms and
   // more; JSON.stringify does it natively, and PostgreSQL unpacks it.
@@ -82,8 +105,8 @@ export async function stageChanges(db: Db, stream: SnapshotStream, staged: reado
     FROM json_to_recordset($1::json) AS t(key bigint, chain text, body text, raw_hash text, change_id text, change_json text)`, [JSON.stringify(rows)]);
 }
 
-export async function applyFresh(db: Db, stream: SnapshotStream, state: StatePatch, created: { detectedAt: string; connectors: readonly string[]; now: number } | undefined): Promise<void> {
-  await lockStream(db, stream);
+export async function applyFresh(db: Db, stream: SnapshotStream, fence: number, state: StatePatch, created: { detectedAt: string; connectors: readonly string[]; now: number } | undefined): Promise<void> {
+  await lockStream(db, stream, fence);
   if ((await size(db, stream)) > 0) throw new Error(`a fresh ${stream} snapshot cannot replace one that holds rows`);
   const table = snapshotTable(stream);
   const next = snapshotTable(stream, 'next');
@@ -94,8 +117,8 @@ export async function applyFresh(db: Db, stream: SnapshotStream, state: StatePat
   await putState(db, state);
 }
 
-export async function applyChanges(db: Db, stream: SnapshotStream, limit: number, connectors: readonly string[], state: StatePatch, now: number): Promise<{ applied: number; done: boolean }> {
-  await lockStream(db, stream);
+export async function applyChanges(db: Db, stream: SnapshotStream, fence: number, limit: number, connectors: readonly string[], state: StatePatch, now: number): Promise<{ applied: number; done: boolean }> {
+  await lockStream(db, stream, fence);
   if ((await createdPending(db, stream)) > 0) throw new Error(`the created changes of ${stream} must all have rows of their own before its snapshot changes`);
   const table = snapshotTable(stream);
   const changes = snapshotTable(stream, 'changes');

@@ -8,6 +8,7 @@ import { systemClock, type Clock } from '../../clock.js';
 import { BridgeError } from '../../errors.js';
 import { storeError } from '../errors.js';
 import { createHealth } from '../health.js';
+import { createLocalRoles } from '../local-roles.js';
 import { startHeartbeat } from '../heartbeat.js';
 import { refuseOldFormat } from '../old-format.js';
 import type { Store } from '../port.js';
@@ -131,7 +132,11 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   const store: Store = {
     name: 'store',
     engine: 'sqlite',
+    // One process holds the database (lock.ts): it has every role, and nobody else changes anything.
+    shared: false,
     replicaId: self.id,
+    roles: createLocalRoles(self.id),
+    watch: () => () => {},
     inbox: {
       accept: (entry, records) => call('accept', entry, records),
       get: (id) => call('getEvent', id),

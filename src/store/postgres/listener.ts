@@ -1,0 +1,85 @@
+import pg from 'pg';
+import type { Logger } from 'pino';
+import type { Clock } from '../../clock.js';
+import { describeError } from '../../errors.js';
+import type { StoreChange } from '../port.js';
+
+/** The channel every replica's commits notify on (NOTIFY reaches only the database it is sent in). */
+export const CHANNEL = 'schoolbridge';
+
+const CHANGES: ReadonlySet<string> = new Set<StoreChange>(['outbox', 'roles']);
+
+/**
+ * A connection of its own that LISTENs on CHANNEL and tells the store's watchers what other replicas
+ * changed. A notification is sent inside the transaction that makes the change, so it arrives only
+ * once that has committed. The connection is made again, with back-off, whenever it breaks; notices
+ * sent meanwhile are lost, which the watchers' own periodic looks make up for.
+ */
+export interface Listener {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  on(listener: (change: StoreChange) => void): () => void;
+}
+
+export function createListener(options: { url: string; log: Logger; clock: Clock }): Listener {
+  const listeners = new Set<(change: StoreChange) => void>();
+  const stopping = new AbortController();
+  let client: pg.Client | undefined;
+  let loop: Promise<void> | undefined;
+
+  const tell = (change: StoreChange) => {
+    for (const listener of listeners) listener(change);
+  };
+
+  /** Connects and listens; resolves when the connection ends. */
+  async function session(): Promise<void> {
+    const current = new pg.Client({ connectionString: options.url, connectionTimeoutMillis: 10_000 });
+    client = current;
+    const ended = new Promise<void>((resolve) => {
+      current.once('end', () => resolve());
+      current.on('error', () => resolve());
+    });
+    current.on('notification', (message) => {
+      if (message.channel === CHANNEL && message.payload !== undefined && CHANGES.has(message.payload)) tell(message.payload as StoreChange);
+    });
+    await current.connect();
+    await current.query(`LISTEN ${CHANNEL}`);
+    // What was notified while this replica was not listening is unknown: look at everything once.
+    tell('outbox');
+    tell('roles');
+    await ended;
+  }
+
+  async function run(): Promise<void> {
+    let delay = 1000;
+    while (!stopping.signal.aborted) {
+      const started = options.clock.now();
+      try {
+        await session();
+      } catch (error) {
+        options.log.debug({ err: describeError(error) }, 'cannot listen for other replicas\' changes; trying again');
+      }
+      await client?.end().catch(() => {});
+      client = undefined;
+      if (stopping.signal.aborted) return;
+      // A session that lasted resets the back-off; one that failed at once doubles it, to 30 s.
+      delay = options.clock.now() - started > 30_000 ? 1000 : Math.min(delay * 2, 30_000);
+      await options.clock.sleep(delay, stopping.signal).catch(() => {});
+    }
+  }
+
+  return {
+    async start() {
+      loop ??= run();
+    },
+    async stop() {
+      stopping.abort();
+      await client?.end().catch(() => {});
+      await loop;
+    },
+    on(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}
