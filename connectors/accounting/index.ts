@@ -18,6 +18,9 @@ type Ctx = ConnectorContext<AccountingConfig>;
 export const accountingConnector: Connector<AccountingConfig> = {
   type: 'accounting',
   configSchema: accountingConfigSchema,
+  // The daily ledger files are this host's: with them, one replica at a time delivers. Without them
+  // each POST stands alone (the receiver dedupes by Idempotency-Key), so every replica may.
+  exclusive: (config) => config.ledgerDir !== undefined,
   check: checkAccounting,
   async deliver(ctx, records) {
     const outcomes: DeliveryOutcome[] = [];

@@ -21,6 +21,8 @@ export const fileConnector: Connector<FileConfig> = {
   // Appends to a file are serialized (one writer per file), so batches in parallel would only queue
   // behind each other and split the records into more, smaller appends and fsyncs.
   maxConcurrency: () => 1,
+  // The files are this host's: one replica at a time writes them (each record id once per file).
+  exclusive: () => true,
 
   async check(ctx) {
     try {

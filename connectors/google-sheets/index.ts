@@ -136,6 +136,8 @@ export const googleSheetsConnector: Connector<GoogleSheetsConfig> = {
   batchSize: (config) => config.batchSize,
   // Deliveries to the spreadsheet take turns anyway (Session.turn): more batches would only wait.
   maxConcurrency: () => 1,
+  // Rows are found and shifted by position: two replicas writing one sheet would write over each other.
+  exclusive: () => true,
   check,
   deliver,
 };

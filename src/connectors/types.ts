@@ -46,6 +46,13 @@ export interface Connector<C extends { name: string; type: string; streams: read
    * smaller of the two applies). Default: no limit of its own.
    */
   maxConcurrency?(config: C): number;
+  /**
+   * Whether one replica at a time may serve this connector (default: any number at once): its
+   * deliveries write local or ordered state, a file or a spreadsheet's rows, that two processes
+   * must not write side by side. The outbox holds the connector's role in the store while it
+   * delivers to it (docs/store.md); `ctx.cache` starts empty each time this replica takes it.
+   */
+  exclusive?(config: C): boolean;
   /** Credentials and reachability, shown in /readyz. Must not throw. */
   check(ctx: ConnectorContext<C>): Promise<CheckResult>;
   /** One outcome per record, same order, same length. Throwing counts as `retry` for every record. */

@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { Agent } from 'undici';
 import { createMetricsRegistry } from '../metrics.js';
 import { BridgeError } from '../errors.js';
-import type { OutboxStore, Store } from '../store/index.js';
+import type { OutboxStore, RoleStore, Store, StoreChange } from '../store/index.js';
 import type { Connector } from '../connectors/types.js';
 import { ManualClock, change, nextEvent, roster, scriptedConnector } from '../../test/outbox-helpers.js';
 import { ENGINES, testStore, type Engine } from '../../test/support/stores.js';
@@ -52,6 +52,8 @@ interface SetupOptions {
   maxAgeHours?: number;
   leaseMs?: number;
   concurrency?: number;
+  roles?: RoleStore;
+  watch?: (listener: (change: StoreChange) => void) => () => void;
 }
 
 async function setup(connectors: { name: string; connector: Connector; streams?: string[] }[], options: SetupOptions = {}) {
@@ -82,6 +84,8 @@ async function setup(connectors: { name: string; connector: Connector; streams?:
     // The store's sweep returns expired leases too; kept out of the way so a test sees the worker's own lease timer.
     sweepIntervalMs: 24 * 3_600_000,
     ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+    ...(options.roles ? { roles: options.roles } : {}),
+    ...(options.watch ? { watch: options.watch } : {}),
   });
   outboxes.push(outbox);
   await outbox.start();
@@ -437,6 +441,71 @@ describe('outbox', () => {
     clock.advance(1);
     await delivered;
     expect(a.delivered()).toEqual([s1.id, s1.id]);
+  });
+
+  it('serves a connector one replica at a time holds only while this replica holds its role', async () => {
+    let holder: string | undefined = 'another replica';
+    const asked: string[] = [];
+    const roles: RoleStore = {
+      async acquire(role) {
+        asked.push(`acquire ${role}`);
+        holder ??= 'me';
+        return holder === 'me' ? 7 : undefined;
+      },
+      async release(role) {
+        asked.push(`release ${role}`);
+        if (holder === 'me') holder = undefined;
+      },
+      claimTick: async () => true,
+      holdings: async () => ({ roles: [], ticks: [] }),
+    };
+    let notice: ((change: StoreChange) => void) | undefined;
+    const cacheSeen: number[] = [];
+    const a = scriptedConnector();
+    const exclusive: Connector = {
+      ...a.connector,
+      exclusive: () => true,
+      async deliver(ctx, records) {
+        cacheSeen.push(ctx.cache.size);
+        ctx.cache.set('ids', records.map((r) => r.id));
+        return a.connector.deliver(ctx, records);
+      },
+    };
+    const { outbox, clock } = await setup([{ name: 'files', connector: exclusive }], {
+      roles,
+      watch: (listener) => {
+        notice = listener;
+        return () => (notice = undefined);
+      },
+    });
+    const s1 = change('students', 1);
+    await outbox.enqueue([s1]);
+    await outbox.whenIdle();
+    expect(a.delivered()).toEqual([]);
+    expect(asked).toEqual(['acquire connector:files']);
+    // The other replica gives the role up and says so: this one takes it and delivers.
+    holder = undefined;
+    const delivered = nextEvent(outbox, 'delivered');
+    notice!('roles');
+    await delivered;
+    expect(a.delivered()).toEqual([s1.id]);
+    expect(cacheSeen).toEqual([0]);
+    // It loses the role (its heartbeat stopped, say) and takes it again later: its cache starts afresh.
+    holder = 'another replica';
+    clock.advance(2_001);
+    const s2 = change('students', 2);
+    await outbox.enqueue([s2]);
+    await outbox.whenIdle();
+    expect(a.delivered()).toEqual([s1.id]);
+    holder = undefined;
+    const again = nextEvent(outbox, 'delivered');
+    notice!('roles');
+    await again;
+    expect(a.delivered()).toEqual([s1.id, s2.id]);
+    expect(cacheSeen).toEqual([0, 0]);
+    await outbox.stop();
+    expect(asked.at(-1)).toBe('release connector:files');
+    expect(holder).toBeUndefined();
   });
 
   it('a delivery failing past maxAgeHours ends dead', async () => {

@@ -7,7 +7,8 @@ import { describeError } from '../errors.js';
 import type { Component } from '../lifecycle.js';
 import type { ReadinessState } from '../readiness.js';
 import type { AnyRecord, Stream } from '../records.js';
-import type { Delivery, DeliveryFilter, Enqueue, ListedDelivery, OutboxCounts, OutboxStore, StatePatch } from '../store/index.js';
+import type { Delivery, DeliveryFilter, Enqueue, ListedDelivery, OutboxCounts, OutboxStore, RoleStore, StatePatch, StoreChange } from '../store/index.js';
+import { createLocalRoles } from '../store/local-roles.js';
 import { createConnectorChecks } from './connector-checks.js';
 import type { ConnectorInstance } from './connector-instance.js';
 import { OutboxEvents, type OutboxEvent, type OutboxEventPayload } from './events.js';
@@ -18,6 +19,10 @@ import { ConnectorWorker, type WorkerHost } from './worker.js';
 
 export interface OutboxOptions {
   store: OutboxStore;
+  /** Where an exclusive connector's role is held (default: this process holds every role). */
+  roles?: RoleStore;
+  /** What other replicas changed (Store.watch): their deliveries due, their roles given up. */
+  watch?: (listener: (change: StoreChange) => void) => () => void;
   connectors: readonly ConnectorInstance[];
   delivery: { maxAgeHours: number; backoff: { baseMs: number; maxMs: number }; concurrency?: number };
   clock: Clock;
@@ -77,6 +82,7 @@ export interface Outbox extends Component {
 }
 
 const DEFAULTS = { leaseMs: 10 * 60_000, sweepIntervalMs: 10_000, checkIntervalMs: 60_000, stopTimeoutMs: 5000 };
+const NOTICE_MS = 20;
 
 /** Records without a key (an event whose object has no id) are ordered on their own. */
 export function orderKey(record: AnyRecord): string {
@@ -102,6 +108,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
 
   const host: WorkerHost = {
     store, clock, log, policy, random,
+    roles: options.roles ?? createLocalRoles('local'),
     leaseMs: settings.leaseMs,
     concurrency: options.delivery.concurrency ?? 4,
     isRunning: () => state === 'running',
@@ -152,6 +159,21 @@ export function createOutbox(options: OutboxOptions): Outbox {
 
   function pumpAll(): void {
     for (const worker of workers) worker.pump();
+  }
+
+  /**
+   * Another replica's news. Its webhooks come in batches, each with a notice: the workers look
+   * once per NOTICE_MS at most, which is soon enough for a delivery and spares the store a claim per notice.
+   */
+  let noticed: NodeJS.Timeout | undefined;
+  let unwatch: (() => void) | undefined;
+  function onChange(change: StoreChange): void {
+    if (state !== 'running') return;
+    if (change === 'roles') for (const worker of workers) worker.hold?.recheck();
+    noticed ??= setTimeout(() => {
+      noticed = undefined;
+      pumpAll();
+    }, NOTICE_MS);
   }
 
   async function sweep(): Promise<void> {
@@ -220,7 +242,9 @@ export function createOutbox(options: OutboxOptions): Outbox {
         }
         if (holds > 0 || state !== 'running') return;
         const now = clock.now();
-        const due = await Promise.all(workers.map((w) => store.nextRunAt(w.name).catch(() => undefined)));
+        // A connector another replica serves is that replica's to deliver: not this outbox's to wait for.
+        const next = (w: ConnectorWorker) => store.nextRunAt(w.name).catch(() => undefined);
+        const due = await Promise.all(workers.map((w) => (w.hold ? w.serving().then((serving) => (serving ? next(w) : undefined)) : next(w))));
         if (due.every((at) => at === undefined || at > now)) return;
         // Due, yet no claim running: start one (after a pause if the last look found the same: the
         // store may be refusing claims for now, and the workers retry by themselves shortly).
@@ -241,6 +265,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     async start() {
       if (state !== 'new') return;
       state = 'running';
+      unwatch = options.watch?.(onChange);
       checks.start();
       sweepLoop = (async () => {
         for (;;) {
@@ -266,8 +291,12 @@ export function createOutbox(options: OutboxOptions): Outbox {
       stopController.abort(new Error('the outbox is stopping'));
       for (const worker of workers) worker.cancelWake();
       const inFlight = Promise.allSettled([...workers.flatMap((w) => w.busy()), sweepLoop, checks.stop()]);
+      unwatch?.();
+      clearTimeout(noticed);
       const finished = await withTimeout(inFlight, settings.stopTimeoutMs);
       if (!finished) log.warn({ timeoutMs: settings.stopTimeoutMs }, 'deliveries still in flight at stop; they will be redelivered');
+      // Nothing of this replica's is in flight any more: the others may take the connectors at once.
+      if (finished) await Promise.all(workers.map((w) => w.hold?.release()));
       state = 'stopped';
     },
   };

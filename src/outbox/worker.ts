@@ -4,14 +4,16 @@ import type { ConnectorContext, DeliveryOutcome } from '../connectors/types.js';
 import { StoredRecord } from '../connectors/stored-record.js';
 import { BridgeError, describeError } from '../errors.js';
 import { createdChangeBody } from '../records.js';
-import type { Claimed, OutboxStore } from '../store/index.js';
+import type { Claimed, OutboxStore, RoleStore } from '../store/index.js';
 import type { ConnectorInstance } from './connector-instance.js';
 import type { RetryPolicy } from './retry-policy.js';
+import { ROLE_CHECK_MS, RoleHold } from './role-hold.js';
 import { checkOutcomes, failAll, settle, type Settled } from './transitions.js';
 
 /** What a worker needs from its outbox; see outbox.ts. */
 export interface WorkerHost {
   store: OutboxStore;
+  roles: RoleStore;
   clock: Clock;
   log: Logger;
   leaseMs: number;
@@ -47,6 +49,8 @@ export class ConnectorWorker {
   /** Set when asked to pump while a claim was running: its answer may predate the news. */
   private dirty = false;
   private wake: { at: number; abort: AbortController } | undefined;
+  /** The connector's role, for a connector one replica at a time serves. */
+  readonly hold: RoleHold | undefined;
 
   constructor(
     private readonly host: WorkerHost,
@@ -56,6 +60,15 @@ export class ConnectorWorker {
     this.batchSize = Math.max(1, Math.floor(instance.connector.batchSize?.(instance.config) ?? 1));
     const own = instance.connector.maxConcurrency?.(instance.config) ?? Infinity;
     this.concurrency = Math.max(1, Math.floor(Math.min(host.concurrency, own)));
+    if (instance.connector.exclusive?.(instance.config)) {
+      // A new term: what the cache knew (ids in a file, rows of a sheet) may have changed meanwhile.
+      this.hold = new RoleHold(host.roles, `connector:${instance.name}`, host.clock, () => ctx.cache.clear());
+    }
+  }
+
+  /** Whether this replica delivers to the connector now (it may, or it holds the connector's role). */
+  async serving(): Promise<boolean> {
+    return this.hold ? this.hold.held() : true;
   }
 
   get name(): string {
@@ -91,6 +104,11 @@ export class ConnectorWorker {
   private async claimNext(): Promise<boolean> {
     const { store, clock } = this.host;
     const now = clock.now();
+    if (this.hold && !(await this.hold.held())) {
+      // Another replica serves this connector: look again later (or when it gives the role up).
+      this.setWake(now + ROLE_CHECK_MS);
+      return false;
+    }
     let claimed: Claimed[];
     try {
       claimed = await store.claim({ connector: this.name, limit: this.batchSize, now, leaseMs: this.host.leaseMs });
