@@ -23,7 +23,8 @@ export interface CronSpec {
   timezone: string;
 }
 
-export type CronFactory = (spec: CronSpec, onTick: () => void, log: Logger) => CronTimer;
+/** `slot`: the time the tick is for by the schedule (not when the timer happened to fire). */
+export type CronFactory = (spec: CronSpec, onTick: (slot: Date) => void, log: Logger) => CronTimer;
 
 export const nodeCronFactory: CronFactory = (spec, onTick, log) => {
   const logger: CronLogger = {
@@ -33,7 +34,7 @@ export const nodeCronFactory: CronFactory = (spec, onTick, log) => {
     debug: (message) => log.debug({ job: spec.name }, String(message)),
   };
   // The callback only starts the work and returns: overlap is decided by the scheduler, not the library.
-  const task = createTask(spec.expression, () => onTick(), { name: `schoolbridge-${spec.name}`, timezone: spec.timezone, logger });
+  const task = createTask(spec.expression, (context) => onTick(context.date), { name: `schoolbridge-${spec.name}`, timezone: spec.timezone, logger });
   let destroyed = false;
   return {
     start: () => void task.start(),

@@ -6,7 +6,7 @@ import type { Component } from '../lifecycle.js';
 import type { Readiness } from '../readiness.js';
 import type { Store } from '../store/index.js';
 import type { CycleResult } from './cycle.js';
-import { createPoller, type Poller, type RunCycleOptions } from './poller.js';
+import { createPoller, LAST_CYCLE_KEY, type LastCycle, type Poller, type RunCycleOptions } from './poller.js';
 import type { ListSource, OutboxPort } from './ports.js';
 import { createRosterExporter, LAST_EXPORT_KEY, type ExportResult, type RosterExporter } from './roster-export.js';
 import { createScheduler, type Scheduler } from './scheduler.js';
@@ -50,7 +50,7 @@ export function createPollPart(options: PollPartOptions): PollPart {
   const { config, store, outbox, clock, metrics } = options;
   const poller = createPoller({
     store, upstream: options.upstream, outbox, clock, metrics, poll: config.poll, log: options.log.child({ component: 'poll' }),
-    warmWorkers: options.mode === 'daemon',
+    warmWorkers: options.mode === 'daemon', replica: store.replicaId,
   });
   const exporter = createRosterExporter({
     poller, snapshot: store.snapshot, state: store.state, outbox, clock, metrics, timezone: config.export.timezone ?? config.poll.timezone, log: options.log.child({ component: 'roster' }),
@@ -66,6 +66,8 @@ export function createPollPart(options: PollPartOptions): PollPart {
       ? createScheduler({
           log: options.log.child({ component: 'scheduler' }),
           metrics,
+          // Each tick runs on one replica: the one whose claim of it the store takes first.
+          claimTick: (job, slot) => store.roles.claimTick(job, slot, clock.now()),
           jobs: [
             {
               name: 'poll', schedule: config.poll.schedule, timezone: config.poll.timezone, runOnStart: config.poll.onStart,
@@ -89,7 +91,10 @@ export function createPollPart(options: PollPartOptions): PollPart {
     exportRoster: (opts) => exportRoster({ trigger: opts?.trigger ?? 'manual' }),
     async status() {
       const next = scheduler?.nextRuns() ?? {};
-      const last = poller.lastResult();
+      // The last cycle of any replica (recorded in the store), or this one's while it is not recorded.
+      const recorded = await store.state.get<LastCycle>(LAST_CYCLE_KEY).catch(() => undefined);
+      const own = poller.lastResult();
+      const last = recorded && (!own || recorded.startedAt >= own.startedAt) ? recorded : own;
       const stored = await store.state.get<{ at: string }>(LAST_EXPORT_KEY).catch(() => undefined);
       return {
         poll: {

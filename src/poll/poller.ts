@@ -25,6 +25,8 @@ export interface PollerOptions {
   budgetMs?: number;
   /** The list worker (default: a new one); the poller stops it when it stops. */
   lists?: ListWorker;
+  /** This replica's id, recorded with each cycle's outcome for every replica's status page. */
+  replica?: string;
   /**
    * Start the list worker's threads with the poller (the daemon) rather than at the first read (a
    * one-shot command that may never poll). A scheduled cycle then never waits for them to load
@@ -56,6 +58,17 @@ export interface Poller extends Component {
 }
 
 const STOP_WAIT_MS = 5_000;
+
+/** The state key of the last cycle any replica ran (not a dry run): what every status page shows. */
+export const LAST_CYCLE_KEY = 'poll.lastCycle';
+
+export interface LastCycle {
+  startedAt: string;
+  outcome: CycleResult['outcome'];
+  trigger: string;
+  durationMs: number;
+  replica?: string;
+}
 
 export function createPoller(options: PollerOptions): Poller {
   const clock = options.clock ?? systemClock;
@@ -89,6 +102,10 @@ export function createPoller(options: PollerOptions): Poller {
       }
     }
     logResult(log, result);
+    if (!result.dryRun) {
+      const lastCycle: LastCycle = { startedAt: result.startedAt, outcome: result.outcome, trigger: result.trigger, durationMs: result.durationMs, ...(options.replica ? { replica: options.replica } : {}) };
+      void state.put({ [LAST_CYCLE_KEY]: lastCycle }).catch((error: unknown) => log.debug({ err: describeError(error) }, 'the last cycle was not recorded'));
+    }
     for (const listener of listeners) listener(result);
   };
 

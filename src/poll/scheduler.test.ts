@@ -8,7 +8,7 @@ const log = pino({ level: 'silent' });
 
 /** A cron twin: ticks fire when the test says so. */
 function manualCron() {
-  const timers = new Map<string, { spec: CronSpec; fire: () => void; started: boolean; stopped: boolean }>();
+  const timers = new Map<string, { spec: CronSpec; fire: (slot: Date) => void; started: boolean; stopped: boolean }>();
   const factory: CronFactory = (spec, onTick) => {
     const entry = { spec, fire: onTick, started: false, stopped: false };
     timers.set(spec.name, entry);
@@ -19,7 +19,7 @@ function manualCron() {
       matches: () => false,
     };
   };
-  return { factory, timers, fire: (name: string) => timers.get(name)?.fire() };
+  return { factory, timers, fire: (name: string, slot = new Date(Date.UTC(2026, 10, 22, 1))) => timers.get(name)?.fire(slot) };
 }
 
 /** A job whose runs the test finishes by hand. */
@@ -96,5 +96,50 @@ describe('scheduler', () => {
     expect(cron.timers.get('poll')?.stopped).toBe(true);
     expect(scheduler.tick('poll')).toBe('skip-stopped');
     await scheduler.stop(); // twice is harmless
+  });
+
+  it('runs each tick on the one replica whose claim of its slot wins, and one start-up run between them', async () => {
+    // The store's side of it: the last slot claimed per job moves only forward.
+    const last = new Map<string, number>();
+    const claimTick = async (job: string, slot: number) => {
+      if ((last.get(job) ?? -Infinity) >= slot) return false;
+      last.set(job, slot);
+      return true;
+    };
+    const replicas = [manualCron(), manualCron(), manualCron()].map((cron) => {
+      const runs: string[] = [];
+      const job: ScheduledJob = { name: 'poll', schedule: '* * * * *', timezone: 'Europe/Warsaw', runOnStart: true, run: async (trigger) => void runs.push(trigger) };
+      return { cron, job, runs, metrics: createMetricsRegistry() };
+    });
+    const schedulers = replicas.map(({ cron, job, metrics }) => createScheduler({ jobs: [job], log, metrics, cron: cron.factory, claimTick }));
+    try {
+      const runs = () => replicas.flatMap((r) => r.runs);
+      const settle = () => Promise.all(schedulers.map((one) => one.whenIdle()));
+      for (const one of schedulers) await one.start();
+      await settle();
+      expect(runs()).toEqual(['start-up']);
+      for (let minute = 0; minute < 5; minute++) {
+        const slot = new Date(Date.UTC(2026, 10, 22, 2, minute));
+        for (const { cron } of replicas) cron.fire('poll', slot);
+        await settle();
+        expect(runs()).toHaveLength(2 + minute);
+      }
+      const skipped = await Promise.all(replicas.map(async (r) => (await r.metrics.metrics()).match(/reason="other-replica"} (\d+)/)?.[1] ?? '0'));
+      expect(skipped.map(Number).reduce((a, b) => a + b)).toBe(2 + 2 * 5);
+    } finally {
+      for (const one of schedulers) await one.stop();
+    }
+  });
+
+  it('skips a tick it could not claim, and says so', async () => {
+    const cron = manualCron();
+    const poll = heldJob('poll');
+    const metrics = createMetricsRegistry();
+    scheduler = createScheduler({ jobs: [poll.job], log, metrics, cron: cron.factory, claimTick: () => Promise.reject(new Error('the store is down')) });
+    await scheduler.start();
+    cron.fire('poll');
+    await scheduler.whenIdle();
+    expect(poll.runs).toHaveLength(0);
+    expect(await metrics.metrics()).toContain('schoolbridge_schedule_skipped_total{job="poll",reason="claim-failed"} 1');
   });
 });

@@ -8,8 +8,11 @@ import { nodeCronFactory, type CronFactory, type CronTimer } from './cron.js';
 /**
  * Runs jobs (the poll, the roster export) on cron schedules, and once at start-up when asked.
  * No overlap: a tick that arrives while the job's previous run is still going is skipped and logged
- * (our own guard, whatever the timer library does). Stop stops the timers, aborts the runs through
- * their signal and waits for them, bounded.
+ * (our own guard, whatever the timer library does). Among replicas each tick runs once: a tick is
+ * claimed in the store by the time the schedule gave it (its slot), and only the replica whose claim
+ * wins runs it. A start-up run claims the slot just before the next tick, so replicas starting
+ * together run one start-up run between them. Stop stops the timers, aborts the runs through their
+ * signal and waits for them, bounded.
  */
 export interface ScheduledJob {
   name: string;
@@ -32,8 +35,11 @@ export function decideTick(state: { stopped: boolean; running: boolean; busy: bo
 }
 
 export interface Scheduler extends Component {
-  /** What a tick does; the timers call it, tests and start-up too. */
-  tick(name: string, trigger?: string): TickDecision;
+  /**
+   * What a tick does; the timers call it, tests and start-up too. With a `slot` (epoch ms) the run
+   * is claimed first, and skipped when another replica has the slot.
+   */
+  tick(name: string, trigger?: string, slot?: number): TickDecision;
   /** Next run per job, ISO 8601 (null when stopped). */
   nextRuns(): Record<string, string | null>;
   /** Resolves when no job is running. */
@@ -46,6 +52,8 @@ export interface SchedulerOptions {
   metrics: Registry;
   cron?: CronFactory;
   stopWaitMs?: number;
+  /** Claims a job's tick among the replicas (RoleStore.claimTick); true where it is to run. Default: always. */
+  claimTick?: (job: string, slot: number) => Promise<boolean>;
 }
 
 export function createScheduler(options: SchedulerOptions): Scheduler {
@@ -57,7 +65,20 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   let controller = new AbortController();
   let stopped = true;
 
-  const tick = (name: string, trigger = 'schedule'): TickDecision => {
+  /** Whether this replica runs the tick at `slot`: a claim that fails (the store is down) is a skip. */
+  const claimed = async (name: string, trigger: string, slot: number): Promise<boolean> => {
+    try {
+      if (await options.claimTick!(name, slot)) return true;
+      skipped.inc({ job: name, reason: 'other-replica' });
+      log.debug({ job: name, trigger, slot: new Date(slot).toISOString() }, `${name} tick runs on another replica`);
+    } catch (error) {
+      skipped.inc({ job: name, reason: 'claim-failed' });
+      log.warn({ job: name, trigger, err: describeError(error) }, `${name} tick skipped: it could not be claimed in the store`);
+    }
+    return false;
+  };
+
+  const tick = (name: string, trigger = 'schedule', slot?: number): TickDecision => {
     const job = jobs.find((candidate) => candidate.name === name);
     if (!job) throw new Error(`no scheduled job ${name}`);
     const decision = decideTick({ stopped, running: running.has(name), busy: job.isBusy?.() ?? false });
@@ -66,8 +87,11 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       log.warn({ job: name, trigger, decision }, `${name} tick skipped: ${decision === 'skip-running' ? 'the previous run is still going' : decision === 'skip-busy' ? 'the same work is already under way' : 'stopped'}`);
       return decision;
     }
-    const run = job
-      .run(trigger, controller.signal)
+    const signal = controller.signal;
+    const started = slot === undefined || !options.claimTick
+      ? job.run(trigger, signal)
+      : claimed(name, trigger, slot).then((mine) => (mine && !signal.aborted ? job.run(trigger, signal) : undefined));
+    const run = started
       .then(
         () => undefined,
         (error: unknown) => log.error({ job: name, trigger, err: error }, `${name} run failed: ${describeError(error)}`),
@@ -83,9 +107,12 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       if (!stopped) return;
       stopped = false;
       controller = new AbortController();
-      timers = jobs.map((job) => ({ job, timer: cron({ name: job.name, expression: job.schedule, timezone: job.timezone }, () => tick(job.name), log) }));
+      timers = jobs.map((job) => ({ job, timer: cron({ name: job.name, expression: job.schedule, timezone: job.timezone }, (slot) => tick(job.name, 'schedule', slot.getTime()), log) }));
       for (const { timer } of timers) timer.start();
-      for (const job of jobs) if (job.runOnStart) tick(job.name, 'start-up');
+      for (const { job, timer } of timers) {
+        const next = timer.nextRun();
+        if (job.runOnStart) tick(job.name, 'start-up', next ? next.getTime() - 1 : undefined);
+      }
       log.info({ next: nextRuns() }, 'schedules started');
     },
     async stop() {
