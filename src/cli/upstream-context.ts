@@ -1,12 +1,17 @@
 import type { Command } from 'commander';
 import { Agent } from 'undici';
 import { systemClock } from '../clock.js';
+import { openStore } from '../store/index.js';
 import { createUpstream } from '../upstream-part.js';
 import type { UpstreamClient } from '../upstream/index.js';
 import { createReconciler, type Reconciler } from '../webhooks/reconciler.js';
 import { cliLogger, globalOptions, loadCliConfig } from './context.js';
 
-/** What the `webhooks …` commands need: the upstream (with the embedded sandbox when configured), no store. */
+/**
+ * What the `webhooks …` commands need: the upstream (with the embedded sandbox when configured). On
+ * PostgreSQL also the store, where a reconcile takes its turn among the replicas; an embedded store
+ * belongs to its daemon, so there the commands talk to the upstream only.
+ */
 export interface UpstreamContext {
   upstream: UpstreamClient;
   reconciler: Reconciler;
@@ -22,16 +27,20 @@ export async function withUpstream<T>(command: Command, work: (context: Upstream
   const dispatcher = new Agent({ connect: { timeout: config.upstream.connectTimeoutMs } });
   const { sandbox, upstream } = await createUpstream(config, { clock: systemClock, dispatcher, log });
   const callbackUrl = () => `${(config.server.publicUrl ?? `http://${config.server.host}:${config.server.port}`).replace(/\/+$/, '')}/webhooks/v2`;
+  const store = config.store.driver === 'postgres' ? openStore(config.store, log.child({ component: 'store' }), systemClock) : undefined;
   const reconciler = createReconciler({
     api: upstream,
     wanted: () => ({ events: config.webhooks.events, callbackUrl: callbackUrl(), prune: config.webhooks.prune }),
     clock: systemClock,
     log: log.child({ component: 'webhook-reconciler' }),
     onStart: false,
+    ...(store ? { store: { roles: store.roles, state: store.state } } : {}),
   });
   try {
+    await store?.start();
     return await work({ upstream, reconciler, callbackUrl });
   } finally {
+    await store?.stop();
     await sandbox?.stop();
     await dispatcher.close().catch(() => {});
     log.flush?.();

@@ -17,7 +17,7 @@ export type { EventSink, Intake, IntakeAnswer } from './intake.js';
 export type { EventOperator, QuarantineSummary, ReleaseResult, ReprocessResult } from './operator.js';
 export type { ReconcileResult, WebhookApi } from './reconcile.js';
 export { planReconcile, sameUrl, type ReconcilePlan, type WantedRegistrations } from './reconcile-plan.js';
-export type { Reconciler, RegistrationState } from './reconciler.js';
+export { REGISTRATIONS_KEY, type Reconciler, type RegistrationState } from './reconciler.js';
 export { WEBHOOK_PATH } from './route.js';
 
 export interface WebhooksOptions {
@@ -65,6 +65,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
     log: log.child({ component: 'webhook-reconciler' }),
     ...(options.random ? { random: options.random } : {}),
     onStart: options.mode === 'daemon' && config.reconcileOnStart,
+    store: { roles: store.roles, state: store.state },
     ...(options.whenListening ? { whenListening: options.whenListening } : {}),
   });
   const components: Component[] = options.mode === 'daemon' ? [pruner, reconciler] : [reconciler];

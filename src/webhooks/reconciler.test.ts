@@ -135,4 +135,36 @@ describe('reconciler', () => {
     expect([1, 2, 3, 4, 5, 60].map((n) => reconcileDelay(n, policy, 0))).toEqual([500, 1000, 2000, 4000, 4000, 4000]);
     expect(reconcileDelay(4, policy, 0.999999)).toBe(8000);
   });
+
+  it('takes its turn among replicas: refused while another holds the role, recorded for all once converged', async () => {
+    const { api, writes } = fakeApi();
+    const { clock } = steppedClock();
+    let holder: string | undefined = 'another replica';
+    const calls: string[] = [];
+    const put: Record<string, unknown>[] = [];
+    const store = {
+      roles: {
+        acquire: async (role: string) => {
+          calls.push(`acquire ${role}`);
+          holder ??= 'me';
+          return holder === 'me' ? 1 : undefined;
+        },
+        release: async (role: string) => {
+          calls.push(`release ${role}`);
+          holder = undefined;
+        },
+      },
+      state: { put: async (patch: Record<string, unknown>) => void put.push(patch) },
+    };
+    const reconciler = createReconciler({ api, wanted: () => ({ events: ['invoice.created'], callbackUrl: URL_, prune: true }), clock, log, onStart: false, store });
+    await expect(reconciler.reconcile()).rejects.toMatchObject({ code: 'webhooks.busy', retryable: true });
+    expect(writes).toEqual([]);
+    // A dry run writes nothing, so it needs no turn.
+    await reconciler.reconcile({ dryRun: true });
+    holder = undefined;
+    await reconciler.reconcile();
+    expect(writes).toEqual(['POST invoice.created']);
+    expect(calls).toEqual(['acquire webhooks.reconcile', 'acquire webhooks.reconcile', 'release webhooks.reconcile']);
+    expect(put).toEqual([{ 'webhooks.registrations': expect.objectContaining({ status: 'converged', registrations: [{ id: 100, event: 'invoice.created' }] }) }]);
+  });
 });

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import { describeError } from '../errors.js';
+import { BridgeError, describeError } from '../errors.js';
+import type { RoleStore, StateStore } from '../store/index.js';
 import type { Component } from '../lifecycle.js';
 import type { ReadinessState } from '../readiness.js';
 import { reconcileWebhooks, type ReconcileResult, type WebhookApi } from './reconcile.js';
@@ -26,7 +27,16 @@ export interface ReconcilerOptions {
   backoff?: { baseMs: number; maxMs: number };
   /** Told every state change (tests await it; nothing polls). */
   onStateChange?: (state: RegistrationState) => void;
+  /**
+   * Where replicas take turns: a reconcile holds the role `webhooks.reconcile` while it runs, and
+   * leaves what it converged to in the state (REGISTRATIONS_KEY) for every replica's status page.
+   */
+  store?: { roles: Pick<RoleStore, 'acquire' | 'release'>; state: Pick<StateStore, 'put'> };
 }
+
+/** The role a reconcile holds, and the state key of the registrations the last one converged to. */
+export const RECONCILE_ROLE = 'webhooks.reconcile';
+export const REGISTRATIONS_KEY = 'webhooks.registrations';
 
 export interface Reconciler extends Component {
   /** One reconcile now (CLI, admin route); updates the state on success. */
@@ -65,13 +75,29 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   let stopping: AbortController | undefined;
   let loop: Promise<void> | undefined;
 
-  const reconcile: Reconciler['reconcile'] = async (opts = {}) => {
+  const converge = async (opts: { dryRun?: boolean; signal?: AbortSignal }) => {
     const result = await reconcileWebhooks(options.api, options.wanted(), { ...opts, log });
     if (!result.dryRun) {
       const registrations = [...result.plan.keep, ...result.created].map((w) => ({ id: w.id, event: w.event })).sort((a, b) => a.id - b.id);
-      setState({ status: 'converged', at: new Date(clock.now()).toISOString(), created: result.created.length, deleted: result.deleted.length, registrations });
+      const converged: RegistrationState = { status: 'converged', at: new Date(clock.now()).toISOString(), created: result.created.length, deleted: result.deleted.length, registrations };
+      setState(converged);
+      await options.store?.state.put({ [REGISTRATIONS_KEY]: converged }).catch((error: unknown) => log.warn({ err: describeError(error) }, 'could not record the converged registrations'));
     }
     return result;
+  };
+
+  /** One replica at a time changes the registrations: two at once would each add what the other adds. */
+  const reconcile: Reconciler['reconcile'] = async (opts = {}) => {
+    const roles = options.store?.roles;
+    if (opts.dryRun || !roles) return converge(opts);
+    if ((await roles.acquire(RECONCILE_ROLE, clock.now())) === undefined) {
+      throw new BridgeError('webhooks.busy', 'another replica is reconciling the webhook registrations now; try again in a moment', { retryable: true });
+    }
+    try {
+      return await converge(opts);
+    } finally {
+      await roles.release(RECONCILE_ROLE).catch(() => {});
+    }
   };
 
   const run = async (signal: AbortSignal) => {

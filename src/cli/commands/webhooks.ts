@@ -6,8 +6,9 @@ import { CliExit } from '../errors.js';
 import { withUpstream, type UpstreamContext } from '../upstream-context.js';
 
 /**
- * `schoolbridge webhooks list | reconcile [--dry-run] | delete <id>` (CONTRACT §1): our registrations
- * at the upstream. They talk to the upstream only, never to the store, so they run beside a daemon.
+ * `schoolbridge webhooks list | reconcile [--dry-run] | delete <id>` (README, "Commands"): our
+ * registrations at the upstream. They talk to the upstream (and on PostgreSQL to the store, which
+ * replicas share), never to a daemon, so they run beside one.
  */
 export function registerWebhooksCommand(program: Command): void {
   const webhooks = program.command('webhooks').description('inspect, converge or remove the upstream webhook registrations');
@@ -31,7 +32,7 @@ export function registerWebhooksCommand(program: Command): void {
     .option('--json', 'print JSON')
     .action((options: { dryRun?: boolean; json?: boolean }, command: Command) =>
       upstreamOnly(command, async (app) => {
-        const result = await app.reconciler.reconcile({ dryRun: options.dryRun === true });
+        const result = await reconcileInTurn(app, options.dryRun === true);
         print(options.json ? JSON.stringify(result, null, 2) : describeResult(result, app.callbackUrl()));
       }),
     );
@@ -53,7 +54,24 @@ export function registerWebhooksCommand(program: Command): void {
     );
 }
 
-/** The store is not involved, so a running daemon is no obstacle. */
+/** How long `webhooks reconcile` waits for a replica's reconcile to end before it gives up. */
+const TURN_WAIT_MS = 15_000;
+
+/** A reconcile waits its turn while a replica reconciles (PostgreSQL), then runs; past the wait it says why it stops. */
+async function reconcileInTurn(app: UpstreamContext, dryRun: boolean): Promise<ReconcileResult> {
+  const deadline = Date.now() + TURN_WAIT_MS;
+  for (;;) {
+    try {
+      return await app.reconciler.reconcile({ dryRun });
+    } catch (error) {
+      if (!(error instanceof BridgeError && error.code === 'webhooks.busy')) throw error;
+      if (Date.now() >= deadline) throw new CliExit(1, `${error.message} (waited ${TURN_WAIT_MS / 1000} s)`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
+/** No daemon is asked: a running one is no obstacle. */
 function upstreamOnly(command: Command, work: (app: UpstreamContext) => Promise<void>): Promise<void> {
   return withUpstream(command, work);
 }
