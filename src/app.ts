@@ -13,6 +13,7 @@ import { createPollPart, type PollPart } from './poll/index.js';
 import { createReadiness, type Readiness } from './readiness.js';
 import type { Sandbox } from './sandbox/index.js';
 import { createServer, type Server } from './server.js';
+import { registerReplicaMetrics } from './status/replicas.js';
 import { registerStatusRoutes } from './status/status.js';
 import { openStore, type Store } from './store/index.js';
 import { createUpstream } from './upstream-part.js';
@@ -109,6 +110,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   // --- outbox and connectors (issue 5) ----------------------------------------------------------------
   const outbox = createOutbox({
     store: store.outbox,
+    roles: store.roles,
+    watch: (listener) => store.watch(listener),
     connectors: connectorInstances,
     delivery: config.delivery,
     clock,
@@ -142,7 +145,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   components.push(...poll.components);
 
   // --- status page and admin API (issue 10) --------------------------------------------------------
-  registerStatusRoutes(http, { readiness, clock, timezone: config.poll.timezone, callbackUrl, outbox, webhooks, poll });
+  registerStatusRoutes(http, { readiness, clock, timezone: config.poll.timezone, callbackUrl, outbox, webhooks, poll, store });
+  if (mode === 'daemon') registerReplicaMetrics(metrics, store, clock);
   registerAdminRoutes(http, config.server.adminToken, {
     '/admin/sync': (body) => poll.sync({ dryRun: body.dryRun === true, trigger: 'admin' }),
     '/admin/export': () => poll.exportRoster({ trigger: 'admin' }),

@@ -12,6 +12,10 @@ function snapshot(overrides: Partial<StatusSnapshot> = {}): StatusSnapshot {
     events: { receivedToday: 12, rejectedToday: 2, quarantined: 1 },
     connectors: [{ name: 'files', type: 'file', streams: ['students'], queueDepth: 3, dead: 1, check: 'ok' }],
     dead: [{ id: 'files:invoices:x', connector: 'files', attempts: 4, lastError: 'http 400: <script>alert(1)</script>' }],
+    replicas: [
+      { id: '7c1e2f3a-0000', host: 'node-a', pid: 11, startedAt: '2026-11-22T08:00:00.000Z', heartbeatAt: '2026-11-22T09:59:58.000Z', self: true, roles: ['connector:files'], lastTicks: { poll: '2026-11-22T09:55:00.000Z' } },
+      { id: '9d00aa11-0000', host: 'node-b', pid: 12, startedAt: '2026-11-22T08:00:01.000Z', heartbeatAt: '2026-11-22T09:59:57.000Z', self: false, roles: ['webhooks.reconcile'], lastTicks: {} },
+    ],
     ...overrides,
   };
 }
@@ -42,5 +46,14 @@ describe('renderStatusPage', () => {
     const html = renderStatusPage(snapshot({ ready: false, readiness: { poll: { ok: false, reason: 'mass delete guard: 40% of students' } } }));
     expect(html).toContain('not ready');
     expect(html).toContain('mass delete guard: 40% of students');
+  });
+
+  it('lists the live replicas and what each holds', () => {
+    const html = renderStatusPage(snapshot({ timeZone: 'Europe/Warsaw' }));
+    expect(html).toContain('7c1e2f3a (this one)');
+    expect(html).toContain('connector:files');
+    expect(html).toContain('webhooks.reconcile');
+    expect(html).toContain('poll 2026-11-22 10:55:00');
+    expect(html).toContain('node-b · pid 12');
   });
 });

@@ -1,4 +1,5 @@
 import type { ReadinessState } from '../readiness.js';
+import type { ReplicaView } from './replicas.js';
 
 /** Everything the status page shows. Nothing secret or personal: ids, counts, times and reasons. */
 export interface StatusSnapshot {
@@ -13,6 +14,8 @@ export interface StatusSnapshot {
   events: { receivedToday: number; rejectedToday: number; quarantined: number };
   connectors: { name: string; type: string; streams: readonly string[]; queueDepth: number; dead: number; check: string }[];
   dead: { id: string; connector: string; attempts: number; lastError: string; at?: string }[];
+  /** The live replicas on the store (one, on SQLite), and what each holds. */
+  replicas: ReplicaView[];
 }
 
 const escape = (value: unknown): string =>
@@ -69,6 +72,11 @@ ${table(['name', 'type', 'streams', 'queue', 'dead', 'check'], s.connectors.map(
 <h2>Webhook registrations</h2>
 <p class="muted">callback ${escape(s.webhooks.callbackUrl)} · ${escape(s.webhooks.state)}</p>
 ${table(['id', 'event'], s.webhooks.registrations.map((r) => [r.id, r.event]), 'none known')}
+<h2>Replicas</h2>
+${table(['replica', 'host', 'started', 'last heartbeat', 'holds', 'last ticks'], s.replicas.map((r) => [
+    `${r.id.slice(0, 8)}${r.self ? ' (this one)' : ''}`, `${r.host} · pid ${r.pid}`, at(r.startedAt), at(r.heartbeatAt), r.roles.join(', ') || '—',
+    Object.entries(r.lastTicks).map(([job, slot]) => `${job} ${at(slot)}`).join(', ') || '—',
+  ]), 'none live (the store cannot be read)')}
 <h2>Dead deliveries</h2>
 ${table(['id', 'connector', 'attempts', 'last error', 'since'], s.dead.map((d) => [d.id, d.connector, d.attempts, d.lastError.slice(0, 200), at(d.at)]), 'none')}
 </body></html>

@@ -3,10 +3,12 @@ import type { Clock } from '../clock.js';
 import type { Outbox } from '../outbox/index.js';
 import type { PollPart } from '../poll/index.js';
 import type { Readiness } from '../readiness.js';
-import type { Webhooks } from '../webhooks/index.js';
+import type { Store } from '../store/index.js';
+import { REGISTRATIONS_KEY, type RegistrationState, type Webhooks } from '../webhooks/index.js';
 import { WEBHOOK_PATH } from '../webhooks/route.js';
 import { createDailyTally } from './daily-tally.js';
 import { renderStatusPage, type StatusSnapshot } from './page.js';
+import { replicaViews } from './replicas.js';
 
 export interface StatusSources {
   readiness: Readiness;
@@ -16,11 +18,17 @@ export interface StatusSources {
   outbox: Outbox;
   webhooks: Webhooks;
   poll: PollPart;
+  store: Pick<Store, 'replicaId' | 'replicas' | 'roles' | 'state'>;
 }
 
-/** Registrations as the last successful reconcile left them (ids and events only). */
-function registrations(sources: StatusSources): StatusSnapshot['webhooks'] {
-  const state = sources.webhooks.reconciler.state();
+/**
+ * Registrations as the last successful reconcile left them (ids and events only): this replica's, or,
+ * until it has converged itself, what another replica's reconcile recorded in the store.
+ */
+async function registrations(sources: StatusSources): Promise<StatusSnapshot['webhooks']> {
+  const own = sources.webhooks.reconciler.state();
+  const recorded = own.status === 'converged' ? undefined : await sources.store.state.get<RegistrationState>(REGISTRATIONS_KEY).catch(() => undefined);
+  const state = recorded?.status === 'converged' ? recorded : own;
   const text =
     state.status === 'converged'
       ? `converged at ${state.at}`
@@ -48,11 +56,13 @@ export function registerStatusRoutes(http: FastifyInstance, sources: StatusSourc
     const now = sources.clock.now();
     const { ready, checks } = sources.readiness.evaluate();
     const today = tally.today(now);
-    const [poll, quarantined, connectors, dead] = await Promise.all([
+    const [poll, quarantined, connectors, dead, webhooks, replicas] = await Promise.all([
       sources.poll.status(),
       sources.webhooks.operator.listQuarantine().then((q) => q.length, () => 0),
       sources.outbox.connectors().catch(() => []),
       sources.outbox.list({ state: 'dead', limit: 50 }).catch(() => []),
+      registrations(sources),
+      replicaViews(sources.store, now).catch(() => []),
     ]);
     return {
       generatedAt: new Date(now).toISOString(),
@@ -60,7 +70,8 @@ export function registerStatusRoutes(http: FastifyInstance, sources: StatusSourc
       ready,
       readiness: checks,
       ...poll,
-      webhooks: registrations(sources),
+      webhooks,
+      replicas,
       events: { receivedToday: today.received, rejectedToday: today.rejected, quarantined },
       connectors: connectors.map((c) => ({
         name: c.name,
