@@ -84,17 +84,33 @@ export async function runOneShot<T>(
 /** How long a one-shot command waits for its deliveries before it exits anyway (they stay queued). */
 export const DELIVERY_WAIT_MS = 120_000;
 
+/** How often a command beside replicas looks whether they have delivered what it produced. */
+const REPLICA_LOOK_MS = 250;
+
 /**
  * Waits, bounded, until the outbox has nothing due (a first cycle's created changes included);
- * returns how many deliveries are still queued.
+ * returns how many deliveries are still queued. Beside replicas (a shared store) a connector one of
+ * them serves is delivered there: then it also waits until no delivery is due or in flight anywhere.
  */
 export async function awaitDeliveries(app: App, limitMs = DELIVERY_WAIT_MS): Promise<number> {
+  const deadline = Date.now() + limitMs;
   let timer: NodeJS.Timeout | undefined;
   const settled = app.outbox.whenIdle();
   settled.catch(() => {}); // past the limit the command stops the app, and with it the outbox
   await Promise.race([settled, new Promise<void>((resolve) => (timer = setTimeout(resolve, limitMs)))]);
   clearTimeout(timer);
+  if (app.store.shared) {
+    while (Date.now() < deadline && (await deliveringElsewhere(app))) await new Promise((resolve) => setTimeout(resolve, REPLICA_LOOK_MS));
+  }
   let queued = 0;
   for (const c of (await app.outbox.counts()).values()) queued += c.depth;
   return queued;
+}
+
+async function deliveringElsewhere(app: App): Promise<boolean> {
+  const now = Date.now();
+  const inFlight = await app.outbox.list({ state: 'active', limit: 1 });
+  if (inFlight.length > 0) return true;
+  const due = await Promise.all(app.config.connectors.map((c) => app.store.outbox.nextRunAt(c.name)));
+  return due.some((at) => at !== undefined && at <= now);
 }

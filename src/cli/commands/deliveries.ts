@@ -4,7 +4,7 @@ import type { App } from '../../app.js';
 import { formatDeliveries } from '../../outbox/index.js';
 import { openStore, type DeliveryFilter, type ListedDelivery } from '../../store/index.js';
 import { CliExit } from '../errors.js';
-import { callAdmin, embeddedHolder, globalOptions, loadCliConfig, runOneShot } from '../context.js';
+import { awaitDeliveries, callAdmin, embeddedHolder, globalOptions, loadCliConfig, runOneShot } from '../context.js';
 
 /** How long `deliveries retry` waits for the retried deliveries before it gives up (they stay queued). */
 const RETRY_WAIT_MS = 120_000;
@@ -96,9 +96,7 @@ async function retryHere(app: App, body: { id: string } | { allDead: true; conne
     if (!entry) throw new CliExit(1, `no delivery "${body.id}" (see: schoolbridge deliveries list)`);
     retried = [entry.id];
   } else retried = await app.outbox.retryAllDead(body.connector);
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([app.outbox.whenIdle(), new Promise((resolve) => (timer = setTimeout(resolve, RETRY_WAIT_MS)))]);
-  clearTimeout(timer);
+  await awaitDeliveries(app, RETRY_WAIT_MS);
   const report: RetryReport = { retried, delivered: [], failed: [] };
   for (const id of retried) {
     const delivery = await app.outbox.get(id);

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { App } from '../../app.js';
 import type { QuarantineSummary, ReleaseResult, ReprocessResult } from '../../webhooks/index.js';
 import { CliExit } from '../errors.js';
-import { runOneShot } from '../context.js';
+import { awaitDeliveries, runOneShot } from '../context.js';
 
 /**
  * `schoolbridge events quarantine [list|release <id>]` and `events reprocess <id>` (CONTRACT §1).
@@ -63,10 +63,10 @@ async function release(command: Command, id: string, json: boolean): Promise<voi
   print(result.outcome === 'released' ? `released ${result.id} as ${result.recordIds.join(', ')}` : `${result.id} was already stored: removed from quarantine, nothing re-emitted`);
 }
 
-/** One-shot commands deliver what they produce before they exit (CONTRACT §1). */
+/** One-shot commands deliver what they produce before they exit (README, "Commands"). */
 async function deliverAfter<T>(app: App, work: () => Promise<T>): Promise<T> {
   const result = await work();
-  await app.outbox.whenIdle();
+  await awaitDeliveries(app);
   return result;
 }
 
