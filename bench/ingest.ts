@@ -1,7 +1,7 @@
 /**
  * bench:ingest — webhook intake throughput and ack latency, on each store engine.
  *
- *   npm run bench:ingest [-- --events 5000 --concurrency 50 --warmup 5000 --no-connector --engine sqlite|postgres --profile DIR]
+ *   npm run bench:ingest [-- --events 5000 --concurrency 50 --warmup 5000 --no-connector --engine sqlite|postgres --profile DIR --replicas N]
  *
  * For each engine (SQLite in a temp dir, PostgreSQL embedded, started here), the real daemon app runs
  * in this process (createApp, mode daemon: the real fastify server, the store, the outbox with a
@@ -29,6 +29,7 @@ import { signatureHeader } from '../src/signature/index.js';
 import { eventBody, invoice } from '../src/webhooks/testing.js';
 import { startPostgres, type TestPostgres } from '../test/support/postgres.js';
 import { bucketQuantile, histogramBuckets } from './daemon-histogram.js';
+import { runReplicas } from './ingest-replicas.js';
 import { descendantTicks, threadShares, threadTicks } from './thread-cpu.js';
 
 const SECRET = 'bench-secret';
@@ -63,6 +64,8 @@ const { values: args } = parseArgs({
     engine: { type: 'string' },
     /** Writes a CPU profile of the daemon's main thread during the measured intake window to this directory. */
     profile: { type: 'string' },
+    /** Also: N daemon processes on one PostgreSQL database beside one (ingest-replicas.ts). */
+    replicas: { type: 'string' },
     // child-process options
     url: { type: 'string' },
     target: { type: 'string' },
@@ -76,16 +79,17 @@ const { values: args } = parseArgs({
  * events running alongside, as they would in a long-running daemon), not at a cold or idle start.
  */
 async function load(url: string, target: string, count: number, concurrency: number, warmup: number): Promise<Run> {
-  const pool = new Pool(url, { connections: concurrency, pipelining: 1 });
+  // Several URLs (replicas behind no balancer): requests go to each in turn.
+  const pools = url.split(',').map((one) => new Pool(one, { connections: concurrency, pipelining: 1 }));
   const requests = [...prepare(warmup, 1_000_000), ...prepare(count, 0)];
   let cpu = process.cpuUsage();
-  const run = await measure(pool, target, requests, concurrency, warmup, () => {
+  const run = await measure(pools, target, requests, concurrency, warmup, () => {
     cpu = process.cpuUsage();
     process.send?.('measuring');
   });
   const used = process.cpuUsage(cpu);
   run.clientCpuMicros = (used.user + used.system) / count;
-  await pool.close();
+  await Promise.all(pools.map((pool) => pool.close()));
   return { target, ...run };
 }
 
@@ -99,7 +103,7 @@ function prepare(count: number, offset: number): { body: string; header: string 
 
 /** Sends every request; measures those from index `skip` on, from the moment the first of them is sent. */
 async function measure(
-  pool: Pool, target: string, requests: { body: string; header: string }[], concurrency: number, skip: number, onWindow: () => void,
+  pools: Pool[], target: string, requests: { body: string; header: string }[], concurrency: number, skip: number, onWindow: () => void,
 ): Promise<Omit<Run, 'target'>> {
   const count = requests.length - skip;
   const latencies: number[] = [];
@@ -115,7 +119,7 @@ async function measure(
         windowStart = started;
         onWindow();
       }
-      const response = await pool.request({ method: 'POST', path: target, body, headers: { 'content-type': 'application/json', 'webhook-signature': header } });
+      const response = await pools[index % pools.length]!.request({ method: 'POST', path: target, body, headers: { 'content-type': 'application/json', 'webhook-signature': header } });
       await response.body.dump();
       if (index < skip) continue;
       latencies.push(performance.now() - started);
@@ -153,6 +157,8 @@ async function main(): Promise<void> {
   const postgres = engines.includes('postgres') ? await startPostgres() : undefined;
   try {
     for (const engine of engines) await runEngine(engine, postgres, { events, concurrency, warmup });
+    const replicas = Number(args.replicas ?? 0);
+    if (replicas > 1 && postgres) await runReplicas({ postgres, replicas, load: { events, concurrency, warmup }, secret: SECRET, inChild });
   } finally {
     await postgres?.destroy();
   }

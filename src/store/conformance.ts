@@ -427,6 +427,14 @@ export function describeStoreConformance(engine: string, factory: StoreFactory):
           expect(await one.outbox.settle([done(a[0]!.delivery.id, a[0]!.delivery.fence)])).toEqual([a[0]!.delivery.id]);
         });
 
+        it('stores an event once when replicas take its deliveries at the same moment', async () => {
+          const one = await open();
+          const two = await open('second');
+          const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? one : two).inbox.accept(event('race'), [record('events:race', 'events:race')])));
+          expect(answers.filter((a) => a === 'stored')).toHaveLength(1);
+          expect((await one.outbox.list()).map((d) => d.id)).toEqual(['a:events:race']);
+        });
+
         it('lets one replica hold a role at a time, until it gives it up or stops', async () => {
           const one = await open();
           const two = await open('second');

@@ -115,11 +115,14 @@ export async function settle(db: Db, owner: string, settlements: readonly Settle
   ])).rows;
   if (finished.length > 0) {
     // The oldest delivery waiting behind each finished head becomes the head.
-    await db.query(`UPDATE outbox_delivery d SET status = 'pending' FROM (
+    const promoted = await db.query(`UPDATE outbox_delivery d SET status = 'pending' FROM (
         SELECT DISTINCT ON (w.connector, w.order_key) w.seq FROM outbox_delivery w
         JOIN unnest($1::text[], $2::text[]) AS f(connector, order_key) ON w.connector = f.connector AND w.order_key = f.order_key
         WHERE w.status = 'blocked' ORDER BY w.connector, w.order_key, w.seq) n WHERE d.seq = n.seq`,
     [finished.map((r) => r.connector), finished.map((r) => r.order_key)]);
+    // The next record of a key goes out only once the one before it is done for good: a settlement
+    // that lets one go commits to disk, whatever the transaction was begun with.
+    if (promoted.rowCount) await db.query('SET LOCAL synchronous_commit TO ON');
     // Each record once per settle (one connector's batch): its count goes down by one.
     await db.query(`WITH left_over AS (UPDATE outbox_record SET pending = pending - 1 WHERE id = ANY($1::text[]) RETURNING id, pending)
       DELETE FROM outbox_record WHERE id = ANY(ARRAY(SELECT id FROM left_over WHERE pending <= 0))`, [finished.map((r) => r.record_id)]);
