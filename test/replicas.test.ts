@@ -261,4 +261,45 @@ describe('replicas on one PostgreSQL database', () => {
     expect(new Set(events).size).toBe(events.length);
     expect(await Promise.all(replicas.map((r) => r.stop()))).toEqual([0, 0]);
   }, 180_000);
+
+  it('hand a role over at once when its holder stops, and within 60 s when it is killed', async () => {
+    const { dir, cleanup } = await tempDir('schoolbridge-handover-');
+    cleanups.push(cleanup);
+    const url = await testDatabase('handover');
+    const replicas = await startReplicas(dir, 3, daemonConfig(url, path.join(dir, 'out')));
+    cleanups.push(stopAll(replicas));
+    const database = new pg.Client({ connectionString: url });
+    await database.connect();
+    cleanups.push(() => database.end());
+    const holder = async () => {
+      const { rows } = await database.query<{ pid: number }>(`SELECT r.pid FROM schoolbridge.role o JOIN schoolbridge.replica r ON r.id = o.holder WHERE o.name = 'connector:files'`);
+      return replicas.find((r) => r.child.pid === rows[0]?.pid && r.alive());
+    };
+    // Some work makes a replica take the file connector.
+    await post(replicas[0]!.url, eventBody('invoice.created', invoice({ id: 1 })));
+    const first = await eventually(holder, 30_000, 'a replica to hold connector:files');
+
+    const stopped = Date.now();
+    expect(await first.stop()).toBe(0);
+    await post(replicas.find((r) => r.alive())!.url, eventBody('invoice.created', invoice({ id: 2 })));
+    const second = await eventually(async () => {
+      const now = await holder();
+      return now && now !== first ? now : undefined;
+    }, 30_000, 'another replica to take connector:files after SIGTERM');
+    expect(Date.now() - stopped).toBeLessThan(10_000);
+
+    const killed = Date.now();
+    await second.kill();
+    await post(replicas.find((r) => r.alive())!.url, eventBody('invoice.created', invoice({ id: 3 })));
+    await eventually(async () => {
+      const now = await holder();
+      return now && now !== second ? now : undefined;
+    }, 60_000, 'the last replica to take connector:files after kill -9');
+    expect(Date.now() - killed).toBeLessThan(60_000);
+    const lines = await eventually(async () => {
+      const ids = await jsonLines(path.join(dir, 'out', 'invoices.jsonl'));
+      return ids.length === 3 ? ids : undefined;
+    }, 30_000, 'the three invoices in the file');
+    expect(new Set(lines).size).toBe(3);
+  }, 150_000);
 });
