@@ -61,6 +61,9 @@ export interface App extends Component {
   callbackUrl(): string;
 }
 
+/** How long a connector's worker gathers records after it emptied its queue (WorkerHost.lingerMs). */
+const DELIVERY_LINGER_MS = 25;
+
 export async function createApp(options: AppOptions): Promise<App> {
   const { config, log, mode } = options;
   const clock = options.clock ?? systemClock;
@@ -121,6 +124,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     random,
     // One-shot commands deliver but do not report readiness: no connector checks.
     checkIntervalMs: mode === 'daemon' ? 60_000 : 0,
+    // Under a steady stream of webhooks, batches of a few tens of milliseconds' worth.
+    lingerMs: DELIVERY_LINGER_MS,
   });
   components.push(outbox);
   for (const connector of config.connectors) {

@@ -54,6 +54,7 @@ interface SetupOptions {
   concurrency?: number;
   roles?: RoleStore;
   watch?: (listener: (change: StoreChange) => void) => () => void;
+  lingerMs?: number;
 }
 
 async function setup(connectors: { name: string; connector: Connector; streams?: string[] }[], options: SetupOptions = {}) {
@@ -85,6 +86,7 @@ async function setup(connectors: { name: string; connector: Connector; streams?:
     sweepIntervalMs: 24 * 3_600_000,
     ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
     ...(options.roles ? { roles: options.roles } : {}),
+    ...(options.lingerMs ? { lingerMs: options.lingerMs } : {}),
     ...(options.watch ? { watch: options.watch } : {}),
   });
   outboxes.push(outbox);
@@ -506,6 +508,20 @@ describe('outbox', () => {
     await outbox.stop();
     expect(asked.at(-1)).toBe('release connector:files');
     expect(holder).toBeUndefined();
+  });
+
+  it('gathers what arrives while it lingers after emptying its queue into one batch', async () => {
+    const a = scriptedConnector(undefined, 100);
+    const { outbox } = await setup([{ name: 'a', connector: a.connector }], { lingerMs: 40 });
+    const first = change('students', 1);
+    const delivered = nextEvent(outbox, 'delivered');
+    await outbox.enqueue([first]);
+    await delivered;
+    // The queue is empty now: the next records, enqueued one by one, wait for each other.
+    const later = [2, 3, 4, 5].map((n) => change('students', n));
+    for (const record of later) await outbox.enqueue([record]);
+    await outbox.whenIdle();
+    expect(a.calls).toEqual([[first.id], later.map((r) => r.id)]);
   });
 
   it('a delivery failing past maxAgeHours ends dead', async () => {

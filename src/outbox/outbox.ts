@@ -38,6 +38,8 @@ export interface OutboxOptions {
   checkIntervalMs?: number;
   /** How long stop() waits for deliveries in flight (default 5 s). */
   stopTimeoutMs?: number;
+  /** How long a worker that emptied its queue waits before it claims again (WorkerHost.lingerMs; default 0). */
+  lingerMs?: number;
 }
 
 export type { OutboxEvent, OutboxEventPayload };
@@ -81,7 +83,7 @@ export interface Outbox extends Component {
   on(event: OutboxEvent, listener: (payload: OutboxEventPayload) => void): () => void;
 }
 
-const DEFAULTS = { leaseMs: 10 * 60_000, sweepIntervalMs: 10_000, checkIntervalMs: 60_000, stopTimeoutMs: 5000 };
+const DEFAULTS = { leaseMs: 10 * 60_000, sweepIntervalMs: 10_000, checkIntervalMs: 60_000, stopTimeoutMs: 5000, lingerMs: 0 };
 const NOTICE_MS = 20;
 
 /** Records without a key (an event whose object has no id) are ordered on their own. */
@@ -110,6 +112,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     store, clock, log, policy, random,
     roles: options.roles ?? createLocalRoles('local'),
     leaseMs: settings.leaseMs,
+    lingerMs: settings.lingerMs,
     concurrency: options.delivery.concurrency ?? 4,
     isRunning: () => state === 'running',
     isHeld: () => holds > 0,
