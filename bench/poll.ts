@@ -5,7 +5,8 @@
  * sender in a worker thread of that process posting signed invoice events at 50/s.
  * Measures a full first `emit` cycle (and how long until all 300,000 records are in the connector's
  * files), a no-change cycle and a 1%-changed cycle, each beside a baseline taken right before it:
- * fetching both lists and JSON.parse-ing them (in a worker thread, see baseline()). Prints the
+ * fetching both lists and JSON.parse-ing them (in a process of its own, see baseline()), the median
+ * of three runs. Prints the
  * figures against the bars: first cycle ≤ 2.0× (SQLite) / 3.0× (PostgreSQL) the baseline, all records
  * delivered ≤ 4.0× / 6.0×, no-change and 1% cycles ≤ 1.0×, webhook p99 ≤ 50 ms during every cycle,
  * peak RSS ≤ 1 GB; and the store's size on disk per student.
@@ -33,6 +34,7 @@ const STUDENTS = Number(argValue('--students') ?? 100_000);
 const SECRET = 'bench-secret';
 const TOKEN = 'bench-token';
 const WEBHOOK_RATE = 50;
+const BASELINE_RUNS = 3;
 const ENGINES = (argValue('--engine') ? [argValue('--engine')] : ['sqlite', 'postgres']) as ('sqlite' | 'postgres')[];
 const INITIAL = (argValue('--initial') ?? 'emit') as 'emit' | 'baseline';
 const BARS = { sqlite: { first: 2.0, delivered: 4.0 }, postgres: { first: 3.0, delivered: 6.0 } } as const;
@@ -203,15 +205,25 @@ async function deliveredLines(dir: string): Promise<number> {
   return lines;
 }
 
+/**
+ * The baseline of a phase: the median of three fetch-and-parse runs right before it. One run moved by
+ * up to 2× from one phase to the next on a shared machine, and each ratio with it.
+ */
+async function baselines(url: string): Promise<{ median: number; runs: number[] }> {
+  const runs: number[] = [];
+  for (let i = 0; i < BASELINE_RUNS; i++) runs.push(await baseline(url));
+  return { median: [...runs].sort((a, b) => a - b)[Math.floor(BASELINE_RUNS / 2)]!, runs };
+}
+
 async function measureCycle(app: App, name: string, url: string, after?: () => Promise<void>): Promise<void> {
-  const base = await baseline(url);
+  const { median: base, runs } = await baselines(url);
   const { value: result, ms, webhooks, p99 } = await underLoad(app, () => app.poll.poller.runCycle({ trigger: 'bench' }));
   const s = result.streams;
   const p = result.phases;
   const ratio = ms / base;
   measured.push({ name, ratio, p99 });
   console.log(
-    `${name.padEnd(12)} ${result.outcome} ${ms.toFixed(0).padStart(7)} ms  baseline ${base.toFixed(0).padStart(6)} ms  ratio ${ratio.toFixed(2)}\n` +
+    `${name.padEnd(12)} ${result.outcome} ${ms.toFixed(0).padStart(7)} ms  baseline ${base.toFixed(0).padStart(6)} ms (median of ${runs.map((r) => r.toFixed(0)).join(', ')})  ratio ${ratio.toFixed(2)}\n` +
       `             read and diff ${p.readMs} ms, checks ${p.checkMs} ms, commit ${p.commitMs} ms\n` +
       `             students +${s.students.created} ~${s.students.updated} -${s.students.deleted}, users +${s.users.created} ~${s.users.updated} -${s.users.deleted}\n` +
       `             ${webhooks}`,
