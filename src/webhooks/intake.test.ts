@@ -4,21 +4,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ENGINES, testStore } from '../../test/support/stores.js';
 import { BridgeError } from '../errors.js';
 import type { InboxStore, Store, StoreHealth } from '../store/index.js';
-import { parseEventBody } from './event-body.js';
-import { identifyEvent } from './event-identity.js';
 import { createIntake, type IntakeOptions } from './intake.js';
 import { createIntakeMetrics } from './intake-metrics.js';
-import { eventBody, invoice, manualClock, recordingSink, signed, TEST_NOW_MS, TEST_SECRET } from './testing.js';
+import { eventBody, inboxIdFor as idOf, invoice, manualClock, recordingSink, signed, TEST_NOW_MS, TEST_SECRET } from './testing.js';
 
 const log = pino({ level: 'silent' });
 const seconds = (ms: number) => Math.floor(ms / 1000);
-
-/** The inbox id the intake gives a body. */
-function idOf(body: string): string {
-  const parsed = parseEventBody(Buffer.from(body));
-  if (!parsed.ok) throw new Error(`not an event body: ${parsed.reason}`);
-  return identifyEvent(parsed.body).id;
-}
 
 /** What the store's outbox holds, in enqueue order. */
 async function deliveries(store: Store): Promise<string[]> {
