@@ -1,4 +1,5 @@
 import { JsonSyntaxError, numberOf, scanJson, stringOf, type JsonNumber, type ScannedValue } from '../json/index.js';
+import { ONE_TIME_PASSWORD_FIELD } from '../upstream/normalize.js';
 
 /**
  * Reads a verified delivery body (api-v2.md "Event body"): a JSON object with `event`, a non-empty
@@ -7,17 +8,18 @@ import { JsonSyntaxError, numberOf, scanJson, stringOf, type JsonNumber, type Sc
  *
  * The body is read once, by one scan that checks it and keeps the object's text as received
  * (src/json/canonical-scan.ts), never parsed into numbers: an invoice id beyond 2^53 or an amount
- * written `123.4500` is stored, identified and delivered as written.
+ * written `123.4500` is stored, identified and delivered as written. A `oneTimePassword` member is
+ * left out at any depth, so it is never stored or delivered.
  */
 export interface EventBody {
   event: string;
   /** `object.id`: a string, a number (a JsonNumber when a double cannot give back its literal), or null. */
   key: EventKey;
-  /** The object's text as received, without whitespace between tokens: what its records carry. */
+  /** The object's text as received, without whitespace between tokens or one-time passwords: what its records carry. */
   objectText: string;
   /** The object's canonical text (keys sorted, numbers as written): what its identity is hashed from. */
   canonical: string;
-  /** What the inbox keeps: the body as received. */
+  /** What the inbox keeps: the body as received, or, when it held one-time passwords, its compact text without them. */
   text: string;
 }
 
@@ -30,6 +32,7 @@ const MAX_EVENT_LENGTH = 200;
 /** Hashing, storing and delivering never recurse deeper than this: a hostile nesting is a 400 here. */
 const MAX_DEPTH = 64;
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+const dropOneTimePassword = (key: string) => key === ONE_TIME_PASSWORD_FIELD;
 
 export function parseEventBody(raw: Uint8Array): ParsedBody {
   let text: string;
@@ -40,7 +43,7 @@ export function parseEventBody(raw: Uint8Array): ParsedBody {
   }
   let scan;
   try {
-    scan = scanJson(text, { maxDepth: MAX_DEPTH });
+    scan = scanJson(text, { maxDepth: MAX_DEPTH, drop: dropOneTimePassword });
   } catch (error) {
     if (error instanceof JsonSyntaxError && error.tooDeep) return { ok: false, reason: `body is nested deeper than ${MAX_DEPTH} levels` };
     return { ok: false, reason: 'body is not JSON' };
@@ -54,7 +57,7 @@ export function parseEventBody(raw: Uint8Array): ParsedBody {
   if (object?.kind !== 'object') return { ok: false, reason: 'body.object is not a JSON object' };
   return {
     ok: true,
-    body: { event: name, key: keyOf(member(object, 'id')), objectText: object.compact, canonical: object.canonical, text },
+    body: { event: name, key: keyOf(member(object, 'id')), objectText: object.compact, canonical: object.canonical, text: scan.dropped > 0 ? root.compact : text },
   };
 }
 

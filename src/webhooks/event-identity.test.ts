@@ -174,6 +174,17 @@ describe('parseEventBody', () => {
     expect(parsed).toMatchObject({ ok: true, body: { key: 'A-1', objectText: '{"id":"A-1","x":[1.50]}' } });
   });
 
+  it('leaves out oneTimePassword at any depth: not stored, not delivered, not hashed', () => {
+    const object = { id: 7, user: { login: 'ak', oneTimePassword: 'Xy7!pass', parentUser: { oneTimePassword: 'Pa55-parent' } }, list: [{ oneTimePassword: 'in-array' }] };
+    const parsed = parseEventBody(bytes(JSON.stringify({ event: 'student.created', object, oneTimePassword: 'top' })));
+    if (!parsed.ok) throw new Error(parsed.reason);
+    for (const text of [parsed.body.text, parsed.body.objectText, parsed.body.canonical]) {
+      expect(text).not.toMatch(/oneTimePassword|Xy7!pass|Pa55-parent|in-array|top"/);
+    }
+    expect(JSON.parse(parsed.body.objectText)).toEqual({ id: 7, user: { login: 'ak', parentUser: {} }, list: [{}] });
+    expect(identifyEvent(parsed.body).id).toBe(identifyEvent(body('student.created', { id: 7, user: { login: 'ak', parentUser: {} }, list: [{}] })).id);
+  });
+
   it('takes the last of repeated members, as JSON.parse does', () => {
     expect(parseEventBody(bytes('{"event":1,"object":[],"event":"a.b","object":{"id":1,"id":"x"}}'))).toMatchObject({ ok: true, body: { event: 'a.b', key: 'x' } });
   });

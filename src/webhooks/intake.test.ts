@@ -66,6 +66,23 @@ describe.each(ENGINES)('webhook intake on %s', (engine) => {
     expect([await count('received_total'), await count('stored_total')]).toEqual([1, 1]);
   });
 
+  it('stores and enqueues no oneTimePassword, at any depth, also in quarantine', async () => {
+    const { store, intake } = await setup();
+    const user = { id: 70, login: 'ak', oneTimePassword: 'Otp-Student-1', parentUser: { id: 71, oneTimePassword: 'Otp-Parent-2' } };
+    const text = eventBody('student.created', { id: 7, user, notes: [{ oneTimePassword: 'Otp-Listed-3' }] });
+    const secretOf = /oneTimePassword|Otp-/;
+    const answer = await intake.receive(signed(text).header, signed(text).body);
+    const id = answer.status === 200 ? answer.id : '';
+    expect((await store.inbox.get(id))?.body).not.toMatch(secretOf);
+    const claimed = await store.outbox.claim({ connector: 'test', limit: 10, now: TEST_NOW_MS, leaseMs: 60_000 });
+    expect(claimed).toHaveLength(1);
+    expect(claimed[0]!.json).not.toMatch(secretOf);
+    expect(JSON.parse(claimed[0]!.json!)).toMatchObject({ record: { id: 7, user: { id: 70, login: 'ak', parentUser: { id: 71 } }, notes: [{}] } });
+    const stale = eventBody('student.created', { id: 8, user });
+    await intake.receive(signed(stale, { timestampSeconds: seconds(TEST_NOW_MS) - 3600 }).header, Buffer.from(stale));
+    expect((await store.inbox.quarantined()).map((q) => q.body).join()).not.toMatch(secretOf);
+  });
+
   it('answers 200 to a redelivery (new timestamp, new signature) without storing it again', async () => {
     const { store, sink, intake, clock, count } = await setup();
     await intake.receive(signed().header, signed().body);
