@@ -40,6 +40,12 @@ const serverSchema = z.strictObject({
   /** What the upstream calls: callbackUrl = publicUrl + "/webhooks/v2". Defaults to http://host:port. */
   publicUrl: httpUrl().optional(),
   adminToken: optionalString(),
+  /** Headers and body of one request must arrive within this; a connection that sends nothing too. Then 408 and closed. */
+  requestTimeoutMs: int({ min: 100 }).default(30_000),
+  /** A connection with no traffic either way for this long, while a request is handled or answered, is closed. */
+  connectionTimeoutMs: int({ min: 100 }).default(300_000),
+  /** Connections open at once at most; more are closed as they arrive. */
+  maxConnections: int({ min: 1 }).default(256),
 });
 
 const webhooksSchema = z.strictObject({

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { describeError } from '../errors.js';
 import type { AnyRecord } from '../records.js';
-import { verifySignature } from '../signature/index.js';
+import { parseSignatureHeader, verifySignature } from '../signature/index.js';
 import type { Enqueue, InboxEntry, InboxStore, QuarantineEntry, StoreHealth } from '../store/index.js';
 import { parseEventBody, type EventBody } from './event-body.js';
 import { eventRecords, identifyEvent, planEventRecords, type EventIdentity } from './event-identity.js';
@@ -32,6 +32,11 @@ export type IntakeAnswer =
   | { status: 400 | 401 | 503; outcome: 'rejected'; reason: RejectReason; detail?: string };
 
 export interface Intake {
+  /**
+   * The answer a delivery gets before its body is read, when its signature header alone decides it
+   * (missing or malformed: no body can make it valid), else undefined. Counted and logged as `receive` would.
+   */
+  screen(signatureHeader: unknown): IntakeAnswer | undefined;
   /** Verifies, deduplicates and stores one delivery; resolves with the answer to give. Never rejects on bad input. */
   receive(signatureHeader: unknown, rawBody: Uint8Array): Promise<IntakeAnswer>;
 }
@@ -92,6 +97,14 @@ export function createIntake(options: IntakeOptions): Intake {
   };
 
   return {
+    screen(header) {
+      const parsed = parseSignatureHeader(header);
+      if (parsed.ok) return undefined;
+      metrics.received.inc();
+      log.warn({ reason: parsed.reason }, 'webhook delivery rejected: signature');
+      return reject(401, parsed.reason);
+    },
+
     async receive(header, raw) {
       metrics.received.inc();
       const verified = verifySignature(options.secrets, header, raw, clock.now(), options.toleranceSeconds);
