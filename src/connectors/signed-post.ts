@@ -85,6 +85,8 @@ async function readExcerpt(body: Dispatcher.ResponseData['body']): Promise<strin
   } catch {
     // A broken body after the status line, or one cut off at the deadline: the status is what counts.
   } finally {
+    // A body destroyed before its end emits an error (undici's RequestAbortedError) that nobody awaits.
+    body.on('error', () => {});
     body.destroy();
   }
   return Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8');
