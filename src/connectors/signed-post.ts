@@ -1,7 +1,8 @@
 import { request, type Dispatcher } from 'undici';
 import type { DeliveryOutcome } from './types.js';
-import { BridgeError } from '../errors.js';
+import { BridgeError, describeError } from '../errors.js';
 import { startDeadline } from '../http/deadline.js';
+import { withoutUrl } from '../http/probe.js';
 import { signatureHeader } from '../signature/index.js';
 import { classifyFailure, classifyResponse } from './classify.js';
 
@@ -56,7 +57,8 @@ export async function postSigned(idempotencyKey: string, body: string, post: Sig
     const excerpt = await readExcerpt(response.body);
     return classifyResponse(response.statusCode, response.headers, excerpt, post.now, post.code);
   } catch (error) {
-    if (!deadline.expired) return classifyFailure(error, post.code);
+    // The URL may be a credential (a hook path): an error names its origin only.
+    if (!deadline.expired) return classifyFailure(error, post.code, (e) => withoutUrl(describeError(e), post.url));
     const message = `no answer within ${post.timeoutMs} ms (timeoutMs)`;
     return { status: 'retry', error: new BridgeError(`${post.code ?? 'webhook'}.network`, message, { retryable: true, cause: error }) };
   } finally {
