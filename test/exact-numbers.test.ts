@@ -69,7 +69,7 @@ describe('every connector receives each number literal as received (property)', 
   }
 
   it('file, webhook, accounting (feed and ledger) and Google Sheets', async () => {
-    const sheets = sheetsContext({ spreadsheetId: SHEET, accessToken: 't', rootUrl: fake.rootUrl });
+    const sheets = sheetsContext({ spreadsheetId: SHEET, accessToken: 't', rootUrl: fake.rootUrl, columns: { invoices: { numberId: 'Number', total: 'Total' } } });
     cleanups.push(sheets.close);
     const file = ctx(fileConfigSchema.parse({ name: 'files', type: 'file', streams: ['invoices'], dir: path.join(dir, 'out') }), sheets.ctx.dispatcher);
     const hook = ctx(webhookConfigSchema.parse({ name: 'hook', type: 'webhook', streams: ['invoices'], url: receiver.url, secret: SECRET }), sheets.ctx.dispatcher);
@@ -78,8 +78,8 @@ describe('every connector receives each number literal as received (property)', 
 
     await fc.assert(
       fc.asyncProperty(numberLiteral(), async (literal) => {
-        // Each run its own invoice: an id that is itself the literal's digits, and the literal as an amount.
-        const id = `${BIG.slice(0, -4)}${String(serial++).padStart(4, '0')}`;
+        // Each run its own invoice, with an id beyond 2^53, and the literal as its amounts.
+        const id = `${BIG}${serial++}`;
         const body = readBody(invoiceBody(id, literal, literal));
         const [, invoiceRecord] = eventRecords(body, identifyEvent(body), new Date().toISOString());
         const stored = () => new StoredRecord(invoiceRecord!.id, 'invoices', eventRecordJson(invoiceRecord!));
@@ -105,8 +105,9 @@ describe('every connector receives each number literal as received (property)', 
         const rows = fake.values(SHEET, 'Invoices');
         const row = rows.find((r) => String(r[0]) === id);
         expect(row, `a row keyed ${id}`).toBeDefined();
-        // The number column holds the id as written: text when a double would round it.
+        // Cells hold the numbers as written: text where a double would round or rewrite them.
         expect(String(row![rows[0]!.indexOf('Number')])).toBe(id);
+        expect(String(row![rows[0]!.indexOf('Total')])).toBe(literal);
       }),
       { numRuns: 25 },
     );
