@@ -1,10 +1,13 @@
 import { EventEmitter, once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import type { Socket as ServerSocket } from 'node:net';
+import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
 import { configSchema } from '../src/config/index.js';
 import { createLogger } from '../src/log.js';
+import { signatureHeader } from '../src/signature/index.js';
+import { eventBody, invoice } from '../src/webhooks/testing.js';
 import { testStore } from './support/stores.js';
 
 /**
@@ -121,6 +124,16 @@ describe('the signature header is checked before the body is read', () => {
     expect(text).toMatch(/^HTTP\/1\.1 401 /);
     expect(text).toContain(`{"error":"${reason}"}`);
     expect(await app.metrics.metrics()).toContain(`schoolbridge_webhook_rejected_total{reason="${reason}"} 1`);
+  });
+
+  it('a well-formed header lets the body be read: a delivery signed with a millisecond timestamp is stored', async () => {
+    const { app } = await daemon();
+    const body = eventBody('invoice.created', invoice({ id: 77 }));
+    const response = await request(`${app.server!.url}/webhooks/v2`, {
+      method: 'POST', body, headers: { 'webhook-signature': signatureHeader(SECRET, body, Date.now()) },
+    });
+    expect(response.statusCode).toBe(200);
+    expect(await response.body.json()).toMatchObject({ status: 'stored' });
   });
 });
 
