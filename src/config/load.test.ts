@@ -127,4 +127,15 @@ describe('maskSecrets', () => {
     expect(text).toContain('"clientId":"id"');
     expect(text).toContain('"x-api-key":"***"');
   });
+
+  it('masks the path and query of a connector URL, which can be its credential', () => {
+    const config = parseConfig(
+      'connectors:\n  - { name: zap, type: webhook, streams: [invoices], url: "https://u:pw-s3cr3t@hooks.zapier.com/hooks/catch/123/abc-s3cr3t/?k=q-s3cr3t", secret: s }\n  - { name: plain, type: webhook, streams: [invoices], url: "https://plain.example", secret: s }\n',
+      'x.yaml',
+      {},
+    );
+    const [zap, plain] = (maskSecrets(config) as { connectors: { url: string }[] }).connectors;
+    expect(zap!.url).toBe('https://u:***@hooks.zapier.com/***');
+    expect(plain!.url).toBe('https://plain.example');
+  });
 });
