@@ -1,3 +1,4 @@
+import { OPEN_ARRAY, OPEN_OBJECT, QUOTE, startsNumber } from './chars.js';
 import { JsonCursor, stringValue } from './cursor.js';
 
 /**
@@ -72,14 +73,14 @@ class Scanner {
   value(depth: number): ScannedValue {
     const { cursor } = this;
     const c = cursor.peek();
-    if (c === 0x7b) return this.object(depth + 1);
-    if (c === 0x5b) return this.array(depth + 1);
-    if (c === 0x22) {
+    if (c === OPEN_OBJECT) return this.object(depth + 1);
+    if (c === OPEN_ARRAY) return this.array(depth + 1);
+    if (c === QUOTE) {
       const token = cursor.string();
       const escaped = cursor.escaped;
       return { kind: 'string', canonical: escaped ? JSON.stringify(JSON.parse(token)) : token, compact: token, members: NONE, escaped };
     }
-    if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+    if (startsNumber(c)) {
       const literal = cursor.number();
       return { kind: 'number', canonical: literal, compact: literal, members: NONE, escaped: false };
     }
@@ -88,48 +89,38 @@ class Scanner {
   }
 
   private object(level: number): ScannedValue {
-    const { cursor } = this;
-    this.checkDepth(level);
-    const start = cursor.pos;
-    const before = this.marks();
     const members: ScannedMember[] = [];
-    cursor.container(true, (token, keyEscaped) => {
+    const compact = this.container(level, true, (token, keyEscaped) => {
       const key = stringValue(token, keyEscaped);
       const value = this.value(level);
       if (this.options.drop?.(key)) this.dropped++;
       else members.push({ key, token, value });
-    });
-    const compact = this.unchanged(before) ? cursor.text.slice(start, cursor.pos) : `{${members.map((m) => `${m.token}:${m.value.compact}`).join(',')}}`;
+    }, () => `{${members.map((m) => `${m.token}:${m.value.compact}`).join(',')}}`);
     return { kind: 'object', canonical: canonicalObject(members), compact, members, escaped: false };
   }
 
   private array(level: number): ScannedValue {
-    const { cursor } = this;
-    this.checkDepth(level);
-    const start = cursor.pos;
-    const before = this.marks();
     const items: ScannedValue[] = [];
-    cursor.container(false, () => {
+    const compact = this.container(level, false, () => {
       items.push(this.value(level));
-    });
+    }, () => `[${items.map((item) => item.compact).join(',')}]`);
     let canonical = '[';
     for (let i = 0; i < items.length; i++) canonical += (i === 0 ? '' : ',') + items[i]!.canonical;
-    const compact = this.unchanged(before) ? cursor.text.slice(start, cursor.pos) : `[${items.map((item) => item.compact).join(',')}]`;
     return { kind: 'array', canonical: `${canonical}]`, compact, members: NONE, escaped: false };
   }
 
-  private checkDepth(level: number): void {
-    if (level > this.options.maxDepth) this.cursor.failTooDeep(this.options.maxDepth);
-  }
-
-  /** What changes while a container is read when its compact text is not its source slice. */
-  private marks(): { skipped: number; dropped: number } {
-    return { skipped: this.cursor.skipped, dropped: this.dropped };
-  }
-
-  /** No whitespace inside and nothing dropped: the compact text is the source slice. */
-  private unchanged(before: { skipped: number; dropped: number }): boolean {
-    return before.skipped === this.cursor.skipped && before.dropped === this.dropped;
+  /**
+   * Reads the container at the cursor (`item` for each member or element) and returns its compact
+   * text: the source slice when no whitespace was skipped and nothing dropped inside it, else `rebuild()`.
+   */
+  private container(level: number, isObject: boolean, item: (key: string, keyEscaped: boolean) => void, rebuild: () => string): string {
+    const { cursor } = this;
+    if (level > this.options.maxDepth) cursor.failTooDeep(this.options.maxDepth);
+    const start = cursor.pos;
+    const skipped = cursor.skipped;
+    const dropped = this.dropped;
+    cursor.container(isObject, item);
+    return skipped === cursor.skipped && dropped === this.dropped ? cursor.text.slice(start, cursor.pos) : rebuild();
   }
 }
 

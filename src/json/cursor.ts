@@ -1,10 +1,8 @@
-/**
- * A position in a JSON text and the tokens read from it, by RFC 8259's grammar and no looser than
- * `JSON.parse`: a text this cursor reads whole is one `JSON.parse` accepts, and the other way round.
- * Tokens are returned as slices of the text, so a number keeps the literal it was written with.
- * One cursor reads one text; it is the lexer beneath the canonical scan, the exact parser and the
- * member lookup of this folder.
- */
+import {
+  BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, isDigit, isJsonWhitespace, MINUS, OPEN_ARRAY, OPEN_OBJECT, QUOTE, startsNumber,
+} from './chars.js';
+
+/** Why a text is not JSON (or nests too deep), and where. */
 export class JsonSyntaxError extends Error {
   /** `tooDeep`: the text may be valid JSON, but nests containers deeper than the reader allows. */
   constructor(message: string, readonly position: number, readonly tooDeep = false) {
@@ -13,24 +11,23 @@ export class JsonSyntaxError extends Error {
   }
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const MINUS = 0x2d;
 const ZERO = 0x30;
-const NINE = 0x39;
 const DOT = 0x2e;
 const LOWER_E = 0x65;
 const UPPER_E = 0x45;
 const PLUS = 0x2b;
 
-function isDigit(c: number): boolean {
-  return c >= ZERO && c <= NINE;
-}
-
 function isHex(c: number): boolean {
   return isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
 }
 
+/**
+ * A position in a JSON text and the tokens read from it, by RFC 8259's grammar and no looser than
+ * `JSON.parse`: a text this cursor reads whole is one `JSON.parse` accepts, and the other way round.
+ * Tokens are returned as slices of the text, so a number keeps the literal it was written with.
+ * One cursor reads one text; it is the lexer beneath the canonical scan, the exact parser and the
+ * member lookup of this folder.
+ */
 export class JsonCursor {
   pos = 0;
   /** Whether the last string read holds an escape (then its text differs from its value). */
@@ -57,8 +54,7 @@ export class JsonCursor {
   whitespace(): boolean {
     const start = this.pos;
     for (;;) {
-      const c = this.text.charCodeAt(this.pos);
-      if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
+      if (!isJsonWhitespace(this.text.charCodeAt(this.pos))) break;
       this.pos++;
     }
     this.skipped += this.pos - start;
@@ -138,11 +134,11 @@ export class JsonCursor {
   /** Skips one value of any kind, checking it; `depth` counts the containers around it. */
   skipValue(maxDepth: number, depth = 0): void {
     const c = this.peek();
-    if (c === 0x7b || c === 0x5b) {
+    if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       if (depth >= maxDepth) this.failTooDeep(maxDepth);
-      this.container(c === 0x7b, () => this.skipValue(maxDepth, depth + 1));
+      this.container(c === OPEN_OBJECT, () => this.skipValue(maxDepth, depth + 1));
     } else if (c === QUOTE) this.string();
-    else if (c === MINUS || isDigit(c)) this.number();
+    else if (startsNumber(c)) this.number();
     else this.word();
   }
 
@@ -154,7 +150,7 @@ export class JsonCursor {
   container(isObject: boolean, item: (key: string, keyEscaped: boolean) => void): void {
     this.pos++;
     this.whitespace();
-    const close = isObject ? 0x7d : 0x5d;
+    const close = isObject ? CLOSE_OBJECT : CLOSE_ARRAY;
     if (this.peek() === close) {
       this.pos++;
       return;
@@ -166,7 +162,7 @@ export class JsonCursor {
         key = this.string();
         keyEscaped = this.escaped;
         this.whitespace();
-        this.expect(0x3a, '":"');
+        this.expect(COLON, '":"');
         this.whitespace();
       }
       item(key, keyEscaped);
@@ -174,7 +170,7 @@ export class JsonCursor {
       const c = this.peek();
       this.pos++;
       if (c === close) return;
-      if (c !== 0x2c) {
+      if (c !== COMMA) {
         this.pos--;
         this.fail(isObject ? 'expected "," or "}"' : 'expected "," or "]"');
       }

@@ -1,3 +1,4 @@
+import { OPEN_OBJECT } from './chars.js';
 import { JsonCursor, stringValue } from './cursor.js';
 
 /**
@@ -8,7 +9,7 @@ import { JsonCursor, stringValue } from './cursor.js';
 export function memberText(json: string, name: string): string | undefined {
   const cursor = new JsonCursor(json);
   cursor.whitespace();
-  if (cursor.peek() !== 0x7b) return undefined;
+  if (cursor.peek() !== OPEN_OBJECT) return undefined;
   let found: string | undefined;
   cursor.container(true, (token, escaped) => {
     const start = cursor.pos;

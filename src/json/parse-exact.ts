@@ -1,3 +1,4 @@
+import { OPEN_ARRAY, OPEN_OBJECT, QUOTE, startsNumber } from './chars.js';
 import { JsonCursor, stringValue } from './cursor.js';
 import { isUnusualLiteral, JsonNumber, numberOf } from './json-number.js';
 
@@ -22,8 +23,8 @@ export function parseExact(text: string): unknown {
 export function hasUnusualNumber(text: string): boolean {
   const cursor = new JsonCursor(text);
   for (let c = cursor.peek(); !Number.isNaN(c); c = cursor.peek()) {
-    if (c === 0x22) cursor.string();
-    else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+    if (c === QUOTE) cursor.string();
+    else if (startsNumber(c)) {
       if (isUnusualLiteral(cursor.number())) return true;
     } else cursor.pos++;
   }
@@ -33,7 +34,7 @@ export function hasUnusualNumber(text: string): boolean {
 /** Nesting is bounded by the texts this reads: ones `scanJson` checked before they were stored. */
 function readValue(cursor: JsonCursor): unknown {
   const c = cursor.peek();
-  if (c === 0x7b) {
+  if (c === OPEN_OBJECT) {
     const object: Record<string, unknown> = {};
     cursor.container(true, (token, escaped) => {
       const key = stringValue(token, escaped);
@@ -42,18 +43,18 @@ function readValue(cursor: JsonCursor): unknown {
     });
     return object;
   }
-  if (c === 0x5b) {
+  if (c === OPEN_ARRAY) {
     const array: unknown[] = [];
     cursor.container(false, () => {
       array.push(readValue(cursor));
     });
     return array;
   }
-  if (c === 0x22) {
+  if (c === QUOTE) {
     const token = cursor.string();
     return stringValue(token, cursor.escaped);
   }
-  if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return numberOf(cursor.number());
+  if (startsNumber(c)) return numberOf(cursor.number());
   const word = cursor.word();
   return word === 'true' ? true : word === 'false' ? false : null;
 }
