@@ -13,7 +13,6 @@ import { webhookConnector } from '../connectors/webhook/index.js';
 import { webhookConfigSchema } from '../connectors/webhook/schema.js';
 import { createApp, type App } from '../src/app.js';
 import { systemClock } from '../src/clock.js';
-import { configSchema } from '../src/config/index.js';
 import { StoredRecord } from '../src/connectors/stored-record.js';
 import type { ConnectorContext } from '../src/connectors/types.js';
 import { numberLiteral } from '../src/json/test-arbitraries.js';
@@ -24,6 +23,7 @@ import { readBody } from '../src/webhooks/testing.js';
 import { startAccountingReceiver, type AccountingReceiver } from './accounting-receiver.js';
 import { sheetsContext } from './fake-sheets/context.js';
 import { startFakeSheets, type FakeSheets } from './fake-sheets/index.js';
+import { quietConfig } from './support/quiet-daemon.js';
 import { ENGINES, testStore } from './support/stores.js';
 import { tempDir } from './support/temp.js';
 
@@ -139,13 +139,7 @@ describe.each(ENGINES)('an invoice id of 2^53 + 1 end to end, on %s', (engine) =
     out = temp.dir;
     const opened = await testStore(engine, { start: false });
     cleanups.push(temp.cleanup, opened.cleanup, () => receiver.close(), () => fake.close());
-    const config = configSchema.parse({
-      upstream: { baseUrl: 'sandbox', clientId: 'exact-client', clientSecret: SECRET },
-      sandbox: { students: 1 },
-      server: { host: '127.0.0.1', port: 0 },
-      webhooks: { reconcileOnStart: false },
-      poll: { onStart: false, schedule: '0 0 1 1 *' },
-      export: { onStart: false, schedule: '0 0 1 1 *' },
+    const config = quietConfig(SECRET, {
       connectors: [
         { name: 'files', type: 'file', streams: ['invoices'], dir: path.join(out, 'files') },
         { name: 'hook', type: 'webhook', streams: ['invoices'], url: `${receiver.url}/hook`, secret: SECRET },

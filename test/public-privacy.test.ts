@@ -1,15 +1,14 @@
-import { EventEmitter, once } from 'node:events';
+import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
-import { configSchema } from '../src/config/index.js';
-import { createLogger } from '../src/log.js';
 import { signatureHeader } from '../src/signature/index.js';
 import { eventBody, invoice } from '../src/webhooks/testing.js';
 import { nextEvent } from './outbox-helpers.js';
+import { capturedLogger, quietConfig } from './support/quiet-daemon.js';
 import { testStore } from './support/stores.js';
 import { tempDir } from './support/temp.js';
 
@@ -49,27 +48,11 @@ describe('public endpoints and logs', () => {
   it('show no secret-bearing URL and no echoed personal data; the admin API keeps the full error', async () => {
     const { base, server } = await echoingReceiver();
     cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    const lines: string[] = [];
-    const logged = new EventEmitter();
-    const log = createLogger({
-      level: 'debug',
-      destination: {
-        write(text: string) {
-          lines.push(text);
-          logged.emit('line', text);
-        },
-      },
-    });
+    const { log, lines, logged } = capturedLogger();
     const { dir, cleanup } = await tempDir('privacy-');
     const opened = await testStore('sqlite', { start: false });
     cleanups.push(cleanup, opened.cleanup);
-    const config = configSchema.parse({
-      upstream: { baseUrl: 'sandbox', clientId: 'privacy-client', clientSecret: SECRET },
-      sandbox: { students: 1 },
-      server: { host: '127.0.0.1', port: 0 },
-      webhooks: { reconcileOnStart: false },
-      poll: { onStart: false, schedule: '0 0 1 1 *' },
-      export: { onStart: false, schedule: '0 0 1 1 *' },
+    const config = quietConfig(SECRET, {
       store: { dir: path.join(dir, 'store') },
       connectors: [
         { name: 'zap', type: 'webhook', streams: ['invoices'], url: `http://hookuser:hookpass-s3cr3t@${base}/hooks/catch/123/zap-s3cr3t-path/?token=q-s3cr3t`, secret: 'zap-signing' },

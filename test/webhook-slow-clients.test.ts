@@ -1,13 +1,12 @@
-import { EventEmitter, once } from 'node:events';
+import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import type { Socket as ServerSocket } from 'node:net';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
-import { configSchema } from '../src/config/index.js';
-import { createLogger } from '../src/log.js';
 import { signatureHeader } from '../src/signature/index.js';
 import { eventBody, invoice } from '../src/webhooks/testing.js';
+import { capturedLogger, quietConfig } from './support/quiet-daemon.js';
 import { testStore } from './support/stores.js';
 
 /**
@@ -37,28 +36,10 @@ afterEach(async () => {
 
 /** The daemon app with its log lines collected; `server` patches server.* (limits). */
 async function daemon(server: Record<string, unknown> = {}) {
-  const lines: LogLine[] = [];
-  const logged = new EventEmitter();
-  const log = createLogger({
-    level: 'debug',
-    destination: {
-      write(text: string) {
-        const line = JSON.parse(text) as LogLine;
-        lines.push(line);
-        logged.emit('line', line);
-      },
-    },
-  });
+  const { log, lines, logged } = capturedLogger();
   const opened = await testStore('sqlite', { start: false });
   cleanups.push(opened.cleanup);
-  const config = configSchema.parse({
-    upstream: { baseUrl: 'sandbox', clientId: 'slow-client', clientSecret: SECRET },
-    sandbox: { students: 1 },
-    server: { host: '127.0.0.1', port: 0, ...server },
-    webhooks: { reconcileOnStart: false },
-    poll: { onStart: false, schedule: '0 0 1 1 *' },
-    export: { onStart: false, schedule: '0 0 1 1 *' },
-  });
+  const config = quietConfig(SECRET, { server: { host: '127.0.0.1', port: 0, ...server } });
   const app = await createApp({ config, log, mode: 'daemon', store: opened.store });
   apps.push(app);
   await app.start();
@@ -166,10 +147,11 @@ describe('clients that go away mid-body', () => {
     const { app, port, lines, logged } = await daemon();
     const COUNT = 5;
     const about = (line: LogLine) => line.component === 'webhook-intake';
+    const parsed = () => lines.map((text) => JSON.parse(text) as LogLine);
     const seen = new Promise<void>((resolve) => {
-      let count = lines.filter(about).length;
-      logged.on('line', (line: LogLine) => {
-        if (about(line) && ++count === COUNT) resolve();
+      let count = parsed().filter(about).length;
+      logged.on('line', (text: string) => {
+        if (about(JSON.parse(text) as LogLine) && ++count === COUNT) resolve();
       });
     });
     for (let i = 0; i < COUNT; i++) {
@@ -181,9 +163,9 @@ describe('clients that go away mid-body', () => {
       socket.destroy();
     }
     await seen;
-    const intakeLines = lines.filter(about);
+    const intakeLines = parsed().filter(about);
     expect(intakeLines).toHaveLength(COUNT);
     expect(intakeLines.every((line) => line.level === 20 && line.msg === 'webhook delivery ended before its body arrived')).toBe(true);
-    expect(lines.filter((line) => line.level >= 40)).toEqual([]);
+    expect(parsed().filter((line) => line.level >= 40)).toEqual([]);
   });
 });
