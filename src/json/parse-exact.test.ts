@@ -35,6 +35,14 @@ describe('parseExact', () => {
 
   it('does not mistake digits inside strings for numbers', () => {
     expect(hasUnusualNumber('{"a":"9007199254740993","b":"1.50\\"","c":2}')).toBe(false);
+    expect(hasUnusualNumber('{"a":"x\\\\","b":1.50}')).toBe(true);
+  });
+
+  it.each([
+    ['[-0]', true], ['[0]', false], ['[-1]', false], ['[123456789012345]', false], ['[1234567890123456]', false],
+    ['[9007199254740993]', true], ['[1.5]', false], ['[1.50]', true], ['[1e2]', true], ['[1e+21]', false], ['[1E+21]', true],
+  ])('%s holds an unusual number: %s', (text, unusual) => {
+    expect(hasUnusualNumber(text)).toBe(unusual);
   });
 
   it('keeps a "__proto__" key as data, as JSON.parse does', () => {

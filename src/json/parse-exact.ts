@@ -1,4 +1,4 @@
-import { OPEN_ARRAY, OPEN_OBJECT, QUOTE, startsNumber } from './chars.js';
+import { BACKSLASH, MINUS, OPEN_ARRAY, OPEN_OBJECT, QUOTE, startsNumber } from './chars.js';
 import { JsonCursor, stringValue } from './cursor.js';
 import { isUnusualLiteral, JsonNumber, numberOf } from './json-number.js';
 
@@ -18,17 +18,43 @@ export function parseExact(text: string): unknown {
 
 /**
  * Whether a valid JSON text holds a number literal that `JSON.parse` would not give back as
- * written. Strings are skipped by their quotes, so digits inside them do not count.
+ * written. It runs before every parse of a stored record (a roster can be tens of MB), so it only
+ * looks: strings are skipped by searching for their closing quote, and an integer of at most 15
+ * digits (every one a double holds exactly, as written), other than `-0`, is not converted.
  */
 export function hasUnusualNumber(text: string): boolean {
-  const cursor = new JsonCursor(text);
-  for (let c = cursor.peek(); !Number.isNaN(c); c = cursor.peek()) {
-    if (c === QUOTE) cursor.string();
+  const end = text.length;
+  for (let i = 0; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) i = closingQuote(text, i);
     else if (startsNumber(c)) {
-      if (isUnusualLiteral(cursor.number())) return true;
-    } else cursor.pos++;
+      let j = i + 1;
+      let plain = true;
+      for (;;) {
+        const d = text.charCodeAt(j);
+        if (d >= 0x30 && d <= 0x39) j++;
+        else if (d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === MINUS) {
+          plain = false;
+          j++;
+        } else break;
+      }
+      const negativeZero = c === MINUS && j - i === 2 && text.charCodeAt(i + 1) === 0x30;
+      if ((!plain || j - i > 15 || negativeZero) && isUnusualLiteral(text.slice(i, j))) return true;
+      i = j - 1;
+    }
   }
   return false;
+}
+
+/** The index of the quote that closes the string opening at `open` (one preceded by an even run of backslashes). */
+function closingQuote(text: string, open: number): number {
+  let at = text.indexOf('"', open + 1);
+  for (;;) {
+    let k = at - 1;
+    while (text.charCodeAt(k) === BACKSLASH) k--;
+    if ((at - 1 - k) % 2 === 0 || at < 0) return at < 0 ? text.length : at;
+    at = text.indexOf('"', at + 1);
+  }
 }
 
 /** Nesting is bounded by the texts this reads: ones `scanJson` checked before they were stored. */

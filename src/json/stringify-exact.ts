@@ -7,7 +7,20 @@ import { RawJson } from './raw-json.js';
  * and functions are left out of objects and are `null` in arrays, non-finite numbers are `null`.
  */
 export function stringifyExact(value: unknown): string {
-  return write(value) ?? 'null';
+  // A look through the value is far cheaper than writing it here: plain values go to JSON.stringify.
+  return (holdsExact(value, 0) ? write(value) : JSON.stringify(value)) ?? 'null';
+}
+
+/** Whether a JsonNumber or RawJson is anywhere in the value (deeper than any JSON text nests, it says yes). */
+function holdsExact(value: unknown, depth: number): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (value instanceof JsonNumber || value instanceof RawJson || depth > 100) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (holdsExact(value[i], depth + 1)) return true;
+    return false;
+  }
+  for (const key in value) if (Object.hasOwn(value, key) && holdsExact((value as Record<string, unknown>)[key], depth + 1)) return true;
+  return false;
 }
 
 function write(value: unknown): string | undefined {
