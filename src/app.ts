@@ -6,6 +6,7 @@ import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/index.js';
 import { registerAdminRoutes } from './http/admin-routes.js';
 import { registerHealthRoutes } from './http/health-routes.js';
+import { applyConnectionCap, fastifyServerOptions } from './http/server-limits.js';
 import { createLifecycle, type Component } from './lifecycle.js';
 import { createMetricsRegistry } from './metrics.js';
 import { adminList, adminRetry, createConnectorInstances, createOutbox, type Outbox } from './outbox/index.js';
@@ -102,7 +103,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     loggerInstance: log.child({ component: 'http' }, { level: log.level === 'info' ? 'warn' : log.level }) as FastifyBaseLogger,
     bodyLimit: config.webhooks.bodyLimitBytes,
     return503OnClosing: true,
+    // Slow or idle clients are cut off and connections capped (README "Security").
+    ...fastifyServerOptions(config.server),
   });
+  applyConnectionCap(http.server, config.server);
   registerHealthRoutes(http, { readiness, metrics });
   const server = mode === 'daemon' ? createServer(http, { host: config.server.host, port: config.server.port }) : undefined;
   const callbackUrl = () => {

@@ -3,8 +3,10 @@ import { hash } from 'node:crypto';
 /**
  * The canonical text of a JSON value: object keys sorted (by UTF-16 code units) at every depth,
  * arrays in order, no whitespace. The same content gives the same text however its keys were
- * ordered, so its hash identifies the content: webhook event identities and change ids rest on it,
- * and both are stored, so this text must never change for a given value.
+ * ordered, so its hash identifies the content: change ids and roster ids rest on it, and are
+ * stored, so this text must never change for a given value. Webhook event identities are hashed
+ * from their text instead (src/json/canonical-scan.ts), which writes this same text for every value
+ * whose numbers are written as JavaScript writes them.
  */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';

@@ -51,6 +51,18 @@ describe('logger redaction', () => {
     expect(output).toContain('[redacted]');
   });
 
+  it('replaces personal data inside error texts, in fields and in errors, and keeps the rest', () => {
+    const { lines, log } = capture();
+    const echo = 'the receiver answered 422: {"buyer":"Jan Kowalski","email":"jan.kowalski@example.com","pesel":"85010112345"}';
+    log.warn({ id: 'hook:invoices:x', error: `webhook.rejected: ${echo}` }, 'delivery dead');
+    log.error({ err: new Error(echo, { cause: new Error(`inner ${echo}`) }) }, 'failed');
+    log.info({ lastError: echo, detail: echo, reason: echo }, 'other fields');
+    const output = lines.join('');
+    for (const personal of ['Jan Kowalski', 'jan.kowalski@example.com', '85010112345']) expect(output).not.toContain(personal);
+    expect(output).toContain('webhook.rejected: the receiver answered 422');
+    expect(output).toContain('hook:invoices:x');
+  });
+
   it('leaves empty values visible (so "not set" can be told from "set")', () => {
     expect(redactDeep({ token: '', secret: null, adminToken: undefined })).toEqual({ token: '', secret: null, adminToken: undefined });
   });

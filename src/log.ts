@@ -1,10 +1,11 @@
 import { pino, type Logger, type LoggerOptions, type DestinationStream } from 'pino';
+import { redactPersonalText } from './redact-text.js';
 
 export type { Logger } from 'pino';
 
 /**
  * Keys whose values never reach a log line, at any depth: credentials, one-time passwords and
- * personal ids (CONTRACT §3, issue 2). Matching is by key name, case-insensitive, so a new place that
+ * personal ids (README "Security"). Matching is by key name, case-insensitive, so a new place that
  * logs a whole object cannot leak them by accident.
  */
 const REDACTED_KEYS = new Set(
@@ -22,7 +23,16 @@ export function isRedactedKey(key: string): boolean {
   return REDACTED_KEYS.has(key.toLowerCase());
 }
 
-/** Returns a copy of `value` with redacted keys replaced; depth- and size-bounded so logging stays cheap. */
+/**
+ * Keys whose string values are error texts: those can quote what a receiver answered, so personal
+ * data inside them is replaced (redactPersonalText). Errors themselves go through `errorSerializer`.
+ */
+const ERROR_TEXT_KEYS = new Set(['error', 'err', 'lasterror', 'reason', 'detail', 'message', 'cause']);
+
+/**
+ * Returns a copy of `value` with redacted keys replaced and personal data in error texts replaced;
+ * depth- and size-bounded so logging stays cheap.
+ */
 export function redactDeep(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (depth > 8) return '[depth]';
@@ -34,8 +44,24 @@ export function redactDeep(value: unknown, depth = 0): unknown {
   }
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
-    out[key] = isRedactedKey(key) && item !== null && item !== undefined && item !== '' ? REDACTED : redactDeep(item, depth + 1);
+    if (isRedactedKey(key) && item !== null && item !== undefined && item !== '') out[key] = REDACTED;
+    else if (typeof item === 'string' && ERROR_TEXT_KEYS.has(key.toLowerCase())) out[key] = redactPersonalText(item);
+    else out[key] = redactDeep(item, depth + 1);
   }
+  return out;
+}
+
+/** pino's error serializer, with personal data in the message and stack replaced (causes included). */
+export function errorSerializer(error: unknown): unknown {
+  const serialized = pino.stdSerializers.err(error as Error) as unknown;
+  return typeof serialized === 'string' ? redactPersonalText(serialized) : redactErrorTexts(serialized, 0);
+}
+
+function redactErrorTexts(value: unknown, depth: number): unknown {
+  if (value === null || typeof value !== 'object' || depth > 4) return value;
+  const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  for (const key of ['message', 'stack'] as const) if (typeof out[key] === 'string') out[key] = redactPersonalText(out[key]);
+  if (out.cause !== undefined) out.cause = redactErrorTexts(out.cause, depth + 1);
   return out;
 }
 
@@ -52,7 +78,7 @@ export function createLogger(options: LogOptions = {}): Logger {
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { log: (object) => redactDeep(object) as Record<string, unknown> },
-    serializers: { err: pino.stdSerializers.err, error: pino.stdSerializers.err },
+    serializers: { err: errorSerializer, error: errorSerializer },
   };
   if (options.destination) return pino(base, options.destination);
   if (options.pretty) {

@@ -1,6 +1,9 @@
+import type { JsonNumber } from './json/index.js';
+
 /**
- * The records schoolbridge produces (CONTRACT §3). Every record has a deterministic `id`: the same
- * change or event seen twice has the same id, and connectors use it as their idempotency key.
+ * The records schoolbridge produces (README "What flows where"). Every record has a deterministic
+ * `id`: the same change or event seen twice has the same id, and connectors use it as their
+ * idempotency key.
  */
 export const STREAMS = ['students', 'users', 'invoices', 'events', 'roster'] as const;
 export type Stream = (typeof STREAMS)[number];
@@ -32,11 +35,14 @@ export interface EventRecord {
   id: string;
   stream: 'invoices' | 'events';
   event: string;
-  /** `object.id` when present, else null. */
-  key: number | string | null;
+  /** `object.id` when present, else null; a JsonNumber when a double cannot give back its literal. */
+  key: number | string | JsonNumber | null;
   /** ISO 8601, UTC. */
   receivedAt: string;
-  /** The object exactly as received, unknown fields included. */
+  /**
+   * The object exactly as received, unknown fields included: made by the intake, its text (a
+   * RawJson); read by a connector (StoredRecord.record), parsed with its numbers exact (parseExact).
+   */
   record: unknown;
 }
 

@@ -26,7 +26,7 @@ describe('npm start on the embedded default', () => {
     const port = await freePort();
     // A new user's shell: the daemon's own folder is elsewhere, so the embedded default is used.
     // Secrets passed the documented way (environment); debug logs on, so as much as possible is logged.
-    const secrets = { SCHOOLBRIDGE_CLIENT_SECRET: 'cs-e2e-7f3a9c', SCHOOLBRIDGE_ADMIN_TOKEN: 'adm-e2e-51d0e2' };
+    const secrets = { SCHOOLBRIDGE_CLIENT_SECRET: 'cs-e2e-7f3a9c', SCHOOLBRIDGE_ADMIN_TOKEN: 'adm-e2e-51d0e2-7c4a19b3f8e6' };
     const child = spawn(process.execPath, [BIN, 'start', '--verbose'], {
       cwd: dir,
       env: { ...process.env, ...secrets, SCHOOLBRIDGE_PORT: String(port), SCHOOLBRIDGE_CONFIG: '' },

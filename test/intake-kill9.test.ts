@@ -8,9 +8,7 @@ import { signatureHeader } from '../src/signature/index.js';
 import type { Store } from '../src/store/index.js';
 import { createPgStore } from '../src/store/postgres/pg-store.js';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import { parseEventBody } from '../src/webhooks/event-body.js';
-import { identifyEvent } from '../src/webhooks/event-identity.js';
-import { eventBody, invoice } from '../src/webhooks/testing.js';
+import { eventBody, inboxIdFor, invoice } from '../src/webhooks/testing.js';
 import { eventually, freePort } from './support/net.js';
 import { testDatabase } from './support/pg-database.js';
 import { ENGINES, type Engine } from './support/stores.js';
@@ -125,9 +123,7 @@ describe.each(ENGINES)('webhook intake under kill -9, on %s', (engine) => {
 
     const deliveries: Delivery[] = Array.from({ length: EVENTS }, (_, i) => {
       const body = eventBody('invoice.created', invoice({ id: i + 1, numberId: i + 1 }));
-      const parsed = parseEventBody(Buffer.from(body));
-      if (!parsed.ok) throw new Error('bad test body');
-      return { id: identifyEvent(parsed.body).id, body };
+      return { id: inboxIdFor(body), body };
     });
 
     const first = await startDaemon(configFile, base);

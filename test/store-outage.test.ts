@@ -8,8 +8,7 @@ import { signatureHeader } from '../src/signature/index.js';
 import type { Store } from '../src/store/index.js';
 import { createPgStore } from '../src/store/postgres/pg-store.js';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import { identifyEvent } from '../src/webhooks/event-identity.js';
-import { eventBody, invoice } from '../src/webhooks/testing.js';
+import { eventBody, inboxIdFor, invoice } from '../src/webhooks/testing.js';
 import { eventually, freePort } from './support/net.js';
 import { startPostgres, type TestPostgres } from './support/postgres.js';
 import { ENGINES } from './support/stores.js';
@@ -92,7 +91,7 @@ async function send(url: string): Promise<{ identity: string; status: number; re
   const id = next++;
   const object = invoice({ id, numberId: id });
   const body = eventBody('invoice.created', object);
-  const identity = identifyEvent({ event: 'invoice.created', object }).id;
+  const identity = inboxIdFor(body);
   const response = await fetch(`${url}/webhooks/v2`, {
     method: 'POST', body, headers: { 'content-type': 'application/json', 'webhook-signature': signatureHeader(SECRET, body, Math.floor(Date.now() / 1000)) },
   });

@@ -1,3 +1,4 @@
+import { EventEmitter, once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -21,12 +22,26 @@ interface Received {
   body: string;
 }
 
-/** A loopback receiver whose answers the test scripts (status, headers, or no answer at all). */
+/**
+ * How an answer's body is sent: at once; `trickle`, a byte every 20 ms for ever; `endless`, as fast as
+ * it is read, for ever. Either of the last two ends only when the client closes the connection.
+ */
+type BodyStyle = 'whole' | 'trickle' | 'endless';
+
+/** A loopback receiver whose answers the test scripts (status, headers, how its body comes, or no answer at all). */
 class Receiver {
   readonly received: Received[] = [];
-  respond: (req: Received, n: number) => { status: number; headers?: Record<string, string>; hang?: boolean } = () => ({ status: 200 });
+  respond: (req: Received, n: number) => { status: number; headers?: Record<string, string>; hang?: boolean; body?: BodyStyle } = () => ({ status: 200 });
+  /** Answers whose connection the client closed before their body ended, with the bytes they had written. */
+  readonly cutOff: number[] = [];
+  private readonly cuts = new EventEmitter();
   private server: Server | undefined;
   private readonly waiting: ((r: Received) => void)[] = [];
+
+  /** Resolves once `count` answers have been cut off by the client. */
+  async whenCutOff(count: number): Promise<void> {
+    while (this.cutOff.length < count) await once(this.cuts, 'cut');
+  }
 
   async start(): Promise<string> {
     this.server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -39,11 +54,30 @@ class Receiver {
         this.waiting.splice(0).forEach((w) => w(got));
         const answer = this.respond(got, this.received.length);
         if (answer.hang) return;
+        if (answer.body === 'trickle' || answer.body === 'endless') return this.stream(res, answer.status, answer.body);
         res.writeHead(answer.status, answer.headers).end(`status ${answer.status}`);
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
+  }
+
+  private stream(res: ServerResponse, status: number, style: 'trickle' | 'endless'): void {
+    let written = 0;
+    res.writeHead(status, { 'content-type': 'text/plain' });
+    const chunk = style === 'trickle' ? 'x' : 'y'.repeat(16_384);
+    const timer = setInterval(() => {
+      if (style === 'endless' && res.writableNeedDrain) return;
+      res.write(chunk);
+      written += chunk.length;
+    }, style === 'trickle' ? 20 : 1);
+    res.on('close', () => {
+      clearInterval(timer);
+      if (!res.writableFinished) {
+        this.cutOff.push(written);
+        this.cuts.emit('cut');
+      }
+    });
   }
 
   nextRequest(): Promise<Received> {
@@ -163,7 +197,22 @@ describe('webhook connector', () => {
     const ctx = context();
     const [outcome] = await webhookConnector.deliver(ctx, [StoredRecord.of(change('users', 1))]);
     expect(outcome).toMatchObject({ status: 'retry', error: { code: 'webhook.network' } });
-    expect(await webhookConnector.check(ctx)).toMatchObject({ ok: false, reason: expect.stringContaining('unreachable') });
+    expect(await webhookConnector.check(ctx)).toMatchObject({ ok: false, reason: expect.stringContaining('cannot reach http://127.0.0.1:') });
+  });
+
+  it('a receiver that answers 200 and trickles its body: done at the deadline, one POST, its connection dropped', async () => {
+    receiver.respond = () => ({ status: 200, body: 'trickle' });
+    const [outcome] = await webhookConnector.deliver(context(new ManualClock(), { timeoutMs: 300 }), [StoredRecord.of(change('users', 1))]);
+    expect(outcome).toEqual({ status: 'done' });
+    await receiver.whenCutOff(1);
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it('an answer that never ends is read up to its first 512 bytes, then dropped', async () => {
+    receiver.respond = () => ({ status: 503, body: 'endless' });
+    const [outcome] = await webhookConnector.deliver(context(new ManualClock(), { timeoutMs: 60_000 }), [StoredRecord.of(change('users', 1))]);
+    expect(outcome).toMatchObject({ status: 'retry', error: { code: 'webhook.unavailable', message: `the receiver answered 503: ${'y'.repeat(200)}` } });
+    await receiver.whenCutOff(1);
   });
 
   it('check passes when the endpoint answers at all', async () => {
@@ -188,6 +237,22 @@ describe('webhook connector through the outbox', () => {
     expect(receiver.received.map((r) => r.headers['idempotency-key'])).toEqual([record.id, record.id, record.id, record.id]);
     expect(receiver.received.filter((_, i) => i >= 3)).toHaveLength(1);
     expect(await outbox.list()).toEqual([]);
+  });
+
+  it('a receiver that trickles its answer is cut off at its deadline and retried once', async () => {
+    const clock = new ManualClock();
+    receiver.respond = (_r, n) => (n === 1 ? { status: 503, body: 'trickle' } : { status: 200 });
+    const outbox = await outboxWith(clock, { timeoutMs: 300 });
+    const record = change('students', 1);
+    const retry = nextEvent(outbox, 'retry');
+    const delivered = nextEvent(outbox, 'delivered');
+    await outbox.enqueue([record]);
+    // Cut off at the deadline (real time: the receiver's clock), long before the 10-minute lease.
+    expect((await retry).delivery).toMatchObject({ status: 'pending', attempts: 1, lastError: expect.stringMatching(/^webhook\.unavailable: the receiver answered 503: x+$/) });
+    await receiver.whenCutOff(1);
+    clock.advance(60_000);
+    expect((await delivered).delivery).toMatchObject({ recordId: record.id, attempts: 2 });
+    expect(receiver.received.map((r) => r.headers['idempotency-key'])).toEqual([record.id, record.id]);
   });
 
   it('400: dead at once, kept, and delivered when retried', async () => {

@@ -8,9 +8,7 @@ import { createApp, type App } from '../src/app.js';
 import { configSchema } from '../src/config/index.js';
 import { computeSignature, signatureHeader } from '../src/signature/index.js';
 import type { Store } from '../src/store/index.js';
-import { parseEventBody } from '../src/webhooks/event-body.js';
-import { identifyEvent } from '../src/webhooks/event-identity.js';
-import { eventBody, invoice } from '../src/webhooks/testing.js';
+import { eventBody, inboxIdFor, invoice } from '../src/webhooks/testing.js';
 import { ENGINES, testStore } from './support/stores.js';
 import { tempDir } from './support/temp.js';
 
@@ -28,11 +26,7 @@ const log = pino({ level: 'silent' });
 /** Inbox ids of the event bodies the cases made, so a case can check that none of its own was stored. */
 const made: string[] = [];
 
-function idOf(body: string): string {
-  const parsed = parseEventBody(Buffer.from(body));
-  if (!parsed.ok) throw new Error(`not an event body: ${parsed.reason}`);
-  return identifyEvent(parsed.body).id;
-}
+const idOf = inboxIdFor;
 
 /** An event body, remembered in `made`. */
 function event(fields: Record<string, unknown>): string {

@@ -1,8 +1,8 @@
 import { constants } from 'node:fs';
 import { access, mkdir } from 'node:fs/promises';
-import { request } from 'undici';
 import type { CheckResult, ConnectorContext } from '../../src/connectors/types.js';
 import { describeError } from '../../src/errors.js';
+import { originOf, probe } from '../../src/http/probe.js';
 import type { AccountingConfig } from './schema.js';
 
 /**
@@ -21,17 +21,11 @@ export async function checkAccounting(ctx: ConnectorContext<AccountingConfig>): 
       return { ok: false, reason: `ledger directory ${ledgerDir} is not writable: ${describeError(error)}` };
     }
   }
-  const origin = new URL(url).origin;
-  try {
-    const response = await request(url, {
-      method: 'HEAD', headers, dispatcher: ctx.dispatcher, signal: ctx.signal, headersTimeout: timeoutMs, bodyTimeout: timeoutMs,
-    });
-    await response.body.dump();
-    const status = response.statusCode;
-    if (status === 401 || status === 403) return { ok: false, reason: `${origin} refuses the configured credentials (${status})` };
-    if (status >= 500) return { ok: false, reason: `${origin} answers ${status}` };
-    return { ok: true };
-  } catch (error) {
-    return { ok: false, reason: `cannot reach ${origin}: ${describeError(error)}` };
-  }
+  const origin = originOf(url);
+  const answer = await probe(url, { headers, dispatcher: ctx.dispatcher, signal: ctx.signal, timeoutMs });
+  if (!answer.ok) return answer;
+  const { status } = answer;
+  if (status === 401 || status === 403) return { ok: false, reason: `${origin} refuses the configured credentials (${status})` };
+  if (status >= 500) return { ok: false, reason: `${origin} answers ${status}` };
+  return { ok: true };
 }

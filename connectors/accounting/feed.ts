@@ -1,3 +1,4 @@
+import { JsonNumber, RawJson, stringifyExact } from '../../src/json/index.js';
 import type { EventRecord } from '../../src/records.js';
 import { formatIsoInZone, parseWallTime, upstreamDateTimeToIso } from './local-time.js';
 
@@ -15,10 +16,11 @@ export interface FeedBodyV1 {
   /** Also the `Idempotency-Key` header: the same invoice version always has the same id. */
   recordId: string;
   event: string;
-  invoiceId: number | string | null;
+  /** As received: a JsonNumber (written as its literal) when a double cannot hold it. */
+  invoiceId: number | string | JsonNumber | null;
   /** When schoolbridge received the event, ISO 8601 UTC. */
   receivedAt: string;
-  /** The invoice object exactly as the upstream sent it, unknown fields included. */
+  /** The invoice object as the upstream sent it, unknown fields included, numbers exact; sent as its text (feedBodyJson). */
   invoice: Record<string, unknown>;
   derived: {
     timezone: string;
@@ -42,7 +44,7 @@ const PAID_STATUS = 2;
 export function isInvoicePaid(invoice: Record<string, unknown>): boolean | null {
   const code = invoice.statusOffice;
   const name = invoice.statusOfficeName;
-  const codeKnown = typeof code === 'number' || (typeof code === 'string' && code.trim() !== '');
+  const codeKnown = typeof code === 'number' || code instanceof JsonNumber || (typeof code === 'string' && code.trim() !== '');
   const nameKnown = typeof name === 'string' && name.trim() !== '';
   if (!codeKnown && !nameKnown) return null;
   if (codeKnown && Number(code) === PAID_STATUS) return true;
@@ -81,4 +83,13 @@ export function buildFeedBody(record: EventRecord, timeZone: string): FeedBodyV1
       isPaid: isInvoicePaid(invoice),
     },
   };
+}
+
+/**
+ * The body's JSON as it is POSTed: `invoice` is the object's text as received (`invoiceText`, from
+ * the stored record), copied in rather than written again, so every number, key and escape reaches
+ * the receiver as the upstream wrote it.
+ */
+export function feedBodyJson(body: FeedBodyV1, invoiceText: string): string {
+  return stringifyExact({ ...body, invoice: new RawJson(invoiceText) });
 }

@@ -1,9 +1,11 @@
+import type { StoredRecord } from '../../src/connectors/stored-record.js';
 import type { Connector, ConnectorContext, DeliveryOutcome } from '../../src/connectors/types.js';
 import { BridgeError, describeError } from '../../src/errors.js';
+import { stringifyExact } from '../../src/json/index.js';
 import { counter } from '../../src/metrics.js';
 import type { AnyRecord, EventRecord } from '../../src/records.js';
 import { checkAccounting } from './check.js';
-import { buildFeedBody, isInvoiceObject } from './feed.js';
+import { buildFeedBody, feedBodyJson, isInvoiceObject } from './feed.js';
 import { createLedger, type Ledger } from './ledger.js';
 import { postSigned } from '../../src/connectors/signed-post.js';
 import { accountingConfigSchema, type AccountingConfig } from './schema.js';
@@ -26,13 +28,14 @@ export const accountingConnector: Connector<AccountingConfig> = {
     const outcomes: DeliveryOutcome[] = [];
     // Within one batch too, a later version of an invoice never goes before an earlier one that failed.
     const failedKeys = new Set<string>();
-    for (const { record } of records) {
+    for (const stored of records) {
+      const { record } = stored;
       const orderKey = `${record.stream}:${String(record.key)}`;
       if (failedKeys.has(orderKey)) {
         outcomes.push(heldBack(record));
         continue;
       }
-      const outcome = await deliverOne(ctx, record);
+      const outcome = await deliverOne(ctx, stored);
       if (outcome.status !== 'done') failedKeys.add(orderKey);
       outcomes.push(outcome);
     }
@@ -40,20 +43,23 @@ export const accountingConnector: Connector<AccountingConfig> = {
   },
 };
 
-async function deliverOne(ctx: Ctx, record: AnyRecord): Promise<DeliveryOutcome> {
+async function deliverOne(ctx: Ctx, stored: StoredRecord): Promise<DeliveryOutcome> {
+  const { record } = stored;
   const invalid = invalidReason(record);
   if (invalid) return { status: 'dead', error: new BridgeError(invalid.code, invalid.message, { context: { recordId: record.id } }) };
   const body = buildFeedBody(record as EventRecord, ctx.config.timezone);
+  // The invoice as its stored text: numbers reach the receiver and the ledger as received.
+  const invoiceText = stored.recordText ?? stringifyExact(body.invoice);
   const ledger = ledgerOf(ctx);
   try {
     // A ledger row is written only after the receiver took the POST: the row proves the delivery.
     if (ledger && (await ledger.ids()).has(record.id)) return { status: 'done' };
     const { url, secret, headers, timeoutMs } = ctx.config;
-    const outcome = await postSigned(record.id, JSON.stringify(body), {
+    const outcome = await postSigned(record.id, feedBodyJson(body, invoiceText), {
       url, secret, headers, timeoutMs, dispatcher: ctx.dispatcher, signal: ctx.signal, now: ctx.clock.now(), code: 'accounting',
     });
     if (outcome.status !== 'done' || !ledger) return outcome;
-    const result = await ledger.append(body);
+    const result = await ledger.append(body, invoiceText);
     counter(ctx.metrics, 'schoolbridge_accounting_ledger_rows_total', 'Ledger rows by result (written, or already there)', ['connector', 'result'])
       .inc({ connector: ctx.config.name, result: result });
     return outcome;

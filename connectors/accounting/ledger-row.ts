@@ -1,3 +1,4 @@
+import { JsonNumber } from '../../src/json/index.js';
 import type { FeedBodyV1 } from './feed.js';
 import { dateInZone } from './local-time.js';
 
@@ -13,16 +14,22 @@ export const LEDGER_COLUMNS = [
 
 export type LedgerColumn = (typeof LEDGER_COLUMNS)[number];
 
-/** A cell as text: null and absent are empty, objects are JSON; strings pass through unchanged (no trimming). */
+/**
+ * A cell as text: null and absent are empty, objects are JSON; strings pass through unchanged (no
+ * trimming), numbers as written (a JsonNumber's literal, not a rounded double).
+ */
 function cell(value: unknown): string {
   if (value === undefined || value === null) return '';
   if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value instanceof JsonNumber) return String(value);
   return JSON.stringify(value);
 }
 
-/** One ledger row for one feed body: every value already a string, in LEDGER_COLUMNS order. */
-export function ledgerRow(body: FeedBodyV1): string[] {
+/**
+ * One ledger row for one feed body: every value already a string, in LEDGER_COLUMNS order. The
+ * `invoice` column is the object's text as received (`invoiceText`), like the feed body's.
+ */
+export function ledgerRow(body: FeedBodyV1, invoiceText: string): string[] {
   const { invoice, derived } = body;
   const values: Record<LedgerColumn, unknown> = {
     recordId: body.recordId,
@@ -41,7 +48,7 @@ export function ledgerRow(body: FeedBodyV1): string[] {
     isPaid: derived.isPaid,
     userId: invoice.userId,
     description: invoice.description,
-    invoice,
+    invoice: invoiceText,
   };
   return LEDGER_COLUMNS.map((column) => cell(values[column]));
 }

@@ -22,6 +22,11 @@ afterEach(async () => {
 
 const body = (id: string, receivedAt = '2026-11-22T10:00:00.000Z', invoice: Record<string, unknown> = {}) =>
   buildFeedBody(invoiceRecord({ id, receivedAt }, invoice), ZONE);
+/** What `append` takes: a feed body and its invoice's text. */
+const entry = (...args: Parameters<typeof body>) => {
+  const feed = body(...args);
+  return [feed, JSON.stringify(feed.invoice)] as const;
+};
 
 const readRows = async (name: string): Promise<Record<string, string>[]> =>
   parse(await readFile(join(dir, name), 'utf8'), { columns: true, bom: true });
@@ -29,9 +34,9 @@ const readRows = async (name: string): Promise<Record<string, string>[]> =>
 describe('ledger', () => {
   it('writes a header and one row per record id, dated in the school timezone', async () => {
     const ledger = createLedger({ dir, timeZone: ZONE, log });
-    expect(await ledger.append(body('a'))).toBe('written');
-    expect(await ledger.append(body('b', '2026-11-22T23:30:00.000Z'))).toBe('written');
-    expect(await ledger.append(body('a'))).toBe('already');
+    expect(await ledger.append(...entry('a'))).toBe('written');
+    expect(await ledger.append(...entry('b', '2026-11-22T23:30:00.000Z'))).toBe('written');
+    expect(await ledger.append(...entry('a'))).toBe('already');
     expect((await readdir(dir)).sort()).toEqual(['ledger-2026-11-22.csv', 'ledger-2026-11-23.csv']);
     const text = await readFile(join(dir, 'ledger-2026-11-22.csv'), 'utf8');
     expect(text.split('\r\n')[0]).toBe(LEDGER_COLUMNS.join(','));
@@ -39,35 +44,35 @@ describe('ledger', () => {
   });
 
   it('a new ledger over the same files (a restart) knows what was written', async () => {
-    await createLedger({ dir, timeZone: ZONE, log }).append(body('a'));
+    await createLedger({ dir, timeZone: ZONE, log }).append(...entry('a'));
     const restarted = createLedger({ dir, timeZone: ZONE, log });
-    expect(await restarted.append(body('a'))).toBe('already');
-    expect(await restarted.append(body('b'))).toBe('written');
+    expect(await restarted.append(...entry('a'))).toBe('already');
+    expect(await restarted.append(...entry('b'))).toBe('written');
     expect((await readRows('ledger-2026-11-22.csv')).map((row) => row.recordId)).toEqual(['a', 'b']);
   });
 
   it('cuts a row torn by a crash, then writes that record whole', async () => {
-    await createLedger({ dir, timeZone: ZONE, log }).append(body('a'));
+    await createLedger({ dir, timeZone: ZONE, log }).append(...entry('a'));
     const file = join(dir, 'ledger-2026-11-22.csv');
     await appendFile(file, '"b","invoice.created","Zaż'); // a crash mid-append, inside a multibyte character too
     await appendFile(file, Buffer.from([0xc5]));
     const restarted = createLedger({ dir, timeZone: ZONE, log });
     expect([...(await restarted.ids())]).toEqual(['a']);
-    expect(await restarted.append(body('b'))).toBe('written');
+    expect(await restarted.append(...entry('b'))).toBe('written');
     expect((await readRows('ledger-2026-11-22.csv')).map((row) => row.recordId)).toEqual(['a', 'b']);
   });
 
   it('a file with only a torn header starts again with a header', async () => {
     await writeFile(join(dir, 'ledger-2026-11-22.csv'), 'recordId,eve');
     const ledger = createLedger({ dir, timeZone: ZONE, log });
-    await ledger.append(body('a'));
+    await ledger.append(...entry('a'));
     expect((await readRows('ledger-2026-11-22.csv')).map((row) => row.recordId)).toEqual(['a']);
   });
 
   it('keeps commas, quotes, newlines and Polish diacritics intact for a standard CSV parser', async () => {
     const description = 'Kurs "Angielski", grupa B1\r\nZażółć gęślą jaźń; ŁÓDŹ\nkoniec,';
     const ledger = createLedger({ dir, timeZone: ZONE, log });
-    await ledger.append(body('a', undefined, { description, place: 'Kraków, ul. "Długa" 5 ' }));
+    await ledger.append(...entry('a', undefined, { description, place: 'Kraków, ul. "Długa" 5 ' }));
     const [row] = await readRows('ledger-2026-11-22.csv');
     expect(row?.description).toBe(description);
     expect(JSON.parse(row!.invoice!)).toMatchObject({ description, place: 'Kraków, ul. "Długa" 5 ' });
@@ -77,7 +82,7 @@ describe('ledger', () => {
   it('appends arriving together run one at a time: each id once', async () => {
     const ledger = createLedger({ dir, timeZone: ZONE, log });
     const ids = Array.from({ length: 20 }, (_, i) => `r${i % 10}`);
-    await Promise.all(ids.map((id) => ledger.append(body(id))));
+    await Promise.all(ids.map((id) => ledger.append(...entry(id))));
     const rows = await readRows('ledger-2026-11-22.csv');
     expect(rows.map((row) => row.recordId).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `r${i}`).sort());
   });
@@ -91,16 +96,16 @@ describe('ledger', () => {
     const blocked = join(dir, 'file-in-the-way');
     await writeFile(blocked, 'x');
     const ledger = createLedger({ dir: join(blocked, 'ledger'), timeZone: ZONE, log });
-    await expect(ledger.append(body('a'))).rejects.toMatchObject({ code: 'accounting.ledger_read', retryable: true });
+    await expect(ledger.append(...entry('a'))).rejects.toMatchObject({ code: 'accounting.ledger_read', retryable: true });
     await rm(blocked);
-    expect(await ledger.append(body('a'))).toBe('written');
+    expect(await ledger.append(...entry('a'))).toBe('written');
   });
 
   it('a failed append is accounting.ledger_write, and nothing counts as written', async () => {
     const ledger = createLedger({ dir, timeZone: ZONE, log });
     await ledger.ids();
     await rm(dir, { recursive: true });
-    await expect(ledger.append(body('a'))).rejects.toMatchObject({ code: 'accounting.ledger_write', retryable: true });
-    expect(await ledger.append(body('a'))).toBe('written');
+    await expect(ledger.append(...entry('a'))).rejects.toMatchObject({ code: 'accounting.ledger_write', retryable: true });
+    expect(await ledger.append(...entry('a'))).toBe('written');
   });
 });

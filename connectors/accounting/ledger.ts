@@ -17,8 +17,8 @@ import { LEDGER_COLUMNS, LEDGER_FILE, ledgerFileName, ledgerRow } from './ledger
  * outbox may deliver several invoices at once) so the check for an id and its append cannot interleave.
  */
 export interface Ledger {
-  /** Appends the row of `body` unless its record id is already in the ledger. */
-  append(body: FeedBodyV1): Promise<'written' | 'already'>;
+  /** Appends the row of `body` (its invoice as `invoiceText`) unless its record id is already in the ledger. */
+  append(body: FeedBodyV1, invoiceText: string): Promise<'written' | 'already'>;
   /** The record ids in the ledger (reads the files on first use). */
   ids(): Promise<ReadonlySet<string>>;
 }
@@ -51,12 +51,12 @@ export function createLedger({ dir, timeZone, log }: LedgerOptions): Ledger {
 
   return {
     ids: () => serial(load),
-    append: (body) =>
+    append: (body, invoiceText) =>
       serial(async () => {
         const ids = await load();
         if (ids.has(body.recordId)) return 'already';
         try {
-          await appendRow(join(dir, ledgerFileName(body.receivedAt, timeZone)), toCsvRow(ledgerRow(body)));
+          await appendRow(join(dir, ledgerFileName(body.receivedAt, timeZone)), toCsvRow(ledgerRow(body, invoiceText)));
         } catch (error) {
           // A failed append may have left part of a row: read the files again before the next one.
           written = undefined;

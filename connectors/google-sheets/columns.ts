@@ -3,6 +3,7 @@
  * to find a person; they leave out personal ids (PESEL, NIP), birth data, billing data and free-text
  * descriptions, and nothing secret ever reaches a record (one-time passwords are dropped upstream).
  */
+import { JsonNumber, stringifyExact } from '../../src/json/index.js';
 import { ROSTER_COLUMNS, type RosterRow } from '../../src/records.js';
 
 export type Cell = string | number | boolean;
@@ -80,14 +81,19 @@ function clip(text: string): string {
   return text.length > MAX_CELL_CHARS ? `${text.slice(0, MAX_CELL_CHARS - 1)}…` : text;
 }
 
-/** A value as a RAW cell: strings stay text (`00123`, `=1+1` are not parsed), null clears the cell. */
+/**
+ * A value as a RAW cell: strings stay text (`00123`, `=1+1` are not parsed), null clears the cell.
+ * A number a spreadsheet cannot hold as written (a JsonNumber: an id beyond 2^53, `123.4500`, `1e2`)
+ * is written as its literal, as text, rather than rounded; objects are JSON with numbers as written.
+ */
 export function toCell(value: unknown): Cell {
   if (value === null || value === undefined) return '';
   if (typeof value === 'string') return clip(value);
   if (typeof value === 'boolean') return value;
   if (typeof value === 'number') return Number.isFinite(value) ? value : String(value);
   if (typeof value === 'bigint') return value.toString();
-  return clip(JSON.stringify(value) ?? '');
+  if (value instanceof JsonNumber) return value.literal;
+  return clip(stringifyExact(value));
 }
 
 export function valueAt(record: unknown, path: string): unknown {

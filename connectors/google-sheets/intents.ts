@@ -4,11 +4,13 @@
  * per event, never updated). Deletions carry no data: a `mark` only touches status and bookkeeping.
  */
 import { BridgeError } from '../../src/errors.js';
+import type { JsonNumber } from '../../src/json/index.js';
 import type { AnyRecord } from '../../src/records.js';
 import { toCell, valueAt, type Cell, type ColumnSpec } from './columns.js';
 import type { RowIntent } from './plan.js';
 
-function rowKey(record: AnyRecord): string | number {
+/** An invoice id a double cannot hold is a JsonNumber: its text is the key, so two such ids never share a row. */
+function rowKey(record: AnyRecord): string | number | JsonNumber {
   if (record.stream === 'events' || record.stream === 'roster') return record.id;
   return record.key ?? record.id;
 }

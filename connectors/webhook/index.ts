@@ -1,12 +1,12 @@
-import { request } from 'undici';
 import type { Connector } from '../../src/connectors/types.js';
-import { describeError } from '../../src/errors.js';
 import { postSigned } from '../../src/connectors/signed-post.js';
+import { originOf, probe } from '../../src/http/probe.js';
 import { webhookConfigSchema, type WebhookConfig } from './schema.js';
 
 /**
- * The `webhook` connector (CONTRACT §4): one signed JSON POST per record to any HTTP endpoint
- * (Zapier, n8n, Make). See README.md for the request a receiver gets and how to verify it.
+ * The `webhook` connector: one signed JSON POST per record to any HTTP endpoint (Zapier, n8n,
+ * Make). See README.md for the request a receiver gets and how to verify it. Its URL can be a
+ * credential, so what it reports names the URL's origin only.
  */
 export const webhookConnector: Connector<WebhookConfig> = {
   type: 'webhook',
@@ -14,21 +14,9 @@ export const webhookConnector: Connector<WebhookConfig> = {
 
   /** Reachability only: any HTTP answer means the endpoint is there (it cannot verify an unsigned probe). */
   async check(ctx) {
-    try {
-      const response = await request(ctx.config.url, {
-        method: 'HEAD',
-        dispatcher: ctx.dispatcher,
-        signal: ctx.signal,
-        headersTimeout: ctx.config.timeoutMs,
-        bodyTimeout: ctx.config.timeoutMs,
-      });
-      await response.body.dump();
-      return response.statusCode >= 500
-        ? { ok: false, reason: `${ctx.config.url} answers ${response.statusCode}` }
-        : { ok: true };
-    } catch (error) {
-      return { ok: false, reason: `${ctx.config.url} unreachable: ${describeError(error)}` };
-    }
+    const answer = await probe(ctx.config.url, { dispatcher: ctx.dispatcher, signal: ctx.signal, timeoutMs: ctx.config.timeoutMs });
+    if (!answer.ok) return answer;
+    return answer.status >= 500 ? { ok: false, reason: `${originOf(ctx.config.url)} answers ${answer.status}` } : { ok: true };
   },
 
   async deliver(ctx, records) {

@@ -69,6 +69,15 @@ describe('parseConfig', () => {
     expect(config.server.adminToken).toBeUndefined();
   });
 
+  it('refuses an admin token shorter than 24 characters, naming the key', () => {
+    const admin = (token: string) => `server:\n  adminToken: "${token}"\n`;
+    expect(problems(admin('x'.repeat(23)))).toEqual([
+      'server.adminToken: at least 24 characters (e.g. `openssl rand -hex 24`), or leave it empty to disable /admin',
+    ]);
+    expect(parseConfig(admin('x'.repeat(24)), 'x.yaml', {}).server.adminToken).toBe('x'.repeat(24));
+    expect(parseConfig(admin(''), 'x.yaml', {}).server.adminToken).toBeUndefined();
+  });
+
   it('rejects a bad cron expression, timezone and url', () => {
     const text = 'poll:\n  schedule: "every minute"\n  timezone: Mars/Olympus\nupstream:\n  baseUrl: ftp://x\n  token: t\n';
     const lines = problems(text);
@@ -108,14 +117,25 @@ describe('parseConfig', () => {
 describe('maskSecrets', () => {
   it('masks every secret, keeps everything else', () => {
     const config = parseConfig(
-      'upstream:\n  baseUrl: https://s.example\n  clientId: id\n  clientSecret: cs-123\n  token: tok-456\nserver:\n  adminToken: adm-789\nwebhooks:\n  previousSecrets: [old-1]\nconnectors:\n  - { name: h, type: webhook, streams: [invoices], url: "https://h.example", secret: hook-000, headers: { x-api-key: key-111 } }\n',
+      'upstream:\n  baseUrl: https://s.example\n  clientId: id\n  clientSecret: cs-123\n  token: tok-456\nserver:\n  adminToken: adm-789-adm-789-adm-789-adm\nwebhooks:\n  previousSecrets: [old-1]\nconnectors:\n  - { name: h, type: webhook, streams: [invoices], url: "https://h.example", secret: hook-000, headers: { x-api-key: key-111 } }\n',
       'x.yaml',
       {},
     );
     const text = JSON.stringify(maskSecrets(config));
-    for (const secret of ['cs-123', 'tok-456', 'adm-789', 'old-1', 'hook-000', 'key-111']) expect(text).not.toContain(secret);
+    for (const secret of ['cs-123', 'tok-456', 'adm-789-adm-789-adm-789-adm', 'old-1', 'hook-000', 'key-111']) expect(text).not.toContain(secret);
     expect(text).toContain('https://s.example');
     expect(text).toContain('"clientId":"id"');
     expect(text).toContain('"x-api-key":"***"');
+  });
+
+  it('masks the path and query of a connector URL, which can be its credential', () => {
+    const config = parseConfig(
+      'connectors:\n  - { name: zap, type: webhook, streams: [invoices], url: "https://u:pw-s3cr3t@hooks.zapier.com/hooks/catch/123/abc-s3cr3t/?k=q-s3cr3t", secret: s }\n  - { name: plain, type: webhook, streams: [invoices], url: "https://plain.example", secret: s }\n',
+      'x.yaml',
+      {},
+    );
+    const [zap, plain] = (maskSecrets(config) as { connectors: { url: string }[] }).connectors;
+    expect(zap!.url).toBe('https://u:***@hooks.zapier.com/***');
+    expect(plain!.url).toBe('https://plain.example');
   });
 });

@@ -10,6 +10,9 @@ import { bool, httpUrl, int, num, optionalString, timezone } from './fields.js';
  * The one schema of schoolbridge's configuration (CONTRACT §2): it gives the type, the defaults and
  * the error messages with key paths. Every object is strict, so a misspelled key is an error.
  */
+/** The shortest `server.adminToken` accepted. */
+export const ADMIN_TOKEN_MIN_LENGTH = 24;
+
 const cron = () => z.string().refine((v) => isValidCron(v), 'not a valid cron expression (5 fields, or 6 with seconds)');
 
 const upstreamSchema = z.strictObject({
@@ -39,7 +42,17 @@ const serverSchema = z.strictObject({
   port: int({ min: 0, max: 65535 }).default(8080),
   /** What the upstream calls: callbackUrl = publicUrl + "/webhooks/v2". Defaults to http://host:port. */
   publicUrl: httpUrl().optional(),
-  adminToken: optionalString(),
+  /** Bearer token of /admin/*; absent = /admin disabled. Long enough that it cannot be guessed. */
+  adminToken: z.preprocess(
+    (v) => (v === '' || v === null ? undefined : v),
+    z.string().min(ADMIN_TOKEN_MIN_LENGTH, `at least ${ADMIN_TOKEN_MIN_LENGTH} characters (e.g. \`openssl rand -hex 24\`), or leave it empty to disable /admin`).optional(),
+  ),
+  /** Headers and body of one request must arrive within this; a connection that sends nothing too. Then 408 and closed. */
+  requestTimeoutMs: int({ min: 100 }).default(30_000),
+  /** A connection with no traffic either way for this long, while a request is handled or answered, is closed. */
+  connectionTimeoutMs: int({ min: 100 }).default(300_000),
+  /** Connections open at once at most; more are closed as they arrive. */
+  maxConnections: int({ min: 1 }).default(256),
 });
 
 const webhooksSchema = z.strictObject({

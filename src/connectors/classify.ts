@@ -3,9 +3,9 @@ import { BridgeError, describeError } from '../errors.js';
 import { isNetworkError, isRetryableStatus, parseRetryAfter } from '../http/retry-policy.js';
 
 /**
- * The outcome of one signed POST (STYLE 5: pure). 2xx is done; 408, 429 and 5xx are worth another
- * try, after Retry-After when the receiver said; any other status is dead at once (CONTRACT §4:
- * retrying would not help). `excerpt` is the start of the response body, for `deliveries list`.
+ * The outcome of one signed POST (pure). 2xx is done; 408, 429 and 5xx are worth another
+ * try, after Retry-After when the receiver said; any other status is dead at once (retrying
+ * would not help). `excerpt` is the start of the response body, for `deliveries list`.
  */
 export function classifyResponse(
   status: number,
@@ -26,9 +26,10 @@ export function classifyResponse(
 
 /**
  * A request that got no answer. Network errors and timeouts are retried; so is anything unexpected,
- * because the record itself was fine and the target may simply be unreachable.
+ * because the record itself was fine and the target may simply be unreachable. `describe` words the
+ * error (a caller removes what must not be shown, such as its URL).
  */
-export function classifyFailure(error: unknown, code = 'webhook'): DeliveryOutcome {
+export function classifyFailure(error: unknown, code = 'webhook', describe: (error: unknown) => string = describeError): DeliveryOutcome {
   const kind = isNetworkError(error) ? 'network' : 'failed';
-  return { status: 'retry', error: new BridgeError(`${code}.${kind}`, describeError(error), { retryable: true, cause: error }) };
+  return { status: 'retry', error: new BridgeError(`${code}.${kind}`, describe(error), { retryable: true, cause: error }) };
 }

@@ -1,5 +1,8 @@
 import { request, type Dispatcher } from 'undici';
 import type { DeliveryOutcome } from './types.js';
+import { BridgeError, describeError } from '../errors.js';
+import { startDeadline } from '../http/deadline.js';
+import { withoutUrl } from '../http/probe.js';
 import { signatureHeader } from '../signature/index.js';
 import { classifyFailure, classifyResponse } from './classify.js';
 
@@ -8,6 +11,7 @@ export interface SignedPost {
   secret: string;
   /** Extra headers; they cannot replace the ones that make the delivery what it is (below). */
   headers: Record<string, string>;
+  /** The whole attempt's deadline: connect, send, the answer's headers and the part of its body that is read. */
   timeoutMs: number;
   dispatcher: Dispatcher;
   signal: AbortSignal;
@@ -17,6 +21,7 @@ export interface SignedPost {
   code?: string;
 }
 
+/** What is kept of an answer's body (for `deliveries list`); the rest is never read. */
 const EXCERPT_BYTES = 512;
 
 /**
@@ -24,6 +29,10 @@ const EXCERPT_BYTES = 512;
  * `<timestamp>;<body>` with the secret, `Webhook-Signature: {"timestamp":…,"signature":…}`), with
  * `Idempotency-Key: <record id>` so a redelivery after a crash is recognised by the receiver.
  * Never throws: the answer (or its absence) is classified into a delivery outcome.
+ *
+ * The attempt has one deadline, `timeoutMs`: no answer's status by then is a retry. Of the body,
+ * the first 512 bytes are read at most, until the deadline, and the rest is dropped (the connection
+ * with it): a receiver that trickles its answer cannot hold the delivery, and the status is what counts.
  */
 export async function postSigned(idempotencyKey: string, body: string, post: SignedPost): Promise<DeliveryOutcome> {
   const timestamp = Math.floor(post.now / 1000);
@@ -34,20 +43,26 @@ export async function postSigned(idempotencyKey: string, body: string, post: Sig
     'idempotency-key': idempotencyKey,
     'webhook-signature': signatureHeader(post.secret, body, timestamp),
   };
+  const deadline = startDeadline(post.timeoutMs, post.signal);
   try {
     const response = await request(post.url, {
       method: 'POST',
       headers,
       body,
       dispatcher: post.dispatcher,
-      signal: post.signal,
+      signal: deadline.signal,
       headersTimeout: post.timeoutMs,
       bodyTimeout: post.timeoutMs,
     });
     const excerpt = await readExcerpt(response.body);
     return classifyResponse(response.statusCode, response.headers, excerpt, post.now, post.code);
   } catch (error) {
-    return classifyFailure(error, post.code);
+    // The URL may be a credential (a hook path): an error names its origin only.
+    if (!deadline.expired) return classifyFailure(error, post.code, (e) => withoutUrl(describeError(e), post.url));
+    const message = `no answer within ${post.timeoutMs} ms (timeoutMs)`;
+    return { status: 'retry', error: new BridgeError(`${post.code ?? 'webhook'}.network`, message, { retryable: true, cause: error }) };
+  } finally {
+    deadline.clear();
   }
 }
 
@@ -55,17 +70,26 @@ function lowerCaseKeys(headers: Record<string, string>): Record<string, string> 
   return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
 }
 
-/** The start of the answer for the error message; the rest is drained so the socket can be reused. */
+/**
+ * The start of the answer, for the error message: read until the body ends, EXCERPT_BYTES have come
+ * or the deadline aborts the read. Then the body is dropped; a short answer read to its end leaves
+ * the connection to be reused.
+ */
 async function readExcerpt(body: Dispatcher.ResponseData['body']): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   try {
     for await (const chunk of body) {
-      if (size < EXCERPT_BYTES) chunks.push(chunk as Buffer);
+      chunks.push(chunk as Buffer);
       size += (chunk as Buffer).length;
+      if (size >= EXCERPT_BYTES) break;
     }
   } catch {
-    // A broken body after the status line: the status is what counts.
+    // A broken body after the status line, or one cut off at the deadline: the status is what counts.
+  } finally {
+    // A body destroyed before its end emits an error (undici's RequestAbortedError) that nobody awaits.
+    body.on('error', () => {});
+    body.destroy();
   }
   return Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8');
 }

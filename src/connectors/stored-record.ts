@@ -1,10 +1,12 @@
+import { memberText, parseExact, stringifyExact } from '../json/index.js';
 import type { AnyRecord, Stream } from '../records.js';
 
 /**
  * A record as the outbox hands it to a connector: the JSON it was stored as (what the `file`
  * connector appends and the `webhook` connector posts, byte for byte), as text or as its UTF-8
  * bytes, whichever the store gave (the other is made on first use), and the record itself, parsed
- * from it the first time a connector reads its fields.
+ * from it the first time a connector reads its fields, with every number exact (a JsonNumber where
+ * a double would round it or change how it is written).
  */
 export class StoredRecord {
   #record: AnyRecord | undefined;
@@ -35,13 +37,19 @@ export class StoredRecord {
   }
 
   get record(): AnyRecord {
-    return (this.#record ??= JSON.parse(this.json) as AnyRecord);
+    return (this.#record ??= parseExact(this.json) as AnyRecord);
   }
 
-  /** A record made in memory (tests, and producers that hold one): its text is JSON.stringify's. */
+  /** The text of the record's `record` member as stored (an event's object as received), or undefined. */
+  get recordText(): string | undefined {
+    return memberText(this.json, 'record');
+  }
+
+  /**
+   * A record made in memory (tests, and producers that hold one), as the outbox would store it: its
+   * text is stringifyExact's, and `record` is read back from that text, as for any stored record.
+   */
   static of(record: AnyRecord): StoredRecord {
-    const stored = new StoredRecord(record.id, record.stream, JSON.stringify(record));
-    stored.#record = record;
-    return stored;
+    return new StoredRecord(record.id, record.stream, stringifyExact(record));
   }
 }

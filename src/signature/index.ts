@@ -1,2 +1,2 @@
 export { SIGNATURE_HEADER, computeSignature, signatureHeader } from './sign.js';
-export { verifySignature, type VerifyFailure, type VerifyResult } from './verify.js';
+export { parseSignatureHeader, verifySignature, type SignatureHeader, type VerifyFailure, type VerifyResult } from './verify.js';

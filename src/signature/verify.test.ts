@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { computeSignature, signatureHeader } from './sign.js';
-import { verifySignature } from './verify.js';
+import { parseSignatureHeader, verifySignature } from './verify.js';
 
 const SECRET = 'topsecret';
 const NOW_MS = 1_795_000_000_000;
@@ -109,6 +109,32 @@ describe('sign → verify', () => {
         // Any clock: a changed timestamp is a different signed text, so it must never verify.
         const result = verifySignature([s], header, b, ts * 1000, 1e12);
         expect(result.ok).toBe(false);
+      }),
+    );
+  });
+});
+
+describe('parseSignatureHeader', () => {
+  it.each([
+    [undefined, { ok: false, reason: 'missing' }],
+    ['', { ok: false, reason: 'missing' }],
+    ['t=1,v1=abc', { ok: false, reason: 'malformed' }],
+    [header({ timestamp: '1795000000', signature: SIG }), { ok: false, reason: 'malformed' }],
+    [header({ timestamp: TS, signature: SIG.slice(1) }), { ok: false, reason: 'malformed' }],
+    [header({ timestamp: TS, signature: SIG }), { ok: true, timestamp: TS, signature: SIG }],
+    // Milliseconds stay accepted: the header is well formed, and verifySignature reads them as such.
+    [header({ timestamp: NOW_MS, signature: SIG }), { ok: true, timestamp: NOW_MS, signature: SIG }],
+  ])('%s → %j', (value, expected) => {
+    expect(parseSignatureHeader(value)).toEqual(expected);
+  });
+
+  it('refuses exactly what verifySignature refuses as missing or malformed, whatever the body', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.json(), fc.constant(undefined)), (value) => {
+        const parsed = parseSignatureHeader(value);
+        const verified = verifySignature([SECRET], value, BODY, NOW_MS, 300);
+        if (!parsed.ok) expect(verified).toMatchObject({ ok: false, reason: parsed.reason });
+        else expect(['missing', 'malformed']).not.toContain(verified.ok ? '' : verified.reason);
       }),
     );
   });

@@ -3,6 +3,8 @@ import { signatureBytes } from './sign.js';
 
 export type VerifyFailure = 'missing' | 'malformed' | 'mismatch' | 'stale' | 'future';
 
+export type SignatureHeader = { ok: true; timestamp: number; signature: string } | { ok: false; reason: 'missing' | 'malformed' };
+
 export type VerifyResult =
   | { ok: true; timestamp: number; secretIndex: number }
   /** `signed` is true when the signature itself was valid (only the timestamp failed). */
@@ -31,28 +33,9 @@ export function verifySignature(
   nowMs: number,
   toleranceSeconds: number,
 ): VerifyResult {
-  if (headerValue === undefined || headerValue === null || headerValue === '') {
-    return { ok: false, reason: 'missing', signed: false };
-  }
-  if (typeof headerValue !== 'string' || headerValue.length > 1024) {
-    return { ok: false, reason: 'malformed', signed: false };
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(headerValue);
-  } catch {
-    return { ok: false, reason: 'malformed', signed: false };
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    return { ok: false, reason: 'malformed', signed: false };
-  }
-  const { timestamp, signature } = parsed as { timestamp?: unknown; signature?: unknown };
-  if (typeof timestamp !== 'number' || !Number.isSafeInteger(timestamp) || timestamp <= 0) {
-    return { ok: false, reason: 'malformed', signed: false };
-  }
-  if (typeof signature !== 'string' || !HEX64.test(signature)) {
-    return { ok: false, reason: 'malformed', signed: false };
-  }
+  const header = parseSignatureHeader(headerValue);
+  if (!header.ok) return { ok: false, reason: header.reason, signed: false };
+  const { timestamp, signature } = header;
   if (!(rawBody instanceof Uint8Array)) return { ok: false, reason: 'malformed', signed: false };
   const given = Buffer.from(signature, 'hex');
   let secretIndex = -1;
@@ -75,4 +58,25 @@ export function verifySignature(
   if (!(timestampMs >= nowMs - toleranceMs)) return { ok: false, reason: 'stale', signed: true, timestamp, secretIndex };
   if (!(timestampMs <= nowMs + toleranceMs)) return { ok: false, reason: 'future', signed: true, timestamp, secretIndex };
   return { ok: true, timestamp, secretIndex };
+}
+
+/**
+ * The `Webhook-Signature` header read on its own (pure, never throws): a JSON object (at most 1024
+ * characters) with `timestamp`, a positive safe integer, and `signature`, 64 hex characters. What it
+ * refuses no body can make valid, so the intake answers it before reading the body.
+ */
+export function parseSignatureHeader(headerValue: unknown): SignatureHeader {
+  if (headerValue === undefined || headerValue === null || headerValue === '') return { ok: false, reason: 'missing' };
+  if (typeof headerValue !== 'string' || headerValue.length > 1024) return { ok: false, reason: 'malformed' };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(headerValue);
+  } catch {
+    return { ok: false, reason: 'malformed' };
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { ok: false, reason: 'malformed' };
+  const { timestamp, signature } = parsed as { timestamp?: unknown; signature?: unknown };
+  if (typeof timestamp !== 'number' || !Number.isSafeInteger(timestamp) || timestamp <= 0) return { ok: false, reason: 'malformed' };
+  if (typeof signature !== 'string' || !HEX64.test(signature)) return { ok: false, reason: 'malformed' };
+  return { ok: true, timestamp, signature };
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../clock.js';
-import type { Outbox } from '../outbox/index.js';
+import { publicError, type Outbox } from '../outbox/index.js';
 import type { PollPart } from '../poll/index.js';
 import type { Readiness } from '../readiness.js';
 import type { Store } from '../store/index.js';
@@ -39,8 +39,9 @@ async function registrations(sources: StatusSources): Promise<StatusSnapshot['we
 }
 
 /**
- * `GET /` (CONTRACT §5, issue 10): the human status page, and `GET /status.json`, the same figures
- * for scripts. Deliveries to /webhooks/v2 are tallied per local day as they are answered.
+ * `GET /`: the human status page, and `GET /status.json`, the same figures for scripts (README
+ * "Observe"). Both are public: ids, counts, times, reasons and error codes, never a secret or
+ * personal data. Deliveries to /webhooks/v2 are tallied per local day as they are answered.
  */
 export function registerStatusRoutes(http: FastifyInstance, sources: StatusSources): { snapshot(): Promise<StatusSnapshot> } {
   const tally = createDailyTally(['received', 'rejected'] as const, sources.timezone);
@@ -85,7 +86,8 @@ export function registerStatusRoutes(http: FastifyInstance, sources: StatusSourc
         id: entry.id,
         connector: entry.connector,
         attempts: entry.attempts,
-        lastError: entry.lastError ?? '',
+        // Our error code and the receiver's status only: the full text can echo personal data.
+        lastError: publicError(entry.lastError ?? ''),
         ...(entry.lastAttemptAt ? { at: new Date(entry.lastAttemptAt).toISOString() } : {}),
       })),
     };

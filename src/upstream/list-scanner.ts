@@ -1,3 +1,4 @@
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, isJsonWhitespace, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from '../json/chars.js';
 import { invalidJson } from './errors.js';
 import { invalidResponse, joinPath } from './schemas.js';
 
@@ -16,18 +17,6 @@ import { invalidResponse, joinPath } from './schemas.js';
  * Scanning bytes is safe for UTF-8: every byte of a multi-byte character is ≥ 0x80, so it can never
  * be mistaken for a quote, backslash or bracket.
  */
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const COLON = 0x3a;
-const COMMA = 0x2c;
-
-function isWhitespace(b: number): boolean {
-  return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
-}
 
 type ObjectState = 'keyOrEnd' | 'key' | 'colon' | 'value' | 'commaOrEnd';
 type ArrayState = 'valueOrEnd' | 'value' | 'commaOrEnd';
@@ -135,7 +124,7 @@ export class ListScanner {
   /** Handles one byte outside any capture; returns the next index. */
   private structural(chunk: Uint8Array, i: number): number {
     const b = chunk[i] as number;
-    if (isWhitespace(b)) return i + 1;
+    if (isJsonWhitespace(b)) return i + 1;
     if (this.phase === 'done') this.fail('unexpected data after the end of the body', i);
     if (this.phase === 'start') {
       this.phase = 'body';
@@ -292,7 +281,7 @@ export class ListScanner {
       else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
         depth--;
         if (depth === 0) return i;
-      } else if (isWhitespace(b)) this.capSpaced = true;
+      } else if (isJsonWhitespace(b)) this.capSpaced = true;
       i++;
     }
     this.capDepth = depth;
@@ -305,7 +294,7 @@ export class ListScanner {
   private scanPrimitive(chunk: Uint8Array, start: number): number {
     for (let i = start; i < chunk.length; i++) {
       const b = chunk[i] as number;
-      if (b === COMMA || b === CLOSE_ARRAY || b === CLOSE_OBJECT || isWhitespace(b)) return i;
+      if (b === COMMA || b === CLOSE_ARRAY || b === CLOSE_OBJECT || isJsonWhitespace(b)) return i;
     }
     return -1;
   }

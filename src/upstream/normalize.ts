@@ -8,7 +8,8 @@
  * Nothing else is touched: no trimming, unknown fields kept, other values passed through.
  */
 const FLAG_FIELDS = new Set(['isAdult', 'isActive', 'isArchived']);
-const SECRET_FIELD = 'oneTimePassword';
+/** Never stored, logged or delivered: the poll drops it here, the webhook intake in src/webhooks/event-body.ts. */
+export const ONE_TIME_PASSWORD_FIELD = 'oneTimePassword';
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -30,7 +31,7 @@ export function normalizeInPlace(value: unknown, changes?: { count: number }): u
   // are parsed JSON, so every enumerable key is their own; deleting the current key is allowed.
   for (const key in value) {
     const field = value[key];
-    if (key === SECRET_FIELD) {
+    if (key === ONE_TIME_PASSWORD_FIELD) {
       delete value[key];
       if (changes) changes.count += 1;
     } else if (typeof field === 'object') {
@@ -63,8 +64,8 @@ export function extractOneTimePasswords(rawStudent: unknown): { student?: string
   const result: { student?: string; parent?: string } = {};
   const user = isPlainObject(rawStudent) ? rawStudent.user : undefined;
   if (!isPlainObject(user)) return result;
-  if (typeof user[SECRET_FIELD] === 'string') result.student = user[SECRET_FIELD];
+  if (typeof user[ONE_TIME_PASSWORD_FIELD] === 'string') result.student = user[ONE_TIME_PASSWORD_FIELD];
   const parent = user.parentUser;
-  if (isPlainObject(parent) && typeof parent[SECRET_FIELD] === 'string') result.parent = parent[SECRET_FIELD];
+  if (isPlainObject(parent) && typeof parent[ONE_TIME_PASSWORD_FIELD] === 'string') result.parent = parent[ONE_TIME_PASSWORD_FIELD];
   return result;
 }

@@ -1,20 +1,38 @@
+import { JsonSyntaxError, numberOf, scanJson, stringOf, type JsonNumber, type ScannedValue } from '../json/index.js';
+import { ONE_TIME_PASSWORD_FIELD } from '../upstream/normalize.js';
+
 /**
  * Reads a verified delivery body (api-v2.md "Event body"): a JSON object with `event`, a non-empty
  * event name, and `object`, a JSON object. Anything else is answered 400: the signature was valid,
  * so retrying the same bytes will not help, but the sender must learn we could not take it.
+ *
+ * The body is read once, by one scan that checks it and keeps the object's text as received
+ * (src/json/canonical-scan.ts), never parsed into numbers: an invoice id beyond 2^53 or an amount
+ * written `123.4500` is stored, identified and delivered as written. A `oneTimePassword` member is
+ * left out at any depth, so it is never stored or delivered.
  */
 export interface EventBody {
   event: string;
-  object: Record<string, unknown>;
+  /** `object.id`: a string, a number (a JsonNumber when a double cannot give back its literal), or null. */
+  key: EventKey;
+  /** The object's text as received, without whitespace between tokens or one-time passwords: what its records carry. */
+  objectText: string;
+  /** The object's canonical text (keys sorted, numbers as written): what its identity is hashed from. */
+  canonical: string;
+  /** What the inbox keeps: the body as received, or, when it held one-time passwords, its compact text without them. */
+  text: string;
 }
 
-/** `text`: the body decoded, as received (what the inbox keeps). */
-export type ParsedBody = { ok: true; body: EventBody; text: string } | { ok: false; reason: string };
+export type EventKey = number | string | JsonNumber | null;
+
+export type ParsedBody = { ok: true; body: EventBody } | { ok: false; reason: string };
 
 /** Longest event name we accept; real ones look like `invoice.created`. */
 const MAX_EVENT_LENGTH = 200;
+/** Hashing, storing and delivering never recurse deeper than this: a hostile nesting is a 400 here. */
 const MAX_DEPTH = 64;
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+const dropOneTimePassword = (key: string) => key === ONE_TIME_PASSWORD_FIELD;
 
 export function parseEventBody(raw: Uint8Array): ParsedBody {
   let text: string;
@@ -23,38 +41,34 @@ export function parseEventBody(raw: Uint8Array): ParsedBody {
   } catch {
     return { ok: false, reason: 'body is not UTF-8' };
   }
-  let value: unknown;
+  let scan;
   try {
-    value = JSON.parse(text);
-  } catch {
+    scan = scanJson(text, { maxDepth: MAX_DEPTH, drop: dropOneTimePassword });
+  } catch (error) {
+    if (error instanceof JsonSyntaxError && error.tooDeep) return { ok: false, reason: `body is nested deeper than ${MAX_DEPTH} levels` };
     return { ok: false, reason: 'body is not JSON' };
   }
-  if (!isPlainObject(value)) return { ok: false, reason: 'body is not a JSON object' };
-  // Hashing, storing and delivering walk the value recursively: a hostile nesting depth would blow
-  // the stack there, so it is refused here, where it is still a 400.
-  if (nestingExceeds(value, MAX_DEPTH)) return { ok: false, reason: `body is nested deeper than ${MAX_DEPTH} levels` };
-  const { event, object } = value;
-  if (typeof event !== 'string' || event.trim() === '' || event.length > MAX_EVENT_LENGTH) {
-    return { ok: false, reason: 'body.event is not an event name' };
-  }
-  if (!isPlainObject(object)) return { ok: false, reason: 'body.object is not a JSON object' };
-  return { ok: true, body: { event, object }, text };
+  const { root } = scan;
+  if (root.kind !== 'object') return { ok: false, reason: 'body is not a JSON object' };
+  const event = member(root, 'event');
+  const name = event?.kind === 'string' ? stringOf(event) : undefined;
+  if (name === undefined || name.trim() === '' || name.length > MAX_EVENT_LENGTH) return { ok: false, reason: 'body.event is not an event name' };
+  const object = member(root, 'object');
+  if (object?.kind !== 'object') return { ok: false, reason: 'body.object is not a JSON object' };
+  return {
+    ok: true,
+    body: { event: name, key: keyOf(member(object, 'id')), objectText: object.compact, canonical: object.canonical, text: scan.dropped > 0 ? root.compact : text },
+  };
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+/** An object's member by key; of repeated keys the last, as JSON.parse takes it. */
+function member(object: ScannedValue, key: string): ScannedValue | undefined {
+  for (let i = object.members.length - 1; i >= 0; i--) if (object.members[i]!.key === key) return object.members[i]!.value;
+  return undefined;
 }
 
-/**
- * Recursive, but it stops one level past `limit`, so the check itself cannot overflow the stack.
- * (Only objects and arrays are descended into; `for…in` over a parsed JSON value sees own keys only.)
- */
-function nestingExceeds(value: object, limit: number, depth = 1): boolean {
-  if (depth > limit) return true;
-  const container = value as Record<string, unknown>;
-  for (const key in container) {
-    const child = container[key];
-    if (typeof child === 'object' && child !== null && nestingExceeds(child, limit, depth + 1)) return true;
-  }
-  return false;
+function keyOf(id: ScannedValue | undefined): EventKey {
+  if (id?.kind === 'string') return stringOf(id);
+  if (id?.kind === 'number') return numberOf(id.compact);
+  return null;
 }

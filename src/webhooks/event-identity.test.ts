@@ -1,11 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../canonical.js';
-import { parseEventBody, type EventBody } from './event-body.js';
+import { canonicalJson, sha256Hex } from '../canonical.js';
+import { JsonNumber, parseExact, RawJson, stringifyExact } from '../json/index.js';
+import { parseEventBody } from './event-body.js';
 import { eventRecordJson, eventRecords, identifyEvent, inboxIdOf } from './event-identity.js';
-import { invoice } from './testing.js';
+import { bodyOf as body, invoice, readBody } from './testing.js';
 
-const body = (event: string, object: Record<string, unknown>): EventBody => ({ event, object });
+/** The intake's identity before numbers were kept as written: over canonicalJson of the parsed object. */
+function earlierId(event: string, object: Record<string, unknown>): string {
+  const id = object.id;
+  const key = typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? String(id) : '_';
+  return `${event}:${key}:${sha256Hex(canonicalJson(object)).slice(0, 12)}`;
+}
 
 describe('canonicalJson', () => {
   it('sorts keys at every depth and keeps array order', () => {
@@ -52,6 +58,31 @@ describe('identifyEvent', () => {
   it('hashes an event name that is not plain', () => {
     expect(identifyEvent(body('weird name\r\n', { id: 1 })).id).toMatch(/^~[0-9a-f]{12}:1:/);
   });
+
+  it('is what it was before for objects whose numbers are written as JavaScript writes them', () => {
+    const plainId = fc.oneof(fc.integer(), fc.stringMatching(/^[A-Za-z0-9_.-]{1,20}$/));
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue()), plainId, (object, id) => {
+        const withId = { ...object, id };
+        expect(identifyEvent(body('invoice.created', withId)).id).toBe(earlierId('invoice.created', JSON.parse(JSON.stringify(withId)) as Record<string, unknown>));
+      }),
+    );
+  });
+
+  it('tells apart ids and amounts that a double would round or rewrite', () => {
+    const a = identifyEvent(readBody('{"event":"invoice.created","object":{"id":9007199254740993}}'));
+    const b = identifyEvent(readBody('{"event":"invoice.created","object":{"id":9007199254740992}}'));
+    expect(a.id).toMatch(/^invoice\.created:9007199254740993:/);
+    expect(a.key).toEqual(new JsonNumber('9007199254740993'));
+    expect(b.id).not.toBe(a.id);
+    const amount = (literal: string) => identifyEvent(readBody(`{"event":"x.y","object":{"id":1,"total":${literal}}}`)).id;
+    expect(new Set(['123.45', '123.4500', '1.2345e2']).size).toBe(new Set(['123.45', '123.4500', '1.2345e2'].map(amount)).size);
+  });
+
+  it('is the same for a redelivery written with other whitespace, key order or escapes', () => {
+    const a = identifyEvent(readBody('{"event":"x.y","object":{"id":1,"total":1.50,"name":"é"}}'));
+    expect(identifyEvent(readBody('{ "object" : { "name" : "\\u00e9" , "total" : 1.50 , "id" : 1 } , "event" : "x.y" }')).id).toBe(a.id);
+  });
 });
 
 describe('eventRecords', () => {
@@ -61,7 +92,8 @@ describe('eventRecords', () => {
     const identity = identifyEvent(b);
     const records = eventRecords(b, identity, at);
     expect(records.map((r) => r.id)).toEqual([`events:${identity.id}`, `invoices:${identity.id}`]);
-    expect(records[1]).toEqual({ id: `invoices:${identity.id}`, stream: 'invoices', event: 'invoice.created', key: 9, receivedAt: at, record: b.object });
+    expect(records[1]).toEqual({ id: `invoices:${identity.id}`, stream: 'invoices', event: 'invoice.created', key: 9, receivedAt: at, record: new RawJson(b.objectText) });
+    expect(JSON.parse(b.objectText)).toEqual(invoice({ id: 9, extra: { kept: true } }));
   });
 
   it('emits only an events record for other events, and suffixed ids when re-emitted', () => {
@@ -70,15 +102,27 @@ describe('eventRecords', () => {
     expect(eventRecords(b, identity, at, ':r2').map((r) => `${r.stream} ${r.id}`)).toEqual([`events events:${identity.id}:r2`]);
   });
 
-  it('eventRecordJson is exactly JSON.stringify of each record, from its object serialized once', () => {
+  it('eventRecordJson is stringifyExact of each record, with the object as its text', () => {
     const name = fc.oneof(fc.constantFrom('invoice.created', 'lesson.moved'), fc.string({ minLength: 1, maxLength: 20 }));
     fc.assert(
       fc.property(name, fc.dictionary(fc.string(), fc.jsonValue()), fc.option(fc.oneof(fc.integer(), fc.double(), fc.string()), { nil: undefined }), fc.constantFrom('', ':r2'), (event, object, id, suffix) => {
-        const b: EventBody = { event, object: id === undefined ? object : { ...object, id } };
-        const objectJson = JSON.stringify(b.object);
-        for (const record of eventRecords(b, identifyEvent(b), at, suffix)) expect(eventRecordJson(record, objectJson)).toBe(JSON.stringify(record));
+        const b = body(event, id === undefined ? object : { ...object, id });
+        for (const record of eventRecords(b, identifyEvent(b), at, suffix)) {
+          const json = eventRecordJson(record);
+          expect(json).toBe(stringifyExact(record));
+          expect(json).toBe(JSON.stringify({ ...record, record: JSON.parse(b.objectText) }));
+        }
       }),
     );
+  });
+
+  it('writes the object and its id exactly as received', () => {
+    const b = readBody('{"event":"invoice.created","object":{"id":9007199254740993,"total":123.4500,"rate":1e2}}');
+    const [record] = eventRecords(b, identifyEvent(b), at);
+    const json = eventRecordJson(record!);
+    expect(json).toContain('"key":9007199254740993,');
+    expect(json.endsWith(',"record":{"id":9007199254740993,"total":123.4500,"rate":1e2}}')).toBe(true);
+    expect(parseExact(json)).toMatchObject({ key: new JsonNumber('9007199254740993'), record: { total: new JsonNumber('123.4500') } });
   });
 
   it('inboxIdOf accepts an inbox id or any record id of it', () => {
@@ -118,8 +162,30 @@ describe('parseEventBody', () => {
     expect(parseEventBody(Buffer.from([0x7b, 0xff, 0x7d]))).toEqual({ ok: false, reason: 'body is not UTF-8' });
   });
 
-  it('accepts an event object with unknown fields', () => {
-    const text = '{"event":"a.b","object":{"id":1,"x":[1]},"more":true}';
-    expect(parseEventBody(bytes(text))).toEqual({ ok: true, body: { event: 'a.b', object: { id: 1, x: [1] } }, text });
+  it('accepts an event object with unknown fields, and keeps the body as received', () => {
+    const text = '{"event":"a.b", "object":{"id":1,"x":[1.0]},"more":true}';
+    expect(parseEventBody(bytes(text))).toEqual({
+      ok: true, body: { event: 'a.b', key: 1, objectText: '{"id":1,"x":[1.0]}', canonical: '{"id":1,"x":[1.0]}', text },
+    });
+  });
+
+  it('gives the object compact, on one line, whatever the whitespace it came with', () => {
+    const parsed = parseEventBody(bytes('{\n  "event": "a.b",\n  "object": {\n    "id": "A-1",\n    "x": [ 1.50 ]\n  }\n}'));
+    expect(parsed).toMatchObject({ ok: true, body: { key: 'A-1', objectText: '{"id":"A-1","x":[1.50]}' } });
+  });
+
+  it('leaves out oneTimePassword at any depth: not stored, not delivered, not hashed', () => {
+    const object = { id: 7, user: { login: 'ak', oneTimePassword: 'Xy7!pass', parentUser: { oneTimePassword: 'Pa55-parent' } }, list: [{ oneTimePassword: 'in-array' }] };
+    const parsed = parseEventBody(bytes(JSON.stringify({ event: 'student.created', object, oneTimePassword: 'top' })));
+    if (!parsed.ok) throw new Error(parsed.reason);
+    for (const text of [parsed.body.text, parsed.body.objectText, parsed.body.canonical]) {
+      expect(text).not.toMatch(/oneTimePassword|Xy7!pass|Pa55-parent|in-array|top"/);
+    }
+    expect(JSON.parse(parsed.body.objectText)).toEqual({ id: 7, user: { login: 'ak', parentUser: {} }, list: [{}] });
+    expect(identifyEvent(parsed.body).id).toBe(identifyEvent(body('student.created', { id: 7, user: { login: 'ak', parentUser: {} }, list: [{}] })).id);
+  });
+
+  it('takes the last of repeated members, as JSON.parse does', () => {
+    expect(parseEventBody(bytes('{"event":1,"object":[],"event":"a.b","object":{"id":1,"id":"x"}}'))).toMatchObject({ ok: true, body: { event: 'a.b', key: 'x' } });
   });
 });

@@ -4,21 +4,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ENGINES, testStore } from '../../test/support/stores.js';
 import { BridgeError } from '../errors.js';
 import type { InboxStore, Store, StoreHealth } from '../store/index.js';
-import { parseEventBody } from './event-body.js';
-import { identifyEvent } from './event-identity.js';
 import { createIntake, type IntakeOptions } from './intake.js';
 import { createIntakeMetrics } from './intake-metrics.js';
-import { eventBody, invoice, manualClock, recordingSink, signed, TEST_NOW_MS, TEST_SECRET } from './testing.js';
+import { eventBody, inboxIdFor as idOf, invoice, manualClock, recordingSink, signed, TEST_NOW_MS, TEST_SECRET } from './testing.js';
 
 const log = pino({ level: 'silent' });
 const seconds = (ms: number) => Math.floor(ms / 1000);
-
-/** The inbox id the intake gives a body. */
-function idOf(body: string): string {
-  const parsed = parseEventBody(Buffer.from(body));
-  if (!parsed.ok) throw new Error(`not an event body: ${parsed.reason}`);
-  return identifyEvent(parsed.body).id;
-}
 
 /** What the store's outbox holds, in enqueue order. */
 async function deliveries(store: Store): Promise<string[]> {
@@ -73,6 +64,23 @@ describe.each(ENGINES)('webhook intake on %s', (engine) => {
     expect(claimed.map((c) => c.json).sort()).toEqual(sink.planned.map((r) => JSON.stringify(r)).sort());
     expect(sink.notified).toBe(1);
     expect([await count('received_total'), await count('stored_total')]).toEqual([1, 1]);
+  });
+
+  it('stores and enqueues no oneTimePassword, at any depth, also in quarantine', async () => {
+    const { store, intake } = await setup();
+    const user = { id: 70, login: 'ak', oneTimePassword: 'Otp-Student-1', parentUser: { id: 71, oneTimePassword: 'Otp-Parent-2' } };
+    const text = eventBody('student.created', { id: 7, user, notes: [{ oneTimePassword: 'Otp-Listed-3' }] });
+    const secretOf = /oneTimePassword|Otp-/;
+    const answer = await intake.receive(signed(text).header, signed(text).body);
+    const id = answer.status === 200 ? answer.id : '';
+    expect((await store.inbox.get(id))?.body).not.toMatch(secretOf);
+    const claimed = await store.outbox.claim({ connector: 'test', limit: 10, now: TEST_NOW_MS, leaseMs: 60_000 });
+    expect(claimed).toHaveLength(1);
+    expect(claimed[0]!.json).not.toMatch(secretOf);
+    expect(JSON.parse(claimed[0]!.json!)).toMatchObject({ record: { id: 7, user: { id: 70, login: 'ak', parentUser: { id: 71 } }, notes: [{}] } });
+    const stale = eventBody('student.created', { id: 8, user });
+    await intake.receive(signed(stale, { timestampSeconds: seconds(TEST_NOW_MS) - 3600 }).header, Buffer.from(stale));
+    expect((await store.inbox.quarantined()).map((q) => q.body).join()).not.toMatch(secretOf);
   });
 
   it('answers 200 to a redelivery (new timestamp, new signature) without storing it again', async () => {

@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { describeError } from '../errors.js';
-import type { AnyRecord, EventRecord } from '../records.js';
-import { verifySignature } from '../signature/index.js';
+import type { AnyRecord } from '../records.js';
+import { parseSignatureHeader, verifySignature } from '../signature/index.js';
 import type { Enqueue, InboxEntry, InboxStore, QuarantineEntry, StoreHealth } from '../store/index.js';
 import { parseEventBody, type EventBody } from './event-body.js';
-import { eventRecordJson, eventRecords, identifyEvent, type EventIdentity } from './event-identity.js';
+import { eventRecords, identifyEvent, planEventRecords, type EventIdentity } from './event-identity.js';
 import type { IntakeMetrics, RejectReason } from './intake-metrics.js';
 
 /** Where stored events go: the outbox, which says what to enqueue and is woken after the commit. */
@@ -32,6 +32,11 @@ export type IntakeAnswer =
   | { status: 400 | 401 | 503; outcome: 'rejected'; reason: RejectReason; detail?: string };
 
 export interface Intake {
+  /**
+   * The answer a delivery gets before its body is read, when its signature header alone decides it
+   * (missing or malformed: no body can make it valid), else undefined. Counted and logged as `receive` would.
+   */
+  screen(signatureHeader: unknown): IntakeAnswer | undefined;
   /** Verifies, deduplicates and stores one delivery; resolves with the answer to give. Never rejects on bad input. */
   receive(signatureHeader: unknown, rawBody: Uint8Array): Promise<IntakeAnswer>;
 }
@@ -49,17 +54,15 @@ export function createIntake(options: IntakeOptions): Intake {
     return { status, outcome: 'rejected', reason, ...(detail === undefined ? {} : { detail }) };
   };
 
-  const storeEvent = async (body: EventBody, identity: EventIdentity, text: string): Promise<IntakeAnswer> => {
+  const storeEvent = async (body: EventBody, identity: EventIdentity): Promise<IntakeAnswer> => {
     const now = clock.now();
     const receivedAt = new Date(now).toISOString();
     const records = eventRecords(body, identity, receivedAt);
-    // The object is serialized once for both records of an invoice event.
-    const objectJson = JSON.stringify(body.object);
     const entry: InboxEntry = {
       id: identity.id, event: body.event, receivedAt, receivedAtMs: now,
-      body: text, recordIds: records.map((r) => r.id), reprocessed: 0,
+      body: body.text, recordIds: records.map((r) => r.id), reprocessed: 0,
     };
-    const planned = sink.plan(records, (r) => eventRecordJson(r as EventRecord, objectJson));
+    const planned = planEventRecords(sink, records);
     let outcome: 'stored' | 'duplicate';
     try {
       outcome = await store.accept(entry, planned);
@@ -78,10 +81,10 @@ export function createIntake(options: IntakeOptions): Intake {
     return { status: 200, outcome: 'stored', id: identity.id };
   };
 
-  const quarantine = async (body: EventBody, identity: EventIdentity, text: string, reason: 'stale' | 'future', timestamp: number) => {
+  const quarantine = async (body: EventBody, identity: EventIdentity, reason: 'stale' | 'future', timestamp: number) => {
     const entry: QuarantineEntry = {
       id: identity.id, event: body.event, reason, timestamp,
-      receivedAt: new Date(clock.now()).toISOString(), body: text,
+      receivedAt: new Date(clock.now()).toISOString(), body: body.text,
     };
     try {
       // Not kept when the event is stored already (a retry of an event we have) or held already.
@@ -94,6 +97,14 @@ export function createIntake(options: IntakeOptions): Intake {
   };
 
   return {
+    screen(header) {
+      const parsed = parseSignatureHeader(header);
+      if (parsed.ok) return undefined;
+      metrics.received.inc();
+      log.warn({ reason: parsed.reason }, 'webhook delivery rejected: signature');
+      return reject(401, parsed.reason);
+    },
+
     async receive(header, raw) {
       metrics.received.inc();
       const verified = verifySignature(options.secrets, header, raw, clock.now(), options.toleranceSeconds);
@@ -101,7 +112,7 @@ export function createIntake(options: IntakeOptions): Intake {
         // Only a body the signature vouches for is worth parsing (and keeping).
         const parsed = verified.signed ? parseEventBody(raw) : undefined;
         if (parsed?.ok && (verified.reason === 'stale' || verified.reason === 'future') && options.health().ok) {
-          await quarantine(parsed.body, identifyEvent(parsed.body), parsed.text, verified.reason, verified.timestamp ?? 0);
+          await quarantine(parsed.body, identifyEvent(parsed.body), verified.reason, verified.timestamp ?? 0);
         }
         log.warn({ reason: verified.reason }, 'webhook delivery rejected: signature');
         return reject(401, verified.reason);
@@ -114,7 +125,7 @@ export function createIntake(options: IntakeOptions): Intake {
       // The store cannot write now (it probes every second): no point waiting for it to say so again.
       const health = options.health();
       if (!health.ok) return reject(503, 'store', health.reason);
-      return storeEvent(parsed.body, identifyEvent(parsed.body), parsed.text);
+      return storeEvent(parsed.body, identifyEvent(parsed.body));
     },
   };
 }

@@ -3,6 +3,7 @@ import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ENGINES, testStore } from '../../test/support/stores.js';
 import { BridgeError } from '../errors.js';
+import { RawJson } from '../json/index.js';
 import type { InboxEntry, Store } from '../store/index.js';
 import { createIntake } from './intake.js';
 import { createIntakeMetrics } from './intake-metrics.js';
@@ -109,7 +110,7 @@ describe.each(ENGINES)('events operator on %s', (engine) => {
       const all = [`events:${id}`, `invoices:${id}`, `events:${id}:r1`, `invoices:${id}:r1`, `events:${id}:r2`, `invoices:${id}:r2`];
       expect(await queued(store)).toEqual(all);
       expect(await store.inbox.get(id)).toMatchObject({ reprocessed: 2, recordIds: all });
-      expect(sink.planned[2]).toMatchObject({ record: invoice(), event: 'invoice.created' });
+      expect(sink.planned[2]).toMatchObject({ record: new RawJson(JSON.stringify(invoice())), event: 'invoice.created' });
       expect(sink.notified).toBe(3);
     });
 

@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import { BridgeError } from '../errors.js';
 import type { InboxEntry, InboxStore, QuarantineEntry } from '../store/index.js';
 import { parseEventBody, type EventBody } from './event-body.js';
-import { eventRecords, identifyEvent, inboxIdOf } from './event-identity.js';
+import { eventRecords, identifyEvent, inboxIdOf, planEventRecords } from './event-identity.js';
 import type { EventSink } from './intake.js';
 
 /**
@@ -63,9 +63,9 @@ export function createEventOperator(options: OperatorOptions): EventOperator {
       const records = eventRecords(body, identity, new Date(now).toISOString());
       const entry: InboxEntry = {
         id: identity.id, event: body.event, receivedAt: new Date(now).toISOString(), receivedAtMs: now,
-        body: held.body, recordIds: records.map((r) => r.id), reprocessed: 0,
+        body: body.text, recordIds: records.map((r) => r.id), reprocessed: 0,
       };
-      const outcome = await store.release(held.id, entry, sink.plan(records));
+      const outcome = await store.release(held.id, entry, planEventRecords(sink, records));
       // Gone meanwhile: a fresh delivery of the event stored it (and dropped the held copy), or another release did.
       if (outcome === 'missing') {
         if (await store.get(identity.id)) return { id: identity.id, outcome: 'duplicate', recordIds: [] };
@@ -88,7 +88,7 @@ export function createEventOperator(options: OperatorOptions): EventOperator {
       // A new suffix per re-emission: connectors skip ids they have applied, so the same ids would do nothing.
       const records = eventRecords(body, identifyEvent(body), new Date(clock.now()).toISOString(), `:r${seen.reprocessed + 1}`);
       const recordIds = [...seen.recordIds, ...records.map((r) => r.id)];
-      if (!(await store.reprocess(seen.id, seen.reprocessed, recordIds, sink.plan(records)))) {
+      if (!(await store.reprocess(seen.id, seen.reprocessed, recordIds, planEventRecords(sink, records)))) {
         throw new BridgeError('webhooks.conflict', `${seen.id} was re-emitted by someone else meanwhile; run the command again`, { retryable: true });
       }
       sink.notify();

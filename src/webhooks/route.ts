@@ -15,7 +15,7 @@ export interface WebhookRouteOptions {
 }
 
 /**
- * `POST /webhooks/v2` (CONTRACT §5, STYLE 9). An encapsulated plugin, so its catch-all raw-bytes
+ * `POST /webhooks/v2` (webhooks/README.md). An encapsulated plugin, so its catch-all raw-bytes
  * parser and error handler touch no other route. The delivery's content type is "not shown" in
  * api-v2.md and we verify bytes, not media types: any Content-Type, a malformed one or none is read
  * the same way, as raw bytes.
@@ -30,7 +30,7 @@ export function registerWebhookRoute(http: FastifyInstance, options: WebhookRout
       metrics.ackSeconds.observe({ status: String(reply.statusCode) }, reply.elapsedTime / 1000);
       done();
     });
-    scope.setErrorHandler((error: FastifyError, _request, reply) => answerError(error, reply, metrics, log));
+    scope.setErrorHandler((error: FastifyError, request, reply) => answerError(error, request, reply, metrics, log));
     scope.route({
       method: 'POST',
       url: WEBHOOK_PATH,
@@ -38,6 +38,12 @@ export function registerWebhookRoute(http: FastifyInstance, options: WebhookRout
       onRequest: (request, reply, done) => {
         if (Number(request.headers['content-length']) > limit) {
           tooLarge(reply, metrics);
+          return;
+        }
+        // A missing or malformed signature is answered before any byte of the body is read or held.
+        const early = intake.screen(request.headers['webhook-signature']);
+        if (early) {
+          send(reply.header('connection', 'close'), early);
           return;
         }
         // Fastify answers 415 to a malformed Content-Type before any parser runs; ours are all bytes.
@@ -77,8 +83,16 @@ function tooLarge(reply: FastifyReply, metrics: IntakeMetrics): FastifyReply {
 }
 
 /** Errors from fastify's own body reading (a chunked body past the limit, a short body) and bugs. */
-function answerError(error: FastifyError, reply: FastifyReply, metrics: IntakeMetrics, log: Logger): FastifyReply {
+function answerError(error: FastifyError, request: FastifyRequest, reply: FastifyReply, metrics: IntakeMetrics, log: Logger): FastifyReply {
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return tooLarge(reply, metrics);
+  if (error.code === 'ECONNRESET' || request.raw.socket?.destroyed === true) {
+    // The connection ended mid-body (the client went away, or was cut off at server.requestTimeoutMs):
+    // nobody to answer, nothing to fix here. One debug line each, so many cannot flood the log.
+    metrics.received.inc();
+    metrics.rejected.inc({ reason: 'aborted' });
+    log.debug({ code: error.code }, 'webhook delivery ended before its body arrived');
+    return reply.code(400).send({ error: 'aborted' });
+  }
   const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
   const reason: RejectReason = status === 500 ? 'error' : 'body';
   // A 500 comes from the handler, whose intake already counted the delivery as received.

@@ -2,6 +2,8 @@ import type { Clock } from '../clock.js';
 import type { AnyRecord } from '../records.js';
 import { signatureHeader } from '../signature/index.js';
 import type { Enqueue } from '../store/index.js';
+import { parseEventBody, type EventBody } from './event-body.js';
+import { identifyEvent } from './event-identity.js';
 import type { EventSink } from './intake.js';
 
 /**
@@ -23,6 +25,23 @@ export function invoice(fields: Record<string, unknown> = {}): Record<string, un
 
 export function eventBody(event = 'invoice.created', object: unknown = invoice()): string {
   return JSON.stringify({ event, object });
+}
+
+/** The read body of an event delivery text (throws when the intake would refuse it). */
+export function readBody(text: string): EventBody {
+  const parsed = parseEventBody(Buffer.from(text));
+  if (!parsed.ok) throw new Error(`not an event body: ${parsed.reason}`);
+  return parsed.body;
+}
+
+/** The read body of `{event, object}` as JSON.stringify writes it. */
+export function bodyOf(event: string, object: unknown): EventBody {
+  return readBody(JSON.stringify({ event, object }));
+}
+
+/** The inbox id the intake gives a delivery body. */
+export function inboxIdFor(text: string): string {
+  return identifyEvent(readBody(text)).id;
 }
 
 export interface Delivery {
