@@ -1,8 +1,9 @@
+import { backoff } from '../backoff.js';
+
 /**
- * When a failed delivery is tried again, decided in one pure function (STYLE 5). The schedule (a
- * table in README.md) is exponential from `baseMs`, capped at `maxMs`, with up to 25% of jitter taken
- * off so a crowd of failures spreads out. Taking jitter *off* the exponential keeps the schedule
- * growing: the shortest next delay (2 × 0.75 = 1.5×) is still longer than the longest previous one.
+ * When a failed delivery is tried again, decided in one pure function. The schedule (a table in
+ * README.md) is the back-off curve from `baseMs`, capped at `maxMs`, with up to 25% of jitter taken
+ * off so a crowd of failures spreads out.
  *
  * A server's `Retry-After` is honoured even above the cap (coming back earlier would only earn another
  * 429). Nothing is scheduled past `enqueuedAt + maxAgeMs`: the last attempt happens at that deadline at
@@ -35,9 +36,7 @@ export interface FailedAttempt {
 
 /** The back-off delay after `attempts` failures, before Retry-After and the deadline. `random` in [0, 1). */
 export function backoffDelay(attempts: number, policy: Pick<RetryPolicy, 'baseMs' | 'maxMs'>, random: number): number {
-  const exponent = Math.min(Math.max(attempts, 1) - 1, 60);
-  const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** exponent);
-  return Math.round(ceiling * (1 - JITTER * clamp01(random)));
+  return backoff(attempts, { baseMs: policy.baseMs, maxMs: policy.maxMs, jitter: JITTER }, random);
 }
 
 export function nextAttempt(failure: FailedAttempt, policy: RetryPolicy, random: number): NextAttempt {
@@ -50,8 +49,4 @@ export function nextAttempt(failure: FailedAttempt, policy: RetryPolicy, random:
   const delay = Math.max(backoffDelay(failure.attempts, policy, random), retryAfterMs);
   const runAt = Math.min(failure.now + delay, deadline);
   return { status: 'pending', runAt, delayMs: runAt - failure.now };
-}
-
-function clamp01(value: number): number {
-  return Number.isFinite(value) ? Math.min(Math.max(value, 0), 1) : 0;
 }

@@ -175,7 +175,7 @@ describe('retries', () => {
     const students = await client({ clock, retry: { random: () => 0 } }).listStudents();
     expect(students).toHaveLength(1);
     expect(count('GET', '/api/v2/students')).toBe(4);
-    expect(clock.sleeps).toEqual([125, 250, 500]); // equal jitter with random 0: half of 250, 500, 1000
+    expect(clock.sleeps).toEqual([250, 500, 1000]); // random 0 takes no jitter off: the whole 250, 500, 1000
   });
 
   it('honours Retry-After on 429', async () => {

@@ -10,10 +10,10 @@ const final = new BridgeError('upstream.http', 'HTTP 400', { status: 400 });
 
 describe('retryDelay', () => {
   it.each([
-    ['first failure, no jitter', { attempts: 1, error: retryable(), elapsedMs: 0, random: 0 }, 50],
-    ['first failure, full jitter', { attempts: 1, error: retryable(), elapsedMs: 0, random: 0.999 }, 100],
-    ['third failure', { attempts: 3, error: retryable(), elapsedMs: 0, random: 0 }, 200],
-    ['step capped at maxMs', { attempts: 4, error: retryable(), elapsedMs: 0, random: 1 }, 800],
+    ['first failure, no jitter', { attempts: 1, error: retryable(), elapsedMs: 0, random: 0 }, 100],
+    ['first failure, full jitter', { attempts: 1, error: retryable(), elapsedMs: 0, random: 0.999 }, 50],
+    ['third failure', { attempts: 3, error: retryable(), elapsedMs: 0, random: 0 }, 400],
+    ['fourth failure', { attempts: 4, error: retryable(), elapsedMs: 0, random: 0 }, 800],
     ['Retry-After wins', { attempts: 1, error: retryable(1000), elapsedMs: 0, random: 0 }, 1000],
     ['Retry-After of zero', { attempts: 1, error: retryable(0), elapsedMs: 0, random: 0.5 }, 0],
     ['Retry-After beyond maxMs: give up', { attempts: 1, error: retryable(1001), elapsedMs: 0, random: 0 }, undefined],

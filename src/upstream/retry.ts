@@ -1,3 +1,4 @@
+import { backoff } from '../backoff.js';
 import type { BridgeError } from '../errors.js';
 import type { RetryOptions } from './types.js';
 
@@ -36,7 +37,7 @@ export interface RetryInput {
 
 /**
  * Milliseconds to wait before the next attempt, or undefined to give up.
- * Back-off is exponential with "equal jitter" (half fixed, half random) so that many clients that
+ * The back-off curve with up to half of each step taken off at random, so that many clients that
  * failed together do not come back together, yet a retry never fires immediately. A Retry-After
  * from the server wins over our own schedule; if it is longer than one step may be (maxMs) or would
  * overrun the total budget, we give up and let the caller decide with `error.retryAfterMs`.
@@ -48,8 +49,7 @@ export function retryDelay(policy: RetryPolicy, input: RetryInput): number | und
     if (input.error.retryAfterMs > policy.maxMs) return undefined;
     delay = input.error.retryAfterMs;
   } else {
-    const step = Math.min(policy.maxMs, policy.baseMs * 2 ** (input.attempts - 1));
-    delay = Math.round(step / 2 + (step / 2) * input.random);
+    delay = backoff(input.attempts, { baseMs: policy.baseMs, maxMs: policy.maxMs, jitter: 0.5 }, input.random);
   }
   if (input.elapsedMs + delay > policy.maxElapsedMs) return undefined;
   return delay;

@@ -130,10 +130,10 @@ describe('reconciler', () => {
     expect(reconciler.readiness()).toMatchObject({ ok: true });
   });
 
-  it('reconcileDelay doubles up to the cap with equal jitter', () => {
+  it('reconcileDelay doubles up to the cap, with up to half taken off', () => {
     const policy = { baseMs: 1000, maxMs: 8000 };
-    expect([1, 2, 3, 4, 5, 60].map((n) => reconcileDelay(n, policy, 0))).toEqual([500, 1000, 2000, 4000, 4000, 4000]);
-    expect(reconcileDelay(4, policy, 0.999999)).toBe(8000);
+    expect([1, 2, 3, 4, 5, 60].map((n) => reconcileDelay(n, policy, 0.999999))).toEqual([500, 1000, 2000, 4000, 4000, 4000]);
+    expect(reconcileDelay(4, policy, 0)).toBe(8000);
   });
 
   it('takes its turn among replicas: refused while another holds the role, recorded for all once converged', async () => {

@@ -1,3 +1,4 @@
+import { backoff } from '../backoff.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { BridgeError, describeError } from '../errors.js';
@@ -48,10 +49,9 @@ export interface Reconciler extends Component {
   readiness(): ReadinessState;
 }
 
-/** Exponential back-off with equal jitter: never immediate, never in lock-step with other daemons. */
+/** The back-off curve with up to half of each step taken off: never immediate, never in lock-step with other daemons. */
 export function reconcileDelay(attempts: number, policy: { baseMs: number; maxMs: number }, random: number): number {
-  const step = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.min(30, Math.max(0, attempts - 1)));
-  return Math.round(step / 2 + (step / 2) * random);
+  return backoff(attempts, { ...policy, jitter: 0.5 }, random);
 }
 
 /**
