@@ -7,7 +7,7 @@ import type { ListWorker } from './list-worker.js';
 import type { ListSource, OutboxPort } from './ports.js';
 import { initialDoneKey, POLLED_STREAMS, type PolledStream } from './snapshot.js';
 import { createStreamScan, type StreamScan } from './stream-scan.js';
-import { createYielder, type Yielder } from './yielder.js';
+import { createYielder, type Yielder } from '../yielder.js';
 
 /**
  * One poll cycle (poll/README.md): read both full lists, diffing each record against the snapshot as

@@ -9,7 +9,7 @@ import type { CycleResult } from './cycle.js';
 import type { Poller } from './poller.js';
 import type { OutboxPort } from './ports.js';
 import { rosterRecord, rosterRow } from './roster.js';
-import { createYielder } from './yielder.js';
+import { createYielder } from '../yielder.js';
 
 /**
  * The roster export (poll/README.md): a fresh poll cycle, then ONE `roster` record holding every

@@ -6,7 +6,7 @@ import type { ParseBatch } from './list-parse.js';
 import { encodeEntry } from './snapshot.js';
 import { createStreamScan } from './stream-scan.js';
 import { testUser } from './testing.js';
-import { createYielder } from './yielder.js';
+import { createYielder } from '../yielder.js';
 
 const made: TestStore[] = [];
 afterEach(async () => {

@@ -4,7 +4,7 @@ import { deletedItem, diffText, type DiffContext, type DiffItem } from './diff.j
 import type { ParseBatch } from './list-parse.js';
 import type { ParseSink } from './list-worker.js';
 import { CHAIN_LENGTH, type PolledStream } from './snapshot.js';
-import type { Yielder } from './yielder.js';
+import type { Yielder } from '../yielder.js';
 
 /**
  * The diff of one stream, fed batch by batch as the list worker parses the list (poll/README.md).

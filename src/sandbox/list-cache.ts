@@ -1,4 +1,4 @@
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { yieldToLoop } from '../yielder.js';
 
 /**
  * Serialized list bodies, cached in chunks: a 100,000-student list is rendered once, and a change

@@ -9,12 +9,15 @@ export interface Yielder {
   pause(signal?: AbortSignal): Promise<void>;
 }
 
+/** One turn of the event loop: I/O callbacks that are due run before this resolves. */
+export const yieldToLoop = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
+
 export function createYielder(budgetMs = 4): Yielder {
   let since = performance.now();
   return {
     due: () => performance.now() - since >= budgetMs,
     async pause(signal) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await yieldToLoop();
       signal?.throwIfAborted();
       since = performance.now();
     },
