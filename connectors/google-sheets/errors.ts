@@ -4,7 +4,7 @@
  * cell limit, bad credentials and missing access are not, and say how to fix them.
  */
 import { BridgeError } from '../../src/errors.js';
-import { isNetworkError, isRetryableStatus, parseRetryAfter } from '../../src/http/retry-policy.js';
+import { isNetworkError, isRetryableStatus, parseRetryAfter } from '../../src/http/failure-kind.js';
 
 /** Google's quotas are per minute; a 429 without Retry-After is over when the minute is. */
 export const QUOTA_BACKOFF_MS = 60_000;

@@ -1,6 +1,6 @@
 import type { DeliveryOutcome } from './types.js';
 import { BridgeError, describeError } from '../errors.js';
-import { isNetworkError, isRetryableStatus, parseRetryAfter } from '../http/retry-policy.js';
+import { isNetworkError, isRetryableStatus, parseRetryAfter } from '../http/failure-kind.js';
 
 /**
  * The outcome of one signed POST (pure). 2xx is done; 408, 429 and 5xx are worth another

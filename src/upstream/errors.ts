@@ -1,5 +1,5 @@
 import { BridgeError } from '../errors.js';
-import { isNetworkError, isRetryableStatus, parseRetryAfter } from '../http/retry-policy.js';
+import { isNetworkError, isRetryableStatus, parseRetryAfter } from '../http/failure-kind.js';
 
 /** The stable codes of upstream failures; documented in README.md. */
 export const UPSTREAM_ERROR_CODES = [

@@ -1,5 +1,5 @@
 /**
- * Which HTTP outcomes are worth retrying, decided in one place (STYLE 7) for the upstream client
+ * Which HTTP outcomes are worth retrying, decided in one place for the upstream client
  * and the connectors alike: 408, 429, 5xx and network errors are; other 4xx are not.
  */
 export function isRetryableStatus(status: number): boolean {
