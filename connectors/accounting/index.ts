@@ -17,7 +17,7 @@ type Ctx = ConnectorContext<AccountingConfig>;
  * version, then, with `ledgerDir`, one ledger row. The outbox gives the order (one invoice's versions
  * one at a time, oldest first) and the retries; this file decides what one delivery is.
  */
-export const accountingConnector: Connector<AccountingConfig> = {
+export const accountingConnector = {
   type: 'accounting',
   configSchema: accountingConfigSchema,
   // The daily ledger files are this host's: with them, one replica at a time delivers. Without them
@@ -41,7 +41,7 @@ export const accountingConnector: Connector<AccountingConfig> = {
     }
     return outcomes;
   },
-};
+} satisfies Connector<AccountingConfig>;
 
 async function deliverOne(ctx: Ctx, stored: StoredRecord): Promise<DeliveryOutcome> {
   const { record } = stored;

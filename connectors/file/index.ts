@@ -14,7 +14,7 @@ const BATCH_SIZE = 500;
  * The `file` connector (CONTRACT §4): each record as one JSON line in `<dir>/<stream>.jsonl`, a roster
  * export as `<dir>/roster-YYYY-MM-DD.csv`. Idempotent by record id across restarts; see README.md.
  */
-export const fileConnector: Connector<FileConfig> = {
+export const fileConnector = {
   type: 'file',
   configSchema: fileConfigSchema,
   batchSize: () => BATCH_SIZE,
@@ -62,7 +62,7 @@ export const fileConnector: Connector<FileConfig> = {
     }
     return outcomes;
   },
-};
+} satisfies Connector<FileConfig>;
 
 async function deliverRoster(ctx: ConnectorContext<FileConfig>, record: RosterRecord): Promise<DeliveryOutcome> {
   if (!rosterFileName(record)) {

@@ -130,7 +130,7 @@ async function check(ctx: Ctx): Promise<{ ok: true } | { ok: false; reason: stri
   }
 }
 
-export const googleSheetsConnector: Connector<GoogleSheetsConfig> = {
+export const googleSheetsConnector = {
   type: 'google-sheets',
   configSchema: googleSheetsConfigSchema,
   batchSize: (config) => config.batchSize,
@@ -140,4 +140,4 @@ export const googleSheetsConnector: Connector<GoogleSheetsConfig> = {
   exclusive: () => true,
   check,
   deliver,
-};
+} satisfies Connector<GoogleSheetsConfig>;

@@ -8,7 +8,7 @@ import { webhookConfigSchema, type WebhookConfig } from './schema.js';
  * Make). See README.md for the request a receiver gets and how to verify it. Its URL can be a
  * credential, so what it reports names the URL's origin only.
  */
-export const webhookConnector: Connector<WebhookConfig> = {
+export const webhookConnector = {
   type: 'webhook',
   configSchema: webhookConfigSchema,
 
@@ -36,4 +36,4 @@ export const webhookConnector: Connector<WebhookConfig> = {
     }
     return outcomes;
   },
-};
+} satisfies Connector<WebhookConfig>;

@@ -1,9 +1,6 @@
 import { z } from 'zod';
 import { validate as isValidCron } from 'node-cron';
-import { fileConfigSchema } from '../../connectors/file/schema.js';
-import { webhookConfigSchema } from '../../connectors/webhook/schema.js';
-import { googleSheetsConfigSchema } from '../../connectors/google-sheets/schema.js';
-import { accountingConfigSchema } from '../../connectors/accounting/schema.js';
+import { connectorTypes } from '../connectors/registry.js';
 import { bool, httpUrl, int, num, optionalString, timezone } from './fields.js';
 
 /**
@@ -108,12 +105,13 @@ const logSchema = z.strictObject({
   pretty: bool().optional(),
 });
 
-export const connectorConfigSchema = z.discriminatedUnion('type', [
-  fileConfigSchema,
-  webhookConfigSchema,
-  googleSheetsConfigSchema,
-  accountingConfigSchema,
-]);
+type ConfigSchemas<T extends readonly { configSchema: unknown }[]> = { -readonly [K in keyof T]: T[K]['configSchema'] };
+
+/** One connector block: the union of every registered type's schema, told apart by `type`. */
+export const connectorConfigSchema = z.discriminatedUnion(
+  'type',
+  connectorTypes.map((connector) => connector.configSchema) as ConfigSchemas<typeof connectorTypes>,
+);
 
 export const configSchema = z
   .strictObject({
