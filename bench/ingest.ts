@@ -26,7 +26,7 @@ import { Pool } from 'undici';
 import { createApp } from '../src/app.js';
 import { configSchema } from '../src/config/index.js';
 import { signatureHeader } from '../src/signature/index.js';
-import { eventBody, invoice } from '../src/webhooks/testing.js';
+import { eventBody, invoice } from '../test/support/webhooks.js';
 import { startPostgres, type TestPostgres } from '../test/support/postgres.js';
 import { bucketQuantile, histogramBuckets } from './daemon-histogram.js';
 import { runReplicas } from './ingest-replicas.js';

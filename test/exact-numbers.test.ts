@@ -19,7 +19,7 @@ import { numberLiteral } from '../src/json/test-arbitraries.js';
 import { createMetricsRegistry } from '../src/metrics.js';
 import { signatureHeader } from '../src/signature/index.js';
 import { eventRecordJson, eventRecords, identifyEvent } from '../src/webhooks/event-identity.js';
-import { readBody } from '../src/webhooks/testing.js';
+import { readBody } from './support/webhooks.js';
 import { startAccountingReceiver, type AccountingReceiver } from './accounting-receiver.js';
 import { sheetsContext } from './fake-sheets/context.js';
 import { startFakeSheets, type FakeSheets } from './fake-sheets/index.js';

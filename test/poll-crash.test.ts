@@ -5,7 +5,7 @@ import { Agent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMetricsRegistry } from '../src/metrics.js';
 import { createPoller } from '../src/poll/poller.js';
-import { recordingOutbox } from '../src/poll/testing.js';
+import { recordingOutbox } from './support/poll.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
 import type { Store } from '../src/store/index.js';
 import { createUpstreamClient } from '../src/upstream/index.js';

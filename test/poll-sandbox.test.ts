@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BridgeError } from '../src/errors.js';
 import { createMetricsRegistry } from '../src/metrics.js';
 import { createPoller, type Poller } from '../src/poll/poller.js';
-import { recordingOutbox, type RecordingOutbox } from '../src/poll/testing.js';
+import { recordingOutbox, type RecordingOutbox } from './support/poll.js';
 import type { ChangeRecord } from '../src/records.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
 import type { Store } from '../src/store/index.js';

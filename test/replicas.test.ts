@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSandbox } from '../src/sandbox/index.js';
 import { signatureHeader } from '../src/signature/index.js';
 import { createPgStore } from '../src/store/postgres/pg-store.js';
-import { eventBody, invoice } from '../src/webhooks/testing.js';
+import { eventBody, invoice } from './support/webhooks.js';
 import { eventually } from './support/net.js';
 import { testDatabase } from './support/pg-database.js';
 import { startPostgres } from './support/postgres.js';

@@ -1,15 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
-import { manualClock, startReceiver, type ManualClock } from '../src/sandbox/testing.js';
+import { testClock, type TestClock } from './support/clock.js';
+import { startReceiver } from './support/sandbox.js';
 
 /** The `/_sandbox/` control API over HTTP, and the faults it injects into API routes. */
 let sandbox: Sandbox;
-let clock: ManualClock;
+let clock: TestClock;
 let token: string;
 type Json = Record<string, any>;
 
 beforeEach(async () => {
-  clock = manualClock(Date.UTC(2026, 10, 22, 9, 0, 0));
+  clock = testClock(Date.UTC(2026, 10, 22, 9, 0, 0));
   sandbox = createSandbox({ students: 10, clock, retryTimeScale: 0.0001 });
   await sandbox.start();
   token = sandbox.control.issueToken().access_token;

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../src/clock.js';
 import { createSandbox, deliverySchedule, type Sandbox, type SandboxOptions } from '../src/sandbox/index.js';
-import { SPEC_FIELDS, startReceiver, type Receiver } from '../src/sandbox/testing.js';
+import { SPEC_FIELDS, startReceiver, type Receiver } from './support/sandbox.js';
 
 /**
  * Webhook deliveries to a loopback receiver: signature checked with an independent HMAC, retries on the

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
-import { SPEC_FIELDS, manualClock, type ManualClock } from '../src/sandbox/testing.js';
+import { testClock, type TestClock } from './support/clock.js';
+import { SPEC_FIELDS } from './support/sandbox.js';
 
 /**
  * The sandbox's API v2 over real HTTP, shape by shape against the tables of api-v2.md (SPEC_FIELDS is
@@ -10,7 +11,7 @@ const DATE_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
 const STUDENTS = 40;
 
 let sandbox: Sandbox;
-let clock: ManualClock;
+let clock: TestClock;
 let token: string;
 
 type Json = Record<string, any>;
@@ -67,7 +68,7 @@ function expectAscending(items: Json[]): void {
 }
 
 beforeEach(async () => {
-  clock = manualClock(Date.UTC(2026, 10, 22, 9, 0, 0));
+  clock = testClock(Date.UTC(2026, 10, 22, 9, 0, 0));
   sandbox = createSandbox({ students: STUDENTS, seed: 7, clock, staticToken: 'static-token' });
   await sandbox.start();
   token = sandbox.control.issueToken().access_token;

@@ -8,7 +8,7 @@ import { signatureHeader } from '../src/signature/index.js';
 import type { Store } from '../src/store/index.js';
 import { createPgStore } from '../src/store/postgres/pg-store.js';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import { eventBody, inboxIdFor, invoice } from '../src/webhooks/testing.js';
+import { eventBody, inboxIdFor, invoice } from './support/webhooks.js';
 import { eventually, freePort } from './support/net.js';
 import { startPostgres, type TestPostgres } from './support/postgres.js';
 import { ENGINES } from './support/stores.js';

@@ -1,11 +1,11 @@
 import { pino } from 'pino';
 import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Clock } from '../src/clock.js';
 import { BridgeError } from '../src/errors.js';
 import { createSandbox } from '../src/sandbox/index.js';
 import type { Sandbox } from '../src/sandbox/index.js';
 import { createUpstreamClient, type UpstreamClient, type UpstreamClientOptions } from '../src/upstream/index.js';
+import { testClock } from './support/clock.js';
 
 /** The upstream client against the sandbox over loopback (issue 4, "Done when"). */
 const CLIENT_ID = 'bridge-client';
@@ -28,28 +28,12 @@ afterAll(async () => {
 
 afterEach(() => sandbox.control.clearFaults());
 
-/** Time that moves only when the client sleeps, so back-off is observed and never waited for. */
-function fakeClock(start = Date.now()): Clock & { sleeps: number[]; advance(ms: number): void } {
-  let now = start;
-  const sleeps: number[] = [];
-  return {
-    sleeps,
-    now: () => now,
-    advance: (ms) => (now += ms),
-    sleep: async (ms, signal) => {
-      signal?.throwIfAborted();
-      sleeps.push(ms);
-      now += ms;
-    },
-  };
-}
-
 function client(overrides: Partial<UpstreamClientOptions> = {}): UpstreamClient {
   return createUpstreamClient({
     baseUrl: sandbox.url,
     auth: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET },
     dispatcher: agent,
-    clock: fakeClock(),
+    clock: testClock(Date.now(), { sleep: 'instant' }),
     log: pino({ level: 'silent' }),
     ...overrides,
   });
@@ -130,7 +114,7 @@ describe('authorization', () => {
   });
 
   it('refreshes shortly before expires_in', async () => {
-    const clock = fakeClock();
+    const clock = testClock(Date.now(), { sleep: 'instant' });
     const upstream = client({ clock });
     const before = authorizeCalls();
     await upstream.listWebhooks();
@@ -187,19 +171,19 @@ describe('authorization', () => {
 
 describe('faults', () => {
   it('retries a GET through 500 three times, then reads the list', async () => {
-    const clock = fakeClock();
+    const clock = testClock(Date.now(), { sleep: 'instant' });
     const before = sandbox.control.requestCount('GET', '/api/v2/students');
     sandbox.control.injectFault({ route: 'GET /api/v2/students', kind: 'status', status: 500, times: 3 });
     expect(await client({ clock }).listStudents()).toEqual(sandbox.control.students());
     expect(sandbox.control.requestCount('GET', '/api/v2/students') - before).toBe(4);
-    expect(clock.sleeps).toHaveLength(3);
+    expect(clock.slept).toHaveLength(3);
   });
 
   it('honours Retry-After: 1 on 429', async () => {
-    const clock = fakeClock();
+    const clock = testClock(Date.now(), { sleep: 'instant' });
     sandbox.control.injectFault({ route: 'GET /api/v2/users', kind: 'rateLimit', retryAfterSeconds: 1 });
     expect(await client({ clock }).listUsers()).toEqual(sandbox.control.users());
-    expect(clock.sleeps).toEqual([1000]);
+    expect(clock.slept).toEqual([1000]);
   });
 
   it('retries a reset connection on GET', async () => {

@@ -8,7 +8,7 @@ import { createApp, type App } from '../src/app.js';
 import { configSchema } from '../src/config/index.js';
 import { computeSignature, signatureHeader } from '../src/signature/index.js';
 import type { Store } from '../src/store/index.js';
-import { eventBody, inboxIdFor, invoice } from '../src/webhooks/testing.js';
+import { eventBody, inboxIdFor, invoice } from './support/webhooks.js';
 import { ENGINES, testStore } from './support/stores.js';
 import { tempDir } from './support/temp.js';
 

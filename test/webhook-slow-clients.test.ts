@@ -5,7 +5,7 @@ import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
 import { signatureHeader } from '../src/signature/index.js';
-import { eventBody, invoice } from '../src/webhooks/testing.js';
+import { eventBody, invoice } from './support/webhooks.js';
 import { capturedLogger, quietConfig } from './support/quiet-daemon.js';
 import { testStore } from './support/stores.js';
 

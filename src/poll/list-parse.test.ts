@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CHAIN_LENGTH } from '../store/index.js';
-import { testStudent, testUser } from './testing.js';
+import { testStudent, testUser } from '../../test/support/poll.js';
 import { diffRecords } from './diff.js';
 import { ListParse, type RawIndex } from './list-parse.js';
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ParseBatch } from './list-parse.js';
 import { createListWorker, type ListWorker, type ParseSink } from './list-worker.js';
-import { jsonBody, testUser } from './testing.js';
+import { jsonBody, testUser } from '../../test/support/poll.js';
 
 let worker: ListWorker;
 afterEach(async () => {

@@ -9,7 +9,7 @@ import type { ParseBatch } from './list-parse.js';
 import { createListWorker, type ListWorker } from './list-worker.js';
 import { createPoller, type Poller, type PollerOptions } from './poller.js';
 import { initialDoneKey } from './snapshot.js';
-import { memoryLists, recordingOutbox, testStudent, testUser, type MemoryLists, type RecordingOutbox } from './testing.js';
+import { memoryLists, recordingOutbox, testStudent, testUser, type MemoryLists, type RecordingOutbox } from '../../test/support/poll.js';
 
 const log = pino({ level: 'silent' });
 const ids = (records: readonly { id: string }[]) => records.map((r) => r.id);

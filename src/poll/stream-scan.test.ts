@@ -5,7 +5,7 @@ import { diffRecords, type PolledRecord } from './diff.js';
 import type { ParseBatch } from './list-parse.js';
 import { encodeEntry } from './snapshot.js';
 import { createStreamScan } from './stream-scan.js';
-import { testUser } from './testing.js';
+import { testUser } from '../../test/support/poll.js';
 import { createYielder } from '../yielder.js';
 
 const made: TestStore[] = [];

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createActivity, pickAction, type ActivityAction } from './activity.js';
 import { createSandbox } from './sandbox.js';
 import { createRandom } from './prng.js';
-import { manualClock } from './testing.js';
+import { testClock } from '../../test/support/clock.js';
 import type { Sandbox } from './types.js';
 
 describe('pickAction', () => {
@@ -23,7 +23,7 @@ describe('activity', () => {
 
   it('changes the school on each tick of the clock, and stops', async () => {
     // An instant clock: every sleep returns at once, so ticks are counted, not timed.
-    const clock = manualClock(Date.UTC(2026, 10, 22), { instantSleep: true });
+    const clock = testClock(Date.UTC(2026, 10, 22), { sleep: 'instant' });
     sandbox = createSandbox({ students: 5, clock });
     const before = JSON.stringify([sandbox.control.students(), sandbox.control.invoices()]);
     const activity = createActivity({ control: sandbox.control, random: createRandom(5), clock, log: pino({ level: 'silent' }), intervalMs: 1000 });

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { manualClock } from './testing.js';
+import { testClock } from '../../test/support/clock.js';
 import { createTokenStore, parseBasicAuth, parseBearer } from './tokens.js';
 
 describe('TokenStore', () => {
   it('expires issued tokens at their lifetime, on the injected clock', () => {
-    const clock = manualClock();
+    const clock = testClock(Date.UTC(2026, 10, 22, 9, 0, 0));
     const store = createTokenStore({ clock, ttlSeconds: 10 });
     const { access_token: token, expires_in } = store.issue();
     expect(expires_in).toBe(10);
@@ -16,7 +16,7 @@ describe('TokenStore', () => {
   });
 
   it('revokes every token, the static one included, but not later ones', () => {
-    const store = createTokenStore({ clock: manualClock(), ttlSeconds: 10, staticToken: 'static' });
+    const store = createTokenStore({ clock: testClock(Date.UTC(2026, 10, 22, 9, 0, 0)), ttlSeconds: 10, staticToken: 'static' });
     const old = store.issue().access_token;
     store.revokeAll();
     expect(store.check(old)).toBe('revoked');

@@ -6,6 +6,7 @@ import type { Clock } from '../clock.js';
 import { BridgeError } from '../errors.js';
 import { createUpstreamClient } from './client.js';
 import type { UpstreamClient, UpstreamClientOptions } from './types.js';
+import { testClock } from '../../test/support/clock.js';
 
 /**
  * The client against a tiny loopback stub whose answers each test scripts, one per request.
@@ -68,23 +69,8 @@ afterEach(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
 
-/** Time that moves only when the client sleeps: back-off is observed, never waited for. */
-function fakeClock(): Clock & { sleeps: number[] } {
-  let now = 1_000_000;
-  const sleeps: number[] = [];
-  return {
-    sleeps,
-    now: () => now,
-    sleep: async (ms, signal) => {
-      signal?.throwIfAborted();
-      sleeps.push(ms);
-      now += ms;
-    },
-  };
-}
-
 function client(overrides: Partial<UpstreamClientOptions> = {}): UpstreamClient {
-  return createUpstreamClient({ baseUrl, auth: { token: 'static-token' }, dispatcher: agent, clock: fakeClock(), ...overrides });
+  return createUpstreamClient({ baseUrl, auth: { token: 'static-token' }, dispatcher: agent, clock: testClock(1_000_000, { sleep: 'instant' }), ...overrides });
 }
 
 async function failure(promise: Promise<unknown>): Promise<BridgeError> {
@@ -170,19 +156,19 @@ describe('authorization', () => {
 
 describe('retries', () => {
   it('retries a GET on 500 three times, then succeeds', async () => {
-    const clock = fakeClock();
+    const clock = testClock(1_000_000, { sleep: 'instant' });
     on('GET', '/api/v2/students', json(500, {}), json(502, {}), raw(503, '<html>busy</html>'), studentList(1));
     const students = await client({ clock, retry: { random: () => 0 } }).listStudents();
     expect(students).toHaveLength(1);
     expect(count('GET', '/api/v2/students')).toBe(4);
-    expect(clock.sleeps).toEqual([250, 500, 1000]); // random 0 takes no jitter off: the whole 250, 500, 1000
+    expect(clock.slept).toEqual([250, 500, 1000]); // random 0 takes no jitter off: the whole 250, 500, 1000
   });
 
   it('honours Retry-After on 429', async () => {
-    const clock = fakeClock();
+    const clock = testClock(1_000_000, { sleep: 'instant' });
     on('GET', '/api/v2/users', json(429, {}, { 'retry-after': '1' }), json(200, { data: { users: [] } }));
     expect(await client({ clock }).listUsers()).toEqual([]);
-    expect(clock.sleeps).toEqual([1000]);
+    expect(clock.slept).toEqual([1000]);
   });
 
   it('retries network errors and 408 on GET', async () => {

@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Clock } from '../clock.js';
+import { testClock } from '../../test/support/clock.js';
 import { createIssuedTokenSource, createStaticTokenSource, refreshMarginMs, type IssuedToken } from './token.js';
-
-function manualClock(start = 0): Clock & { advance(ms: number): void } {
-  let now = start;
-  return { now: () => now, sleep: () => Promise.resolve(), advance: (ms) => (now += ms) };
-}
 
 /** An issuer whose answers the test releases by hand, counting calls. */
 function manualIssuer(lifetimeSeconds = 3600) {
@@ -32,7 +27,7 @@ describe('token sources', () => {
 
   it('many waiting requests share one refresh', async () => {
     const issuer = manualIssuer();
-    const source = createIssuedTokenSource(issuer.issue, manualClock());
+    const source = createIssuedTokenSource(issuer.issue, testClock(0, { sleep: 'resolve' }));
     const waiting = Array.from({ length: 20 }, () => source.get());
     issuer.release();
     expect(new Set(await Promise.all(waiting))).toEqual(new Set(['t1']));
@@ -41,7 +36,7 @@ describe('token sources', () => {
 
   it('caches until shortly before expiry', async () => {
     const issuer = manualIssuer(3600);
-    const clock = manualClock();
+    const clock = testClock(0, { sleep: 'resolve' });
     const source = createIssuedTokenSource(issuer.issue, clock);
     const first = source.get();
     issuer.release();
@@ -57,7 +52,7 @@ describe('token sources', () => {
 
   it('a token refused twice is forgotten once', async () => {
     const issuer = manualIssuer();
-    const source = createIssuedTokenSource(issuer.issue, manualClock());
+    const source = createIssuedTokenSource(issuer.issue, testClock(0, { sleep: 'resolve' }));
     const first = source.get();
     issuer.release();
     const token = await first;
@@ -77,7 +72,7 @@ describe('token sources', () => {
       calls++;
       if (calls === 1) throw new Error('down');
       return { token: 'ok', expiresInSeconds: 60 };
-    }, manualClock());
+    }, testClock(0, { sleep: 'resolve' }));
     await expect(source.get()).rejects.toThrow('down');
     expect(await source.get()).toBe('ok');
   });

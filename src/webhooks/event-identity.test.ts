@@ -4,7 +4,7 @@ import { canonicalJson, sha256Hex } from '../canonical.js';
 import { JsonNumber, parseExact, RawJson, stringifyExact } from '../json/index.js';
 import { parseEventBody } from './event-body.js';
 import { eventRecordJson, eventRecords, identifyEvent, inboxIdOf } from './event-identity.js';
-import { bodyOf as body, invoice, readBody } from './testing.js';
+import { bodyOf as body, invoice, readBody } from '../../test/support/webhooks.js';
 
 /** The intake's identity before numbers were kept as written: over canonicalJson of the parsed object. */
 function earlierId(event: string, object: Record<string, unknown>): string {

@@ -6,7 +6,8 @@ import { BridgeError } from '../errors.js';
 import type { InboxStore, Store, StoreHealth } from '../store/index.js';
 import { createIntake, type IntakeOptions } from './intake.js';
 import { createIntakeMetrics } from './intake-metrics.js';
-import { eventBody, inboxIdFor as idOf, invoice, manualClock, recordingSink, signed, TEST_NOW_MS, TEST_SECRET } from './testing.js';
+import { testClock } from '../../test/support/clock.js';
+import { eventBody, inboxIdFor as idOf, invoice, recordingSink, signed, TEST_NOW_MS, TEST_SECRET } from '../../test/support/webhooks.js';
 
 const log = pino({ level: 'silent' });
 const seconds = (ms: number) => Math.floor(ms / 1000);
@@ -30,7 +31,7 @@ describe.each(ENGINES)('webhook intake on %s', (engine) => {
   }
 
   async function setup(options: Setup = {}) {
-    const clock = manualClock();
+    const clock = testClock(TEST_NOW_MS, { sleep: 'hold' });
     const made = await testStore(engine, { clock });
     cleanups.push(made.cleanup);
     const { store } = made;

@@ -8,7 +8,8 @@ import type { InboxEntry, Store } from '../store/index.js';
 import { createIntake } from './intake.js';
 import { createIntakeMetrics } from './intake-metrics.js';
 import { createEventOperator } from './operator.js';
-import { eventBody, invoice, manualClock, recordingSink, signed, TEST_NOW_MS, TEST_SECRET } from './testing.js';
+import { testClock } from '../../test/support/clock.js';
+import { eventBody, invoice, recordingSink, signed, TEST_NOW_MS, TEST_SECRET } from '../../test/support/webhooks.js';
 
 const log = pino({ level: 'silent' });
 const staleBy = (seconds: number, body = eventBody()) => signed(body, { timestampSeconds: Math.floor(TEST_NOW_MS / 1000) - seconds });
@@ -35,7 +36,7 @@ describe.each(ENGINES)('events operator on %s', (engine) => {
   });
 
   async function setup() {
-    const clock = manualClock();
+    const clock = testClock(TEST_NOW_MS, { sleep: 'hold' });
     const made = await testStore(engine, { clock });
     cleanups.push(made.cleanup);
     const { store } = made;

@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ENGINES, testStore } from '../../test/support/stores.js';
 import type { InboxEntry, Store } from '../store/index.js';
 import { createInboxPruner } from './prune.js';
-import { manualClock, TEST_NOW_MS } from './testing.js';
+import { testClock } from '../../test/support/clock.js';
+import { TEST_NOW_MS } from '../../test/support/webhooks.js';
 
 const HOUR = 3_600_000;
 const log = pino({ level: 'silent' });
@@ -24,7 +25,7 @@ describe.each(ENGINES)('inbox pruner on %s', (engine) => {
   });
 
   it('forgets events older than the retention at start and keeps the rest, then stops cleanly twice', async () => {
-    const clock = manualClock();
+    const clock = testClock(TEST_NOW_MS, { sleep: 'hold' });
     const made = await testStore(engine, { clock });
     cleanups.push(made.cleanup);
     const { store } = made;
@@ -62,7 +63,7 @@ describe.each(ENGINES)('inbox pruner on %s', (engine) => {
 
 describe('inbox pruner', () => {
   it('survives a failing prune at start (logged, never an unhandled rejection) and stops cleanly', async () => {
-    const clock = manualClock();
+    const clock = testClock(TEST_NOW_MS, { sleep: 'hold' });
     let failed: () => void = () => {};
     const attempted = new Promise<void>((resolve) => (failed = resolve));
     const pruner = createInboxPruner({

@@ -1,7 +1,7 @@
-import { createdChangeJson as createdJson, type AnyRecord, type Stream } from '../records.js';
-import type { StatePatch, Store } from '../store/index.js';
-import type { Student, UpstreamClient, User } from '../upstream/index.js';
-import type { ListSource, OutboxPort } from './ports.js';
+import { createdChangeJson as createdJson, type AnyRecord, type Stream } from '../../src/records.js';
+import type { StatePatch, Store } from '../../src/store/index.js';
+import type { Student, UpstreamClient, User } from '../../src/upstream/index.js';
+import type { ListSource, OutboxPort } from '../../src/poll/ports.js';
 
 /**
  * Test twins for the poller's ports. `recordingOutbox` is the outbox as the poller sees it, on a real

@@ -1,11 +1,10 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { systemClock, type Clock } from '../clock.js';
 
 /**
  * Test helpers around the sandbox, for its own tests and for anyone testing against it: the field
  * tables of api-v2.md (written from the document, not from the sandbox's code), a loopback webhook
- * receiver, and a clock whose time a test sets.
+ * receiver.
  */
 export const SPEC_FIELDS = {
   student: ['id', 'isAdult', 'isActive', 'createdAt', 'updatedAt', 'user'],
@@ -71,37 +70,5 @@ export async function startReceiver(answer: (request: ReceivedRequest, index: nu
       server.closeAllConnections();
       server.close(() => resolve());
     }),
-  };
-}
-
-/** A clock a test moves by hand; `sleep` waits for real, or with `instantSleep` moves the time and returns on the next turn. */
-export interface ManualClock extends Clock {
-  set(ms: number): void;
-  advance(ms: number): void;
-  /** Every sleep asked for, in ms. */
-  readonly slept: number[];
-}
-
-export function manualClock(start = Date.UTC(2026, 10, 22, 9, 0, 0), options: { instantSleep?: boolean } = {}): ManualClock {
-  let now = start;
-  const slept: number[] = [];
-  return {
-    now: () => now,
-    set: (ms) => {
-      now = ms;
-    },
-    advance: (ms) => {
-      now += ms;
-    },
-    slept,
-    sleep(ms, signal) {
-      slept.push(ms);
-      if (options.instantSleep) {
-        // Time jumps; the promise still settles on a later turn so a loop of sleeps cannot starve I/O.
-        now += ms;
-        return new Promise((resolve, reject) => setImmediate(() => (signal?.aborted ? reject(signal.reason) : resolve())));
-      }
-      return systemClock.sleep(ms, signal);
-    },
   };
 }

@@ -1,18 +1,17 @@
-import type { Clock } from '../clock.js';
-import type { AnyRecord } from '../records.js';
-import { signatureHeader } from '../signature/index.js';
-import type { Enqueue } from '../store/index.js';
-import { parseEventBody, type EventBody } from './event-body.js';
-import { identifyEvent } from './event-identity.js';
-import type { EventSink } from './intake.js';
+import { TEST_NOW_MS } from './clock.js';
+import type { AnyRecord } from '../../src/records.js';
+import { signatureHeader } from '../../src/signature/index.js';
+import type { Enqueue } from '../../src/store/index.js';
+import { parseEventBody, type EventBody } from '../../src/webhooks/event-body.js';
+import { identifyEvent } from '../../src/webhooks/event-identity.js';
+import type { EventSink } from '../../src/webhooks/intake.js';
 
 /**
  * Builders for webhook tests (STYLE 11): each makes a valid thing, so a test breaks exactly one part.
  * Not used by the daemon.
  */
 export const TEST_SECRET = 'test-secret';
-/** 2026-11-22T10:00:00Z. */
-export const TEST_NOW_MS = Date.UTC(2026, 10, 22, 10, 0, 0);
+export { TEST_NOW_MS };
 
 export function invoice(fields: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -54,27 +53,6 @@ export function signed(body: string | Buffer = eventBody(), options: { secret?: 
   const bytes = typeof body === 'string' ? Buffer.from(body) : body;
   const timestamp = options.timestampSeconds ?? Math.floor(TEST_NOW_MS / 1000);
   return { header: signatureHeader(options.secret ?? TEST_SECRET, bytes, timestamp), body: bytes };
-}
-
-export function manualClock(startMs = TEST_NOW_MS): Clock & { advance(ms: number): void; set(ms: number): void } {
-  let now = startMs;
-  return {
-    now: () => now,
-    advance: (ms) => {
-      now += ms;
-    },
-    set: (ms) => {
-      now = ms;
-    },
-    sleep: (ms, signal) =>
-      new Promise<void>((resolve, reject) => {
-        if (signal?.aborted) return reject(signal.reason);
-        // Sleeps never end by themselves: tests drive time, and stop() aborts.
-        signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
-        void ms;
-        void resolve;
-      }),
-  };
 }
 
 /**
