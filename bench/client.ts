@@ -1,5 +1,5 @@
 /**
- * bench:client — fetching a big school's student list (issue 4, "Done when").
+ * bench:client — fetching a big school's student list.
  *
  *   npm run bench:client [-- --students 100000 --runs 2]
  *

@@ -1,5 +1,5 @@
 /**
- * How big and how fast the sandbox's lists are at benchmark size (issue 3): starts a sandbox with
+ * How big and how fast the sandbox's lists are at benchmark size: starts a sandbox with
  * 100,000 students (200,000 users) and times GET /api/v2/students and /api/v2/users right after
  * start and again (cached chunks). Run: npx tsx bench/sandbox-size.ts [students]
  */

@@ -22,7 +22,7 @@ import type { UpstreamClient } from './upstream/index.js';
 import { createWebhooks, type Webhooks } from './webhooks/index.js';
 
 /**
- * Wires the whole daemon (STYLE 1): every dependency is built here and passed down; nothing here
+ * Wires the whole daemon: every dependency is built here and passed down; nothing here
  * listens or installs signal handlers (the CLI's `start` does). `mode: 'oneshot'` builds the same
  * parts for a CLI command: no HTTP listener, no schedules, no start-up reconcile.
  */
@@ -50,11 +50,11 @@ export interface App extends Component {
   readonly server: Server | undefined;
   readonly sandbox: Sandbox | undefined;
   readonly upstream: UpstreamClient;
-  /** Durable delivery to the configured connectors (issue 5). */
+  /** Durable delivery to the configured connectors. */
   readonly outbox: Outbox;
-  /** Webhook intake, quarantine/reprocess and registration reconcile (issue 6). */
+  /** Webhook intake, quarantine/reprocess and registration reconcile. */
   readonly webhooks: Webhooks;
-  /** Poll and diff, the scheduler, the roster export (issue 7). */
+  /** Poll and diff, the scheduler, the roster export. */
   readonly poll: PollPart;
   /** The signing secrets accepted on webhook deliveries: the current one first. */
   readonly webhookSecrets: readonly string[];
@@ -114,7 +114,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     return `${base.replace(/\/+$/, '')}/webhooks/v2`;
   };
 
-  // --- outbox and connectors (issue 5) ----------------------------------------------------------------
+  // --- outbox and connectors ----------------------------------------------------------------
   const outbox = createOutbox({
     store: store.outbox,
     roles: store.roles,
@@ -136,7 +136,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     readiness.register(`connector:${connector.name}`, () => outbox.connectorState(connector.name));
   }
 
-  // --- webhook intake and registration reconcile (issue 6) ---------------------------------------
+  // --- webhook intake and registration reconcile ---------------------------------------
   const webhooks = createWebhooks({
     config: config.webhooks, mode, http, store, sink: outbox, upstream, secrets: webhookSecrets, callbackUrl,
     clock, log, metrics, random,
@@ -148,12 +148,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   components.push(...webhooks.components);
   readiness.register('webhooks', () => webhooks.reconciler.readiness());
 
-  // --- poll, diff and roster export (issue 7) --------------------------------------------------
+  // --- poll, diff and roster export --------------------------------------------------
   // The poller in every mode; the scheduler (cron + start-up runs) in daemon mode only.
   const poll = createPollPart({ config, mode, store, upstream, outbox, clock, log, metrics, readiness });
   components.push(...poll.components);
 
-  // --- status page and admin API (issue 10) --------------------------------------------------------
+  // --- status page and admin API --------------------------------------------------------
   registerStatusRoutes(http, { readiness, clock, timezone: config.poll.timezone, callbackUrl, outbox, webhooks, poll, store });
   if (mode === 'daemon') registerReplicaMetrics(metrics, store, clock);
   registerAdminRoutes(http, config.server.adminToken, {

@@ -1,5 +1,5 @@
 /**
- * Time is a dependency (STYLE 4): decisions take `now` as an argument, shells take a Clock.
+ * Time is a dependency: decisions take `now` as an argument, shells take a Clock.
  * `sleep` rejects with the signal's reason when aborted, so a stop never waits out a back-off.
  */
 export interface Clock {

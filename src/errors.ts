@@ -1,5 +1,5 @@
 /**
- * The one error type of schoolbridge (STYLE 7). `code` is stable and documented; `retryable` says
+ * The one error type of schoolbridge. `code` is stable and documented; `retryable` says
  * whether trying the same thing again later can succeed. Expected failures travel as values
  * (`Result`), bugs throw.
  */

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 
-/** The shape every long-running part of the daemon has (STYLE 2). Stopping twice is harmless. */
+/** The shape every long-running part of the daemon has. Stopping twice is harmless. */
 export interface Component {
   readonly name: string;
   start(): Promise<void>;

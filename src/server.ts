@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Component } from './lifecycle.js';
 
 /**
- * The listening part of the daemon, apart from the app that builds the routes (STYLE 1). Stop closes
+ * The listening part of the daemon, apart from the app that builds the routes. Stop closes
  * the listener first (no new requests), then lets in-flight requests finish.
  */
 export interface Server extends Component {

@@ -13,7 +13,7 @@ import { startAccountingReceiver, type AccountingReceiver } from './accounting-r
 import { tempDir } from './support/temp.js';
 
 /**
- * End to end (issue 9): the embedded sandbox fires invoice events → the daemon's webhook intake
+ * End to end: the embedded sandbox fires invoice events → the daemon's webhook intake
  * verifies and stores them → the outbox → the accounting connector → a loopback accounting system.
  */
 const SECRET = 'books-secret';

@@ -1,5 +1,5 @@
 /**
- * Counted API calls (issue 8, "Done when"): a batch of N changed rows costs at most one read plus
+ * Counted API calls: a batch of N changed rows costs at most one read plus
  * three writes per tab, and a roster export of R rows at most ceil(cells / chunkCells) + 3 calls.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -9,7 +9,7 @@ import type { CycleResult } from '../src/poll/index.js';
 import { tempDir } from './support/temp.js';
 
 /**
- * The poll part wired into the app (issue 7): sync and roster export through the real outbox to the
+ * The poll part wired into the app: sync and roster export through the real outbox to the
  * file connector, /readyz's `poll` check after an aborted cycle, and the daemon's start-up cycle.
  */
 const log = pino({ level: 'silent' });

@@ -33,7 +33,7 @@ async function setUp(answer: Parameters<typeof startReceiver>[0], options: Sandb
   return { sandbox, receiver, token };
 }
 
-/** The check a receiver makes, written from api-v2.md "Signature" without the project's own code. */
+/** The check a receiver makes, written from docs/upstream.md "Signature" without the project's own code. */
 function independentlyValid(header: string, body: Buffer, secret: string): boolean {
   const { timestamp, signature } = JSON.parse(header) as { timestamp: number; signature: string };
   const expected = createHmac('sha256', secret).update(`${timestamp};`).update(body).digest('hex');

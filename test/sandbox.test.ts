@@ -4,8 +4,8 @@ import { testClock, type TestClock } from './support/clock.js';
 import { SPEC_FIELDS } from './support/sandbox.js';
 
 /**
- * The sandbox's API v2 over real HTTP, shape by shape against the tables of api-v2.md (SPEC_FIELDS is
- * written from the document) and the facts of CONTRACT §6.
+ * The sandbox's API v2 over real HTTP, shape by shape against the tables of docs/upstream.md (SPEC_FIELDS is
+ * written from the document) and the quirks it lists.
  */
 const DATE_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
 const STUDENTS = 40;
@@ -174,7 +174,7 @@ describe('GET /api/v2/students', () => {
     expect(students).toEqual(sandbox.control.students());
   });
 
-  it('has the messy records of the real service (CONTRACT §6)', async () => {
+  it('has the messy records of the real service (docs/upstream.md)', async () => {
     const students = (await call('GET', '/api/v2/students')).json!.data.students as Json[];
     const users = students.flatMap((student) => [student.user, student.user.parentUser]) as Json[];
     expect(users.some((user) => / $/.test(user.additionalData.street ?? ''))).toBe(true);

@@ -7,7 +7,7 @@ import type { Sandbox } from '../src/sandbox/index.js';
 import { createUpstreamClient, type UpstreamClient, type UpstreamClientOptions } from '../src/upstream/index.js';
 import { testClock } from './support/clock.js';
 
-/** The upstream client against the sandbox over loopback (issue 4, "Done when"). */
+/** The upstream client against the sandbox over loopback. */
 const CLIENT_ID = 'bridge-client';
 const CLIENT_SECRET = 'bridge-secret';
 const STATIC_TOKEN = 'static-token-for-tests';

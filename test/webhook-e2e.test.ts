@@ -8,7 +8,7 @@ import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
 import { freePort } from './support/net.js';
 import { tempDir } from './support/temp.js';
 
-/** Issue 6 end to end: the daemon app against the sandbox, through the outbox to the `file` connector. */
+/** End to end: the daemon app against the sandbox, through the outbox to the `file` connector. */
 const log = pino({ level: 'silent' });
 const apps: App[] = [];
 const sandboxes: Sandbox[] = [];

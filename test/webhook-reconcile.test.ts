@@ -7,7 +7,7 @@ import { createUpstreamClient, type UpstreamClient } from '../src/upstream/index
 import { reconcileWebhooks } from '../src/webhooks/reconcile.js';
 import { createReconciler, type RegistrationState } from '../src/webhooks/reconciler.js';
 
-/** Registration reconcile against the sandbox (issue 6 "Done when"). */
+/** Registration reconcile against the sandbox. */
 const log = pino({ level: 'silent' });
 const OURS = 'http://127.0.0.1:18080/webhooks/v2';
 const FOREIGN = 'https://crm.example/hooks/school';

@@ -8,7 +8,7 @@ import { formatIsoInZone, parseWallTime, upstreamDateTimeToIso } from './local-t
  */
 export const FEED_SCHEMA_VERSION = 1;
 
-/** Date-time fields of the invoice (api-v2.md); always present in `derived.dates`, null when unusable. */
+/** Date-time fields of the invoice (docs/upstream.md); always present in `derived.dates`, null when unusable. */
 export const INVOICE_DATE_FIELDS = ['date', 'soldAt', 'paidAt', 'deliveredAt', 'createdAt', 'updatedAt'] as const;
 
 export interface FeedBodyV1 {
@@ -38,7 +38,7 @@ const PAID_STATUS = 2;
 /**
  * The upstream documents one state value: `statusOffice` 2 named "paid"; other values are not shown.
  * So: paid when either says so; not paid when a status is present and says something else; unknown
- * (null) when neither is present. `paidAt` is not used: api-v2.md lists it as an always-present
+ * (null) when neither is present. `paidAt` is not used: the upstream documents it as an always-present
  * (non-nullable) date-time, so its presence proves nothing about payment.
  */
 export function isInvoicePaid(invoice: Record<string, unknown>): boolean | null {

@@ -13,7 +13,7 @@ import { accountingConfigSchema, type AccountingConfig } from './schema.js';
 type Ctx = ConnectorContext<AccountingConfig>;
 
 /**
- * The accounting connector (CONTRACT §4, README.md): one signed, idempotent JSON POST per invoice
+ * The accounting connector (docs/connectors.md, README.md): one signed, idempotent JSON POST per invoice
  * version, then, with `ledgerDir`, one ledger row. The outbox gives the order (one invoice's versions
  * one at a time, oldest first) and the retries; this file decides what one delivery is.
  */
@@ -90,7 +90,7 @@ function heldBack(record: AnyRecord): DeliveryOutcome {
   };
 }
 
-/** One ledger per connector instance, kept in its cache (connectors are plain objects, STYLE 8). */
+/** One ledger per connector instance, kept in its cache (connectors are plain objects). */
 function ledgerOf(ctx: Ctx): Ledger | undefined {
   const { ledgerDir, timezone } = ctx.config;
   if (!ledgerDir) return undefined;

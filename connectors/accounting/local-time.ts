@@ -1,6 +1,6 @@
 /**
  * The upstream writes date-times as `YYYY-MM-DD HH:MM:SS` with no zone: wall-clock time of the school
- * (api-v2.md "General conventions"; the service is Polish, so Europe/Warsaw by default). These pure
+ * (docs/upstream.md "General conventions"; the service is Polish, so Europe/Warsaw by default). These pure
  * helpers turn such a wall-clock time into an instant and into ISO 8601 with the zone's offset.
  *
  * Wall-clock times that do not map to exactly one instant are resolved like Temporal's

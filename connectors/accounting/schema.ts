@@ -4,7 +4,7 @@ import { httpUrl, int, timezone } from '../../src/config/fields.js';
 
 export const accountingConfigSchema = connectorBaseSchema.extend({
   type: z.literal('accounting'),
-  /** Only invoice records make sense here (CONTRACT §3: `invoices` carries the verified `invoice.*` events). */
+  /** Only invoice records make sense here (docs/records.md: `invoices` carries the verified `invoice.*` events). */
   streams: z
     .array(z.literal('invoices', { error: 'the accounting connector takes only the "invoices" stream' }))
     .min(1, 'list at least one stream')

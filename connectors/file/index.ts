@@ -11,7 +11,7 @@ import { fileConfigSchema, type FileConfig } from './schema.js';
 const BATCH_SIZE = 500;
 
 /**
- * The `file` connector (CONTRACT §4): each record as one JSON line in `<dir>/<stream>.jsonl`, a roster
+ * The `file` connector (docs/connectors.md): each record as one JSON line in `<dir>/<stream>.jsonl`, a roster
  * export as `<dir>/roster-YYYY-MM-DD.csv`. Idempotent by record id across restarts; see README.md.
  */
 export const fileConnector = {

@@ -1,5 +1,5 @@
 /**
- * What a failed Sheets call means, decided once (STYLE 7): 429/408/5xx and network trouble are
+ * What a failed Sheets call means, decided once: 429/408/5xx and network trouble are
  * worth retrying (with the server's Retry-After, or a quota minute for a bare 429); the workbook
  * cell limit, bad credentials and missing access are not, and say how to fix them.
  */

@@ -25,7 +25,7 @@ export function cliLogger(loaded: LoadedConfig, options: GlobalOptions & { quiet
   return createLogger({ level, pretty: loaded.config.log.pretty ?? process.stderr.isTTY === true });
 }
 
-/** How a one-shot command asks a running daemon to do its work (CONTRACT §1). */
+/** How a one-shot command asks a running daemon to do its work (README "Commands"). */
 export async function callAdmin(holder: LockInfo, token: string, path: string, body: unknown = {}): Promise<unknown> {
   if (!holder.adminUrl) throw new CliExit(1, `the daemon (pid ${holder.pid}) holds the store but has no admin API address`);
   const response = await fetch(`${holder.adminUrl}${path}`, {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 /**
  * Field builders shared by every config schema. Values that came through `${NAME}` expansion are
  * strings, so numbers and booleans also accept their string spelling; an empty string means "not set"
- * for optional secrets (CONTRACT §2 uses `${VAR:-}`).
+ * for optional secrets (README "Configuration" uses `${VAR:-}`).
  */
 const NUMERIC = /^\s*-?\d+(\.\d+)?\s*$/;
 

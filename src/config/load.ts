@@ -15,7 +15,7 @@ export const EMBEDDED_DEFAULT = path.join(PACKAGE_DIR, 'config', 'default.yaml')
 export type Env = Readonly<Record<string, string | undefined>>;
 
 /**
- * Which file to read (CONTRACT §1): `--config`, else $SCHOOLBRIDGE_CONFIG, else
+ * Which file to read (README "Commands"): `--config`, else $SCHOOLBRIDGE_CONFIG, else
  * ./config/schoolbridge.yaml if it exists, else the embedded config/default.yaml.
  */
 export function resolveConfigPath(explicit: string | undefined, env: Env, cwd: string): string {

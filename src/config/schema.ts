@@ -4,7 +4,7 @@ import { connectorTypes } from '../connectors/registry.js';
 import { bool, httpUrl, int, num, optionalString, timezone } from './fields.js';
 
 /**
- * The one schema of schoolbridge's configuration (CONTRACT §2): it gives the type, the defaults and
+ * The one schema of schoolbridge's configuration (README "Configuration"): it gives the type, the defaults and
  * the error messages with key paths. Every object is strict, so a misspelled key is an error.
  */
 /** The shortest `server.adminToken` accepted. */

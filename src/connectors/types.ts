@@ -6,7 +6,7 @@ import type { Clock } from '../clock.js';
 import type { BridgeError } from '../errors.js';
 import type { StoredRecord } from './stored-record.js';
 
-/** What a connector is given for every call (STYLE 8). */
+/** What a connector is given for every call. */
 export interface ConnectorContext<C = unknown> {
   /** The connector's own validated config block (name, type, streams and its options). */
   config: C;
@@ -32,7 +32,7 @@ export type DeliveryOutcome =
 export type CheckResult = { ok: true } | { ok: false; reason: string };
 
 /**
- * A connector is a plain object (STYLE 8). It keeps no state of its own but what `ctx.cache` holds;
+ * A connector is a plain object. It keeps no state of its own but what `ctx.cache` holds;
  * `deliver` must be idempotent by record id (the outbox delivers at least once).
  */
 export interface Connector<C extends { name: string; type: string; streams: readonly string[] } = any> {

@@ -31,7 +31,7 @@ function statusOf(error: unknown): number {
 }
 
 /**
- * `/admin/*` (CONTRACT §5), behind `Authorization: Bearer <server.adminToken>`. With no token
+ * `/admin/*` (README "Observe"), behind `Authorization: Bearer <server.adminToken>`. With no token
  * configured the routes are not registered at all, so they answer 404 like any unknown path.
  */
 export function registerAdminRoutes(http: FastifyInstance, token: string | undefined, handlers: AdminHandlers): void {

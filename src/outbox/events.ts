@@ -10,7 +10,7 @@ export interface OutboxEventPayload {
 }
 type Listener = (payload: OutboxEventPayload) => void;
 
-/** Typed outbox events (STYLE 10), emitted once the attempt's outcome is durable. A throwing listener is logged, not fatal. */
+/** Typed outbox events, emitted once the attempt's outcome is durable. A throwing listener is logged, not fatal. */
 export class OutboxEvents {
   private readonly listeners = new Map<OutboxEvent, Set<Listener>>();
 

@@ -4,7 +4,7 @@ import { leafChanges } from './leaf-changes.js';
 import { BASELINE_CHAIN, CHAIN_LENGTH, decodeEntry, encodeEntry, holdsJson, type PolledStream, type SnapshotView } from './snapshot.js';
 
 /**
- * The keyed field-level diff (STYLE 5): pure functions from (snapshot entry, current record) to a
+ * The keyed field-level diff: pure functions from (snapshot entry, current record) to a
  * change record plus the snapshot's next entry. The poller runs them record by record so it can
  * yield to the event loop; `diffRecords` runs them on a whole list (tests, dry runs of small lists).
  *

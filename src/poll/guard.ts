@@ -1,7 +1,7 @@
 import type { PolledStream } from './snapshot.js';
 
 /**
- * The mass-delete guard (issue 7): a cycle that would delete more than `maxDeleteRatio` of a stream,
+ * The mass-delete guard: a cycle that would delete more than `maxDeleteRatio` of a stream,
  * or that receives an empty list where the snapshot is not empty, is far more likely an upstream
  * fault (a half-restored database, a filter bug) than a school that lost its students. Such a cycle
  * aborts before anything is committed, so the snapshot keeps the last good state.

@@ -1,4 +1,4 @@
-/** Poll and diff, scheduler, roster export (issue 7). See README.md. */
+/** Poll and diff, scheduler, roster export. See README.md. */
 export { createPollPart, type PollPart, type PollPartOptions, type PollStatus } from './part.js';
 export { createPoller, type Poller, type PollerOptions, type RunCycleOptions } from './poller.js';
 export { createRosterExporter, type RosterExporter, type ExportResult } from './roster-export.js';

@@ -12,7 +12,7 @@ import { createRosterExporter, LAST_EXPORT_KEY, type ExportResult, type RosterEx
 import { createScheduler, type Scheduler } from './scheduler.js';
 
 /**
- * The poll part of the app (issue 7), built in one call so app.ts stays a list of parts: the poller,
+ * The poll part of the app, built in one call so app.ts stays a list of parts: the poller,
  * the roster exporter, and — in daemon mode only — the scheduler that runs both on their cron
  * schedules and once at start-up when configured. Components are returned in start order.
  */

@@ -3,7 +3,7 @@ import { counter, gauge, histogram } from '../metrics.js';
 import type { SnapshotStore } from '../store/index.js';
 import { POLLED_STREAMS } from './snapshot.js';
 
-/** The poll's Prometheus metrics (CONTRACT §5), created once per registry. */
+/** The poll's Prometheus metrics (README "Observe"), created once per registry. */
 export function createPollMetrics(registry: Registry, snapshot: Pick<SnapshotStore, 'size' | 'createdPending'>) {
   return {
     cycles: counter(registry, 'schoolbridge_poll_cycles_total', 'Poll cycles by outcome (ok, aborted, failed)', ['outcome']),

@@ -2,9 +2,9 @@ import type { RosterRecord, RosterRow } from '../records.js';
 import { canonicalJson, isPlainObject, shortHash } from './canonical.js';
 
 /**
- * The roster export (issue 7), pure: one row per student with its user's and its parent's contact
+ * The roster export, pure: one row per student with its user's and its parent's contact
  * fields, ordered by student id, and one record holding them all. Values pass through as they came
- * (CONTRACT §6: no trimming); a non-string where a string belongs is written as text, absent as null.
+ * (docs/upstream.md: no trimming); a non-string where a string belongs is written as text, absent as null.
  */
 type Obj = Record<string, unknown>;
 

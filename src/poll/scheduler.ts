@@ -26,7 +26,7 @@ export interface ScheduledJob {
 
 export type TickDecision = 'run' | 'skip-running' | 'skip-busy' | 'skip-stopped';
 
-/** The scheduler's one decision (STYLE 5). */
+/** The scheduler's one decision. */
 export function decideTick(state: { stopped: boolean; running: boolean; busy: boolean }): TickDecision {
   if (state.stopped) return 'skip-stopped';
   if (state.running) return 'skip-running';

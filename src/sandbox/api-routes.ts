@@ -9,7 +9,7 @@ import type { Student } from './types.js';
 import { studentWriteView } from './views.js';
 import { EVENT_PATTERN, isCallbackUrl } from './webhook-registry.js';
 
-/** The API v2 resource routes (api-v2.md "Endpoints"), all behind the bearer check. */
+/** The API v2 resource routes (docs/upstream.md "Endpoints"), all behind the bearer check. */
 export function registerApiRoutes(app: FastifyInstance, core: SandboxCore): void {
   const { school } = core;
   const emptyList = (key: string): Buffer => Buffer.from(`{"data":{"${key}":[]}}`);

@@ -1,5 +1,5 @@
 /**
- * The delivery retry schedule. api-v2.md says only "exponential back-off, for up to 3 days"; the
+ * The delivery retry schedule. The upstream documents only "exponential back-off, for up to 3 days"; the
  * sandbox waits 30 s after the first failure, doubles each time up to 6 h, and stops once the next
  * wait would end past 3 days after the first attempt: 20 retries, 21 attempts in all.
  * `timeScale` multiplies every wait, so 0.00001 runs the whole 3 days in about 2.6 s.

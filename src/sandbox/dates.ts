@@ -1,5 +1,5 @@
 /**
- * Date-times in the upstream's format, `YYYY-MM-DD HH:MM:SS` (api-v2.md). The real service is Polish,
+ * Date-times in the upstream's format, `YYYY-MM-DD HH:MM:SS` (docs/upstream.md). The real service is Polish,
  * so live timestamps are wall-clock time in Europe/Warsaw; seeded ones are synthetic and formatted
  * directly (fast enough for 300,000 records).
  */

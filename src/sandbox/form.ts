@@ -1,5 +1,5 @@
 /**
- * Form bodies of write requests: the service takes multipart *or* urlencoded fields (CONTRACT §6).
+ * Form bodies of write requests: the service takes multipart *or* urlencoded fields (docs/upstream.md).
  * Fastify parses neither multipart nor (without a plugin) urlencoded, and the fields are few and
  * small, so a strict little parser is enough. File parts are read as text like any other field.
  */

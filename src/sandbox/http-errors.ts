@@ -1,5 +1,5 @@
 /**
- * The two error shapes of the real service (CONTRACT §6): flat OAuth for credentials and tokens,
+ * The two error shapes of the real service (docs/upstream.md): flat OAuth for credentials and tokens,
  * nested `{error:{code,message}}` for requests. Statuses follow the kind of error.
  */
 export interface ErrorAnswer {

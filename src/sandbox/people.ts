@@ -6,7 +6,7 @@ import {
 import { emptyAdditionalData } from './views.js';
 
 /**
- * Makes one realistic Polish person and contact record from a Random. The quirks of CONTRACT §6 are
+ * Makes one realistic Polish person and contact record from a Random. The quirks of docs/upstream.md are
  * built in at fixed rates (trailing spaces in street/zipCode, phone "ffdfff", e-mails that keep their
  * diacritics), so every seeded school of a few dozen students has some of each.
  */

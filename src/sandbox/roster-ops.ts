@@ -8,7 +8,7 @@ import type { UserRow } from './views.js';
 /**
  * Changes to students and users, as the service makes them: every change bumps `updatedAt` of what it
  * touched; names keep `fullname`/`name` in step; a created student gets a student user with a login
- * assigned here and a parent user whose names and additionalData are all null (api-v2.md).
+ * assigned here and a parent user whose names and additionalData are all null (docs/upstream.md).
  */
 export function createStudent(state: SchoolState, input: StudentInput, now: string, random: Random): Student {
   const { counters } = state;

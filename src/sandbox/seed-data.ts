@@ -76,7 +76,7 @@ export function generateSchool(seed: number, count: number): School {
 }
 
 /**
- * The quirks of the public example (CONTRACT §6), pinned on the first students so that even a small
+ * The quirks of the public example (docs/upstream.md), pinned on the first students so that even a small
  * school shows each one; the random rates add more in big schools.
  */
 function applyKnownQuirks(school: School): void {
@@ -107,7 +107,7 @@ function seedStudent(random: Random, school: School): void {
   const times = seedTimes(random);
   const person = makePerson(random);
   const isActive = random.chance(0.9);
-  // CONTRACT §6: an active-looking student whose user is archived exists in the real data.
+  // docs/upstream.md: an active-looking student whose user is archived exists in the real data.
   const isArchived = !isActive || random.chance(0.02);
   const userId = school.nextUserId++;
   const user = makeUserRow(random, {
@@ -124,7 +124,7 @@ function seedStudent(random: Random, school: School): void {
 
 function seedParent(random: Random, school: School, child: Person, times: { createdAt: string; updatedAt: string }): UserRow {
   const id = school.nextUserId++;
-  // CONTRACT §6: a parent whose names are all null.
+  // docs/upstream.md: a parent whose names are all null.
   const person = random.chance(0.03) ? null : makePerson(random, child.lastName);
   const parent = makeUserRow(random, {
     id, login: person ? loginFor(person, id) : `rodzic${id}`, person, role: 'parent', isArchived: 0,

@@ -2,12 +2,12 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 
 /**
- * The public shape of the sandbox (issue 3): a simulated API v2 upstream. Resource shapes follow
- * api-v2.md exactly (key order included); in-process callers get deep copies in the *list* shape
+ * The public shape of the sandbox: a simulated API v2 upstream. Resource shapes follow
+ * docs/upstream.md exactly (key order included); in-process callers get deep copies in the *list* shape
  * (integer flags, no one-time passwords).
  */
 
-/** `YYYY-MM-DD HH:MM:SS` (api-v2.md "General conventions"). */
+/** `YYYY-MM-DD HH:MM:SS` (docs/upstream.md "General conventions"). */
 export type DateTime = string;
 export type Flag = 0 | 1;
 

@@ -3,7 +3,7 @@ import type { AdditionalData, Flag, Student, User } from './types.js';
 /**
  * How the sandbox keeps records (rows, linked by id) and how they are shown: the list shape (integer
  * flags) and the write shape of create/update answers (flags as "0"/"1" strings, one-time passwords on
- * the user and on its parentUser). Key order follows api-v2.md.
+ * the user and on its parentUser). Key order follows docs/upstream.md.
  */
 export interface UserRow extends Omit<User, 'parentUser'> {
   /** The parent user of a student's user; never shown as such. */

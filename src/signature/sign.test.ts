@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { computeSignature, signatureBytes } from './sign.js';
 
-/** What the upstream computes (api-v2.md "Signature"), with Node's own HMAC. */
+/** What the upstream computes (docs/upstream.md "Signature"), with Node's own HMAC. */
 const reference = (secret: string, timestamp: number, body: Uint8Array | string) =>
   createHmac('sha256', secret).update(`${timestamp};`).update(body).digest('hex');
 

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 
 /**
- * The upstream's webhook signature (api-v2.md "Signature"): HMAC-SHA256 keyed with the secret over
+ * The upstream's webhook signature (docs/upstream.md "Signature"): HMAC-SHA256 keyed with the secret over
  * `<timestamp>;<raw body>`, hex-encoded, carried in the `Webhook-Signature` header as the JSON object
  * `{"timestamp":<int seconds>,"signature":"<64 hex>"}`. Our own outgoing deliveries (accounting,
  * webhook connectors) are signed exactly the same way.

@@ -1,7 +1,7 @@
 import { Agent } from 'undici';
 
 /**
- * The production dispatcher for the upstream (STYLE 4): one keep-alive Agent for the daemon's
+ * The production dispatcher for the upstream: one keep-alive Agent for the daemon's
  * life, so a poll every few minutes reuses its connection. The connect timeout belongs here, not
  * to single requests. Close it with `agent.close()` on shutdown.
  */

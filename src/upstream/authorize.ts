@@ -6,7 +6,7 @@ import { createIssuedTokenSource, type IssuedToken, type TokenSource } from './t
 
 /**
  * Client credentials: POST /api/v2/authorize with HTTP Basic id:secret and the form field
- * grant_type=client_credentials (CONTRACT §6). The answer is not wrapped in `data`:
+ * grant_type=client_credentials (docs/upstream.md). The answer is not wrapped in `data`:
  * `{access_token, expires_in, token_type, scope}`.
  *
  * The token request has no effect but issuing a token, so it is retried like a GET.

@@ -14,7 +14,7 @@ import type {
   UpstreamClientOptions,
 } from './types.js';
 
-/** Builds the API v2 client (issue 4). Throws upstream.config when no credentials are given. */
+/** Builds the API v2 client. Throws upstream.config when no credentials are given. */
 export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
   const clock = options.clock ?? systemClock;
   const timeoutMs = options.timeoutMs ?? 30_000;

@@ -15,7 +15,7 @@ export const UPSTREAM_ERROR_CODES = [
 ] as const;
 export type UpstreamErrorCode = (typeof UPSTREAM_ERROR_CODES)[number];
 
-/** What an error body says, from either shape the service uses (CONTRACT §6). */
+/** What an error body says, from either shape the service uses (docs/upstream.md). */
 export interface UpstreamErrorBody {
   code?: string;
   message?: string;
@@ -48,7 +48,7 @@ export function parseErrorBody(text: string): UpstreamErrorBody {
   return typeof message === 'string' ? { message } : {};
 }
 
-/** Classifies a non-2xx answer (STYLE 7: decided in one place). */
+/** Classifies a non-2xx answer (decided in one place). */
 export function errorFromStatus(status: number, bodyText: string, retryAfter: string | string[] | undefined, now: number): BridgeError {
   const body = parseErrorBody(bodyText);
   const said = body.message ?? body.code;

@@ -3,7 +3,7 @@ import { invalidJson } from './errors.js';
 import { invalidResponse, joinPath } from './schemas.js';
 
 /**
- * An incremental splitter for `{"data":{"students":[ {...}, {...} ]}}` (issue 4, large lists).
+ * An incremental splitter for `{"data":{"students":[ {...}, {...} ]}}` (large lists).
  *
  * A big school's list is hundreds of MB; one JSON.parse of it blocks the event loop for seconds and
  * needs the whole text in memory at once. This scanner walks the body's bytes as they arrive, opens

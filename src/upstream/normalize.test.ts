@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { extractOneTimePasswords, normalizeInPlace, normalizeStudent, normalizeUser, normalizeValue } from './normalize.js';
 
-/** A student as create/update answer it: string flags and one-time passwords (api-v2.md). */
+/** A student as create/update answer it: string flags and one-time passwords (docs/upstream.md). */
 function writeAnswerStudent() {
   return {
     id: 7,

@@ -1,5 +1,5 @@
 /**
- * Normalization of upstream records, in one place (issue 4, CONTRACT §3):
+ * Normalization of upstream records, in one place (docs/records.md):
  * - the flags isAdult / isActive / isArchived come as the strings "0"/"1" in create and update
  *   answers and as integers elsewhere; we make them integers at any nesting depth, so a student
  *   read back after a write does not look "changed";

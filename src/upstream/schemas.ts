@@ -2,7 +2,7 @@ import { BridgeError } from '../errors.js';
 import type { DeletedWebhook, Student, User, Webhook } from './types.js';
 
 /**
- * One schema per resource (issue 4). Each keeps unknown fields but insists on what the daemon relies
+ * One schema per resource. Each keeps unknown fields but insists on what the daemon relies
  * on: integer ids, objects where objects belong, integer-or-null flags (checked after normalization,
  * so "0"/"1" have become integers already). What the spec marks "not shown" or nullable stays
  * unconstrained: a stricter schema would stop the poll over a field nobody reads.

@@ -3,9 +3,9 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 
 /**
- * The typed contract of the API v2 client (issue 4). Records are *normalized*: the "0"/"1" strings of
+ * The typed contract of the API v2 client. Records are *normalized*: the "0"/"1" strings of
  * create/update responses are integers and `oneTimePassword` is gone (see normalize.ts). Unknown
- * fields are kept as received; values are never trimmed or "fixed" (CONTRACT §6).
+ * fields are kept as received; values are never trimmed or "fixed" (docs/upstream.md).
  */
 
 /** API v2 user (also a student's `user` and its `parentUser`). Unknown fields are kept. */

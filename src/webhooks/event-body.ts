@@ -2,7 +2,7 @@ import { JsonSyntaxError, numberOf, scanJson, stringOf, type JsonNumber, type Sc
 import { ONE_TIME_PASSWORD_FIELD } from '../upstream/normalize.js';
 
 /**
- * Reads a verified delivery body (api-v2.md "Event body"): a JSON object with `event`, a non-empty
+ * Reads a verified delivery body (docs/upstream.md "Event body"): a JSON object with `event`, a non-empty
  * event name, and `object`, a JSON object. Anything else is answered 400: the signature was valid,
  * so retrying the same bytes will not help, but the sender must learn we could not take it.
  *

@@ -38,7 +38,7 @@ export interface WebhooksOptions {
   whenListening?: (signal: AbortSignal) => Promise<void>;
 }
 
-/** Webhook intake and registration reconcile (issue 6), built and wired as one part of the app. */
+/** Webhook intake and registration reconcile, built and wired as one part of the app. */
 export interface Webhooks {
   intake: Intake;
   operator: EventOperator;

@@ -2,7 +2,7 @@ import type { Webhook } from '../upstream/index.js';
 
 /**
  * Which upstream registrations to create and delete so that each configured event has exactly one
- * registration with our callback URL (issue 6). Pure. Rules:
+ * registration with our callback URL. Pure. Rules:
  * - registrations with another callback URL are never touched (another system, or another daemon);
  * - entries marked deleted (`isDeleted`, `deletedAt`; whether the list shows them is "not shown") are ignored;
  * - of several of ours for one event, the lowest id (the oldest) is kept and the others deleted, always:

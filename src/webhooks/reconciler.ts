@@ -55,7 +55,7 @@ export function reconcileDelay(attempts: number, policy: { baseMs: number; maxMs
 }
 
 /**
- * Keeps our upstream registrations converged (issue 6). At start it runs in the background and
+ * Keeps our upstream registrations converged. At start it runs in the background and
  * retries with back-off until it succeeds, never holding start-up back; readiness says where it is.
  * It never deregisters on stop: the upstream keeps retrying deliveries while we are down, and
  * deleting our registrations would lose exactly those.

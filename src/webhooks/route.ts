@@ -16,8 +16,8 @@ export interface WebhookRouteOptions {
 
 /**
  * `POST /webhooks/v2` (webhooks/README.md). An encapsulated plugin, so its catch-all raw-bytes
- * parser and error handler touch no other route. The delivery's content type is "not shown" in
- * api-v2.md and we verify bytes, not media types: any Content-Type, a malformed one or none is read
+ * parser and error handler touch no other route. The upstream does not document the delivery's
+ * content type, and we verify bytes, not media types: any Content-Type, a malformed one or none is read
  * the same way, as raw bytes.
  */
 export function registerWebhookRoute(http: FastifyInstance, options: WebhookRouteOptions): void {

@@ -1,7 +1,7 @@
 import { afterAll } from 'vitest';
 
 /**
- * A guard against leaked servers (STYLE 11): when a test file ends, after its own hooks, no TCP
+ * A guard against leaked servers: when a test file ends, after its own hooks, no TCP
  * server it started may still listen. Timers are not counted: libraries keep harmless unref'd ones.
  */
 afterAll(async () => {

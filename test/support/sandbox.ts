@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * Test helpers around the sandbox, for its own tests and for anyone testing against it: the field
- * tables of api-v2.md (written from the document, not from the sandbox's code), a loopback webhook
+ * tables of docs/upstream.md (written from the document, not from the sandbox's code), a loopback webhook
  * receiver.
  */
 export const SPEC_FIELDS = {

@@ -7,7 +7,7 @@ import { identifyEvent } from '../../src/webhooks/event-identity.js';
 import type { EventSink } from '../../src/webhooks/intake.js';
 
 /**
- * Builders for webhook tests (STYLE 11): each makes a valid thing, so a test breaks exactly one part.
+ * Builders for webhook tests: each makes a valid thing, so a test breaks exactly one part.
  * Not used by the daemon.
  */
 export const TEST_SECRET = 'test-secret';

@@ -5,7 +5,7 @@ import { CliExit } from '../errors.js';
 import { awaitDeliveries, runOneShot } from '../context.js';
 
 /**
- * `schoolbridge events quarantine [list|release <id>]` and `events reprocess <id>` (CONTRACT §1).
+ * `schoolbridge events quarantine [list|release <id>]` and `events reprocess <id>` (README "Commands").
  * They change the store, so they run in-process and deliver what they emit before exiting, or ask
  * the daemon holding the store through its admin API:
  *   POST /admin/events/quarantine          {}      → { items: QuarantineSummary[] }

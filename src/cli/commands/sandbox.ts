@@ -4,7 +4,7 @@ import { createSandbox } from '../../sandbox/index.js';
 import { describeControlEndpoints } from '../../sandbox/control-endpoints.js';
 
 /**
- * `schoolbridge sandbox`: the simulated upstream (CONTRACT §6), standalone, until SIGINT/SIGTERM.
+ * `schoolbridge sandbox`: the simulated upstream (docs/upstream.md), standalone, until SIGINT/SIGTERM.
  * It needs no config file; its credentials come from options or SANDBOX_CLIENT_ID /
  * SANDBOX_CLIENT_SECRET (read through commander, the config module being the daemon's only env reader).
  */

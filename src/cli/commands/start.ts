@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { createApp } from '../../app.js';
 import { cliLogger, globalOptions, loadCliConfig } from '../context.js';
 
-/** How long SIGTERM may take before we exit anyway (CONTRACT §1: ≤ 10 s). */
+/** How long SIGTERM may take before we exit anyway (README "Commands": ≤ 10 s). */
 const STOP_DEADLINE_MS = 9_500;
 
 export function registerStartCommand(program: Command): void {

@@ -5,7 +5,7 @@ import { verifySignature, type VerifyResult } from '../../signature/index.js';
 import { CliExit } from '../errors.js';
 
 /**
- * `schoolbridge verify-signature` (CONTRACT §1): checks one delivery by hand. The scheme is the same
+ * `schoolbridge verify-signature` (README "Commands"): checks one delivery by hand. The scheme is the same
  * both ways — the upstream's deliveries to us (keyed with upstream.clientSecret) and ours to an
  * accounting or webhook receiver (keyed with that connector's secret) — so one command serves both.
  * Exit 0 valid, 1 invalid, with one line saying why.
