@@ -57,8 +57,8 @@ const SLICE_BYTES = 256 * 1024;
 const MAX_IN_FLIGHT = 8;
 /**
  * The memory a slice is copied into goes to the worker and comes back with its batch, to be used
- * again: a fresh 256 KiB for every slice made the daemon's thread allocate 400 MB of external
- * memory per cycle, and V8 answers that with full garbage collections of the whole heap.
+ * again: a fresh buffer for every slice would make the daemon's thread allocate the whole list's size
+ * in external memory per cycle, and V8 answers that with full garbage collections of the whole heap.
  */
 const SPARE_BYTES = 2 * SLICE_BYTES;
 const MAX_SPARES = MAX_IN_FLIGHT * 2 + 2;

@@ -27,7 +27,7 @@ export function normalizeInPlace(value: unknown, changes?: { count: number }): u
     return value;
   }
   if (!isPlainObject(value)) return value;
-  // for…in, not Object.keys: no array per object (a 100,000-student list: 300 → 115 ms). The values
+  // for…in, not Object.keys: no array per object, which matters over a big school's list. The values
   // are parsed JSON, so every enumerable key is their own; deleting the current key is allowed.
   for (const key in value) {
     const field = value[key];

@@ -97,8 +97,8 @@ export async function stageFresh(db: Db, stream: SnapshotStream, fence: number, 
 export async function stageChanges(db: Db, stream: SnapshotStream, fence: number, staged: readonly StagedRow[]): Promise<void> {
   await lockStream(db, stream, fence, 'share');
   // One JSON document, not text arrays: the client escapes an array literal element by element on
-  // the event loop, which for a batch of records with their change records held it up for 100 ms and
-  // more; JSON.stringify does it natively, and PostgreSQL unpacks it.
+  // the event loop, which for a big batch holds webhook acknowledgements up; JSON.stringify does it
+  // natively, and PostgreSQL unpacks it.
   const rows = staged.map((r) => ({ key: r.key, chain: r.chain, body: r.body, raw_hash: r.rawHash, change_id: r.change?.id ?? null, change_json: r.change?.json ?? null }));
   await db.query(`INSERT INTO ${snapshotTable(stream, 'changes')} (key, chain, body, raw_hash, change_id, change_json)
     SELECT key, chain, body, raw_hash, change_id, change_json
