@@ -512,7 +512,7 @@ describe('outbox', () => {
 
   it('gathers what arrives while it lingers after emptying its queue into one batch', async () => {
     const a = scriptedConnector(undefined, 100);
-    const { outbox } = await setup([{ name: 'a', connector: a.connector }], { lingerMs: 40 });
+    const { outbox } = await setup([{ name: 'a', connector: a.connector }], { lingerMs: 1000 });
     const first = change('students', 1);
     const delivered = nextEvent(outbox, 'delivered');
     await outbox.enqueue([first]);
