@@ -1,11 +1,11 @@
 import { pino } from 'pino';
 import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { BridgeError } from '../src/errors.js';
 import { createSandbox } from '../src/sandbox/index.js';
 import type { Sandbox } from '../src/sandbox/index.js';
 import { createUpstreamClient, type UpstreamClient, type UpstreamClientOptions } from '../src/upstream/index.js';
 import { testClock } from './support/clock.js';
+import { rejected as failure } from './support/errors.js';
 
 /** The upstream client against the sandbox over loopback. */
 const CLIENT_ID = 'bridge-client';
@@ -37,16 +37,6 @@ function client(overrides: Partial<UpstreamClientOptions> = {}): UpstreamClient 
     log: pino({ level: 'silent' }),
     ...overrides,
   });
-}
-
-async function failure(promise: Promise<unknown>): Promise<BridgeError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof BridgeError) return error;
-    throw error;
-  }
-  throw new Error('expected a BridgeError');
 }
 
 const authorizeCalls = () => sandbox.control.requestCount('POST', '/api/v2/authorize');

@@ -7,6 +7,7 @@ import { BridgeError } from '../errors.js';
 import { createUpstreamClient } from './client.js';
 import type { UpstreamClient, UpstreamClientOptions } from './types.js';
 import { testClock } from '../../test/support/clock.js';
+import { rejected as failure } from '../../test/support/errors.js';
 
 /**
  * The client against a tiny loopback stub whose answers each test scripts, one per request.
@@ -71,16 +72,6 @@ afterEach(async () => {
 
 function client(overrides: Partial<UpstreamClientOptions> = {}): UpstreamClient {
   return createUpstreamClient({ baseUrl, auth: { token: 'static-token' }, dispatcher: agent, clock: testClock(1_000_000, { sleep: 'instant' }), ...overrides });
-}
-
-async function failure(promise: Promise<unknown>): Promise<BridgeError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof BridgeError) return error;
-    throw error;
-  }
-  throw new Error('expected a BridgeError');
 }
 
 const aStudent = (id: number, extra: Record<string, unknown> = {}) => ({

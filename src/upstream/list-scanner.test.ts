@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BridgeError } from '../errors.js';
 import { ListScanner } from './list-scanner.js';
+import { thrown as failure } from '../../test/support/errors.js';
 
 const encoder = new TextEncoder();
 
@@ -18,16 +19,6 @@ function scan(text: string, cuts: number[] = [], path = ['data', 'students']): u
   }
   scanner.end();
   return out;
-}
-
-function failure(run: () => unknown): BridgeError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof BridgeError) return error;
-    throw error;
-  }
-  throw new Error('expected a BridgeError');
 }
 
 describe('ListScanner', () => {

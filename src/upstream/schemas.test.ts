@@ -1,19 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { BridgeError } from '../errors.js';
 import { describeType, joinPath, studentSchema, userSchema, validate, webhookSchema } from './schemas.js';
+import { thrown as failure } from '../../test/support/errors.js';
 
 function student(overrides: Record<string, unknown> = {}) {
   return { id: 1, isAdult: 0, isActive: 1, user: { id: 10, isArchived: 0, parentUser: { id: 11, parentUser: null } }, ...overrides };
-}
-
-function failure(run: () => unknown): BridgeError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof BridgeError) return error;
-    throw error;
-  }
-  throw new Error('expected a BridgeError');
 }
 
 describe('schemas', () => {
