@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { NOW, dead, done, record, retryLater, type Harness } from './support.js';
+
+export function outboxCases({ open, claim }: Harness): void {
+  describe('outbox', () => {
+    it('skips records already queued, keeps state with them, and forgets a delivery once done', async () => {
+      const store = await open();
+      expect(await store.outbox.enqueue([record('r1', 'k:1', ['a', 'b'])], { 'roster.lastExport': { id: 'r1' } })).toBe(2);
+      expect(await store.outbox.enqueue([record('r1', 'k:1', ['a', 'b'])])).toBe(0);
+      expect(await store.state.get('roster.lastExport')).toEqual({ id: 'r1' });
+      const [claimed] = await claim(store);
+      expect(claimed?.json).toBe('{"id":"r1"}');
+      expect(await store.outbox.settle([done('a:r1', claimed!.delivery.fence)])).toEqual(['a:r1']);
+      expect(await store.outbox.get('a:r1')).toBeUndefined();
+      // The record stays while another connector still has it to deliver.
+      const [other] = await claim(store, 'b');
+      expect(other?.json).toBe('{"id":"r1"}');
+      await store.outbox.settle([done('b:r1', other!.delivery.fence)]);
+      expect(await store.outbox.list()).toEqual([]);
+    });
+
+    it('delivers a key in order: the next waits until the one before is done', async () => {
+      const store = await open();
+      await store.outbox.enqueue([record('k1-a', 'k:1'), record('k1-b', 'k:1'), record('k2-a', 'k:2')]);
+      const first = await claim(store);
+      expect(first.map((c) => c.delivery.recordId)).toEqual(['k1-a', 'k2-a']);
+      expect(await claim(store)).toEqual([]);
+      const listed = await store.outbox.list({ state: 'pending' });
+      expect(listed.find((d) => d.recordId === 'k1-b')).toMatchObject({ status: 'pending', waitingFor: 'a:k1-a' });
+      await store.outbox.settle([done('a:k1-a', first[0]!.delivery.fence)]);
+      expect((await claim(store)).map((c) => c.delivery.recordId)).toEqual(['k1-b']);
+    });
+
+    it('keeps sequence order under concurrent producers of one key', async () => {
+      const store = await open();
+      await Promise.all(Array.from({ length: 31 }, (_, i) => store.outbox.enqueue([record(`seq-${i}`, 'k:seq')])));
+      const order: string[] = [];
+      const seqs: number[] = [];
+      for (;;) {
+        const [next] = await claim(store);
+        if (!next) break;
+        order.push(next.delivery.recordId);
+        seqs.push(next.delivery.seq);
+        await store.outbox.settle([done(next.delivery.id, next.delivery.fence)]);
+      }
+      expect(order).toHaveLength(31);
+      expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    });
+
+    it('lets a dead delivery hold back only its own key, and a retry by hand release it', async () => {
+      const store = await open();
+      await store.outbox.enqueue([record('d1', 'k:d'), record('d2', 'k:d'), record('o1', 'k:o')]);
+      const [d1, o1] = await claim(store);
+      await store.outbox.settle([dead(d1!.delivery.id, d1!.delivery.fence, 1), retryLater(o1!.delivery.id, o1!.delivery.fence, 1)]);
+      expect(await claim(store)).toEqual([]);
+      expect((await claim(store, 'a', 10, NOW + 60_000)).map((c) => c.delivery.recordId)).toEqual(['o1']);
+      expect((await store.outbox.counts()).get('a')).toEqual({ depth: 2, dead: 1 });
+      expect(await store.outbox.retry({ allDead: true }, NOW + 1)).toEqual(['a:d1']);
+      const [again] = await claim(store, 'a', 10, NOW + 1);
+      expect(again?.delivery).toMatchObject({ recordId: 'd1', attempts: 1 });
+      await store.outbox.settle([done(again!.delivery.id, again!.delivery.fence)]);
+      expect((await claim(store, 'a', 10, NOW + 1)).map((c) => c.delivery.recordId)).toEqual(['d2']);
+    });
+
+    it('orders claims by due time, and says when the next one is due', async () => {
+      const store = await open();
+      await store.outbox.enqueue([record('t1', 'k:t1'), record('t2', 'k:t2')]);
+      const both = await claim(store);
+      await store.outbox.settle([retryLater('a:t1', both[0]!.delivery.fence, 1)]);
+      await store.outbox.settle([retryLater('a:t2', both[1]!.delivery.fence, 1, NOW + 30_000)]);
+      expect(await store.outbox.nextRunAt('a')).toBe(NOW + 30_000);
+      expect((await claim(store, 'a', 10, NOW + 60_000)).map((c) => c.delivery.recordId)).toEqual(['t2', 't1']);
+    });
+
+    it('refuses a settle under a fence that is not the current one, and returns expired leases', async () => {
+      const store = await open();
+      await store.outbox.enqueue([record('l1', 'k:l')]);
+      const [first] = await claim(store);
+      expect(await store.outbox.sweep(NOW + 60_001)).toEqual({ reclaimed: 1 });
+      const [second] = await claim(store, 'a', 10, NOW + 60_001);
+      expect(second!.delivery.fence).toBeGreaterThan(first!.delivery.fence);
+      expect(await store.outbox.settle([done('a:l1', first!.delivery.fence)])).toEqual([]);
+      expect(await store.outbox.settle([done('a:l1', second!.delivery.fence)])).toEqual(['a:l1']);
+    });
+
+    it('returns a stopped replica\'s leases when its heartbeat is gone', async () => {
+      const store = await open();
+      await store.outbox.enqueue([record('h1', 'k:h')]);
+      await claim(store);
+      await store.replicas.beat(NOW);
+      expect(await store.outbox.sweep(NOW + 1000)).toEqual({ reclaimed: 0 });
+      expect(await store.outbox.sweep(NOW + 40_000)).toEqual({ reclaimed: 1 });
+      expect((await store.replicas.live(NOW - 1)).map((r) => r.id)).toEqual([store.replicaId]);
+    });
+  });
+
+}

@@ -1,0 +1,155 @@
+import { describe, expect, it } from 'vitest';
+import type { Store, StagedRow } from '../port.js';
+import { CHAIN_LENGTH } from '../tables.js';
+import { NOW, dead, done, freshRows, outcome, retryLater, textOf, type Harness } from './support.js';
+
+export function snapshotCases({ open, claim }: Harness): void {
+  describe('snapshot', () => {
+    const rowsOf = (n: number, from = 1) =>
+      Array.from({ length: n }, (_, i) => ({ key: from + i, chain: `c${String(from + i).padStart(CHAIN_LENGTH - 1, '0')}`, json: `{"id":${from + i},"name":"Łucja ${from + i}"}` }));
+
+    it('swaps a staged fresh snapshot in with its state, and reads it in key order', async () => {
+      const store = await open();
+      await store.snapshot.begin('students', 'fresh');
+      await store.snapshot.stageFresh('students', freshRows(rowsOf(3, 5)));
+      await store.snapshot.stageFresh('students', freshRows(rowsOf(4, 1)));
+      expect(await store.snapshot.size('students')).toBe(0);
+      const before = await store.snapshot.version('students');
+      await store.snapshot.applyFresh('students', { state: { 'poll.initialDone.students': { mode: 'baseline' } } });
+      expect(await store.snapshot.size('students')).toBe(7);
+      expect(await store.snapshot.version('students')).toBeGreaterThan(before);
+      expect((await store.snapshot.scan('students', 2, 3)).map((r) => r.key)).toEqual([3, 4, 5]);
+      expect(await store.snapshot.rows('students', [6, 99])).toEqual([{ key: 6, chain: rowsOf(1, 6)[0]!.chain, body: '{"id":6,"name":"Łucja 6"}', rawHash: 'h6' }]);
+      expect(await store.snapshot.index('students')).toMatchObject({ keys: [1, 2, 3, 4, 5, 6, 7], hashes: ['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'h7'] });
+      expect(await store.state.get('poll.initialDone.students')).toEqual({ mode: 'baseline' });
+      expect(await store.snapshot.createdPending('students')).toBe(0);
+    });
+
+    it('leaves nothing of a discarded cycle, and refuses a fresh snapshot over rows', async () => {
+      const store = await open();
+      await store.snapshot.begin('users', 'fresh');
+      await store.snapshot.stageFresh('users', freshRows(rowsOf(2)));
+      await store.snapshot.discard('users');
+      expect(await store.snapshot.size('users')).toBe(0);
+      await store.snapshot.begin('users', 'fresh');
+      await store.snapshot.stageFresh('users', freshRows(rowsOf(2)));
+      await store.snapshot.applyFresh('users', { state: {} });
+      await store.snapshot.begin('users', 'fresh');
+      await store.snapshot.stageFresh('users', freshRows(rowsOf(1, 10)));
+      await expect(store.snapshot.applyFresh('users', { state: {} })).rejects.toThrow();
+      expect(await store.snapshot.size('users')).toBe(2);
+    });
+
+    const fresh = async (store: Store, n: number, connectors = ['a', 'b']) => {
+      await store.snapshot.begin('users', 'fresh');
+      await store.snapshot.stageFresh('users', freshRows(rowsOf(n)));
+      await store.snapshot.applyFresh('users', { state: {}, created: { detectedAt: 'T0', connectors, now: NOW } });
+    };
+    const recordIdOf = (key: number) => `users:${key}:${rowsOf(1, key)[0]!.chain}`;
+
+    it('owes each connector a created change per fresh row, claimed from the snapshot in key order', async () => {
+      const store = await open();
+      await fresh(store, 5);
+      expect(await store.snapshot.createdPending('users')).toBe(10);
+      expect(await store.outbox.counts()).toEqual(new Map([['a', { depth: 5, dead: 0 }], ['b', { depth: 5, dead: 0 }]]));
+      expect((await store.outbox.ranges()).map((r) => [r.connector, r.remaining])).toEqual([['a', 5], ['b', 5]]);
+      const first = await claim(store, 'a', 2);
+      expect(first.map((c) => c.delivery.recordId)).toEqual([recordIdOf(1), recordIdOf(2)]);
+      expect({ ...first[1]!.created, text: textOf(first[1]!) }).toEqual({ stream: 'users', key: 2, chain: rowsOf(1, 2)[0]!.chain, detectedAt: 'T0', text: '{"id":2,"name":"Łucja 2"}' });
+      // The range is in flight: nothing more of it until the batch is settled.
+      expect(await claim(store, 'a', 2)).toEqual([]);
+      expect(await store.outbox.settle(first.map((c) => outcome(c, done)))).toEqual(first.map((c) => c.delivery.id));
+      expect((await claim(store, 'a', 10)).map((c) => c.created?.key)).toEqual([3, 4, 5]);
+      expect(await store.snapshot.createdPending('users')).toBe(8);
+    });
+
+    it('refuses a second settle of a range batch, and one after the lease was taken over', async () => {
+      const store = await open();
+      await fresh(store, 3, ['a']);
+      const batch = await claim(store, 'a', 2, NOW);
+      const again = await claim(store, 'a', 2, NOW + 120_000);
+      expect(again.map((c) => c.created?.key)).toEqual([1, 2]);
+      expect(await store.outbox.settle(batch.map((c) => outcome(c, done)))).toEqual([]);
+      expect(await store.outbox.settle(again.map((c) => outcome(c, done)))).toHaveLength(2);
+      expect(await store.outbox.settle(again.map((c) => outcome(c, done)))).toEqual([]);
+      expect(await store.snapshot.createdPending('users')).toBe(1);
+    });
+
+    it('backs a whole range off when its batch is to be tried again, and keeps the attempts', async () => {
+      const store = await open();
+      await fresh(store, 3, ['a']);
+      const batch = await claim(store, 'a', 2);
+      await store.outbox.settle(batch.map((c) => outcome(c, (id, fence) => retryLater(id, fence, 1, NOW + 60_000))));
+      expect(await claim(store, 'a', 10)).toEqual([]);
+      expect(await store.outbox.nextRunAt('a')).toBe(NOW + 60_000);
+      expect(await store.outbox.ranges()).toMatchObject([{ connector: 'a', remaining: 3, attempts: 1, lastError: 'x', runAt: NOW + 60_000 }]);
+      const retried = await claim(store, 'a', 2, NOW + 60_000);
+      expect(retried.map((c) => [c.created?.key, c.delivery.attempts])).toEqual([[1, 2], [2, 2]]);
+    });
+
+    it('turns what a batch did not deliver into deliveries of their own, and moves on', async () => {
+      const store = await open();
+      await fresh(store, 4, ['a']);
+      const batch = await claim(store, 'a', 3);
+      await store.outbox.settle([
+        outcome(batch[0]!, done),
+        outcome(batch[1]!, (id, fence) => dead(id, fence, 1)),
+        outcome(batch[2]!, (id, fence) => retryLater(id, fence, 1, NOW + 60_000)),
+      ]);
+      expect(await store.snapshot.createdPending('users')).toBe(1);
+      const rows = await store.outbox.list();
+      expect(rows.map((d) => [d.recordId, d.status, d.attempts])).toEqual([[recordIdOf(2), 'dead', 1], [recordIdOf(3), 'pending', 1]]);
+      expect(await store.outbox.counts()).toEqual(new Map([['a', { depth: 2, dead: 1 }]]));
+      const rest = await claim(store, 'a', 10);
+      expect(rest.map((c) => c.created?.key)).toEqual([4]);
+      await store.outbox.settle(rest.map((c) => outcome(c, done)));
+      expect(await store.outbox.ranges()).toEqual([]);
+      const later = await claim(store, 'a', 10, NOW + 60_000);
+      expect(later.map((c) => [c.created?.key, textOf(c)])).toEqual([[3, '{"id":3,"name":"Łucja 3"}']]);
+    });
+
+    it('makes rows of what is owed before the rows change, and each keeps the text it was made from', async () => {
+      const store = await open();
+      await fresh(store, 5);
+      await expect(store.snapshot.applyChanges('users', { limit: 10, connectors: ['a'], state: {}, now: NOW })).rejects.toThrow();
+      const inFlight = await claim(store, 'b', 1);
+      expect(await store.snapshot.materializeCreated('users', 2, NOW)).toBe(6);
+      expect(await store.snapshot.materializeCreated('users', 10, NOW)).toBe(0);
+      expect(await store.outbox.ranges()).toEqual([]);
+      expect(await store.outbox.counts()).toEqual(new Map([['a', { depth: 5, dead: 0 }], ['b', { depth: 5, dead: 0 }]]));
+      // The batch claimed from the range is refused: its change is a row now, delivered again as one.
+      expect(await store.outbox.settle(inFlight.map((c) => outcome(c, done)))).toEqual([]);
+      // Key 2 changes and key 3 goes before their created changes are delivered.
+      await store.snapshot.begin('users', 'changes');
+      const staged: StagedRow[] = [
+        { key: 2, chain: 'u00000000002', body: '{"id":2,"name":"changed"}', rawHash: 'x', change: { id: 'users:2:u00000000002', json: '{"op":"updated"}' } },
+        { key: 3, chain: 'd00000000003', body: null, rawHash: null, change: { id: 'users:3:d00000000003', json: '{"op":"deleted"}' } },
+      ];
+      await store.snapshot.stageChanges('users', staged);
+      expect(await store.snapshot.applyChanges('users', { limit: 1, connectors: ['a'], state: { marker: 1 }, now: NOW })).toEqual({ applied: 1, done: false });
+      expect(await store.state.get('marker')).toBeUndefined();
+      expect(await store.snapshot.applyChanges('users', { limit: 1, connectors: ['a'], state: { marker: 1 }, now: NOW })).toEqual({ applied: 1, done: true });
+      expect(await store.state.get('marker')).toBe(1);
+      expect((await store.snapshot.rows('users', [2, 3])).map((r) => r.body)).toEqual(['{"id":2,"name":"changed"}']);
+      expect(await store.snapshot.size('users')).toBe(4);
+      const claimed = await claim(store, 'a', 10);
+      expect(claimed.map((c) => c.delivery.recordId)).toEqual([1, 2, 3, 4, 5].map(recordIdOf));
+      expect(claimed.map(textOf).slice(0, 3)).toEqual(['{"id":1,"name":"Łucja 1"}', '{"id":2,"name":"Łucja 2"}', '{"id":3,"name":"Łucja 3"}']);
+      expect(claimed[1]!.created).toMatchObject({ stream: 'users', key: 2, detectedAt: 'T0' });
+      await store.outbox.settle(claimed.map((c) => outcome(c, done)));
+      // The update and the delete of keys 2 and 3 come after their created changes.
+      expect((await claim(store, 'a', 10)).map((c) => c.json)).toEqual(['{"op":"updated"}', '{"op":"deleted"}']);
+    });
+
+    it('puts a created change behind a delivery its key had queued before the snapshot was fresh', async () => {
+      const store = await open();
+      await store.outbox.enqueue([{ id: 'users:2:old', stream: 'users', orderKey: 'users:2', json: '{"op":"old"}', connectors: ['a'] }]);
+      await fresh(store, 3, ['a']);
+      const first = await claim(store, 'a', 10);
+      expect(first.map((c) => c.json ?? c.created?.key)).toEqual(['{"op":"old"}', 1, 3]);
+      await store.outbox.settle(first.map((c) => outcome(c, done)));
+      expect((await claim(store, 'a', 10)).map((c) => c.created?.key)).toEqual([2]);
+    });
+  });
+
+}

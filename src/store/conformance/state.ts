@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { NOW, done, event, record, type Harness } from './support.js';
+
+export function stateCases({ shared, open, claim }: Harness): void {
+  describe('state and replicas', () => {
+    it('puts, reads and deletes state values', async () => {
+      const store = await open();
+      await store.state.put({ a: { n: 1 }, b: 'text' });
+      await store.state.put({ a: null });
+      expect(await store.state.get('a')).toBeUndefined();
+      expect(await store.state.get('b')).toBe('text');
+    });
+
+    it('gives a role to the replica that asks, keeps it there, and hands it on once given up', async () => {
+      const store = await open();
+      // Real time: a role counts while its holder's heartbeat is recent.
+      const now = Date.now();
+      const fence = await store.roles.acquire('connector:a', now);
+      expect(fence).toBeGreaterThan(0);
+      expect(await store.roles.acquire('connector:a', now + 1000)).toBe(fence);
+      expect((await store.roles.holdings(now)).roles).toEqual([{ role: 'connector:a', holder: store.replicaId, since: now, fence }]);
+      await store.roles.release('connector:a');
+      expect((await store.roles.holdings(now)).roles).toEqual([]);
+      expect(await store.roles.acquire('connector:a', now)).toBeGreaterThan(fence!);
+    });
+
+    it('claims each tick of a job once, and never one that is not after the last', async () => {
+      const store = await open();
+      expect(await store.roles.claimTick('poll', 60_000, NOW)).toBe(true);
+      expect(await store.roles.claimTick('poll', 60_000, NOW)).toBe(false);
+      expect(await store.roles.claimTick('poll', 0, NOW)).toBe(false);
+      expect(await store.roles.claimTick('export', 60_000, NOW)).toBe(true);
+      expect(await store.roles.claimTick('poll', 120_000, NOW)).toBe(true);
+      const { ticks } = await store.roles.holdings(NOW);
+      expect(ticks.map((t) => [t.job, t.slot, t.replica])).toEqual([['export', 60_000, store.replicaId], ['poll', 120_000, store.replicaId]]);
+    });
+  });
+
+  if (shared) {
+    describe('replicas on one database', () => {
+      it('never hands one delivery to two replicas, and refuses a settle by the one that lost it', async () => {
+        const one = await open();
+        const two = await open('second');
+        await one.outbox.enqueue(Array.from({ length: 40 }, (_, i) => record(`m${i}`, `k:m${i}`)));
+        const [a, b] = await Promise.all([claim(one, 'a', 25), claim(two, 'a', 25)]);
+        const ids = [...a, ...b].map((c) => c.delivery.id);
+        expect(new Set(ids).size).toBe(40);
+        expect(await two.outbox.settle([done(a[0]!.delivery.id, a[0]!.delivery.fence)])).toEqual([]);
+        expect(await one.outbox.settle([done(a[0]!.delivery.id, a[0]!.delivery.fence)])).toEqual([a[0]!.delivery.id]);
+      });
+
+      it('stores an event once when replicas take its deliveries at the same moment', async () => {
+        const one = await open();
+        const two = await open('second');
+        const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? one : two).inbox.accept(event('race'), [record('events:race', 'events:race')])));
+        expect(answers.filter((a) => a === 'stored')).toHaveLength(1);
+        expect((await one.outbox.list()).map((d) => d.id)).toEqual(['a:events:race']);
+      });
+
+      it('lets one replica hold a role at a time, until it gives it up or stops', async () => {
+        const one = await open();
+        const two = await open('second');
+        const now = Date.now();
+        const [a, b] = await Promise.all([one.roles.acquire('connector:files', now), two.roles.acquire('connector:files', now)]);
+        expect([a, b].filter((f) => f !== undefined)).toHaveLength(1);
+        const [holder, other] = a === undefined ? [two, one] : [one, two];
+        const fence = (a ?? b)!;
+        expect(await other.roles.acquire('connector:files', now)).toBeUndefined();
+        expect((await other.roles.holdings(now)).roles).toEqual([{ role: 'connector:files', holder: holder.replicaId, since: now, fence }]);
+        await holder.roles.release('connector:files');
+        const taken = await other.roles.acquire('connector:files', now);
+        expect(taken).toBeGreaterThan(fence);
+        expect(await holder.roles.acquire('connector:files', now)).toBeUndefined();
+        // A replica that stops gives up its roles: the other takes them at once.
+        await other.stop();
+        expect(await holder.roles.acquire('connector:files', now)).toBeGreaterThan(taken!);
+      });
+
+      it('gives each tick of a job to exactly one of the replicas asking at once', async () => {
+        const one = await open();
+        const two = await open('second');
+        const now = Date.now();
+        for (let slot = 1; slot <= 20; slot++) {
+          const wins = await Promise.all([one.roles.claimTick('poll', slot * 1000, now), two.roles.claimTick('poll', slot * 1000, now)]);
+          expect(wins.filter(Boolean)).toHaveLength(1);
+        }
+      });
+
+      it('tells a replica when another made deliveries due or gave up a role', async () => {
+        const one = await open();
+        const two = await open('second');
+        const heard: string[] = [];
+        two.watch((change) => heard.push(change));
+        // The listener's first look on connecting comes first; then what the other replica does.
+        await expect.poll(() => heard.length).toBeGreaterThanOrEqual(2);
+        heard.length = 0;
+        await one.outbox.enqueue([record('w1', 'k:w1')]);
+        await expect.poll(() => heard).toContain('outbox');
+        await one.roles.acquire('reconcile', Date.now());
+        await one.roles.release('reconcile');
+        await expect.poll(() => heard).toContain('roles');
+      });
+    });
+  }
+}
