@@ -12,7 +12,7 @@ import { systemClock } from '../src/clock.js';
 import { createMetricsRegistry } from '../src/metrics.js';
 import { createOutbox } from '../src/outbox/index.js';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import { change, nextEvent } from './outbox-helpers.js';
+import { change, nextEvent } from './support/outbox.js';
 
 /** `deliveries list` / `deliveries retry` against a real store directory: a 400 is dead at once, and the CLI retries it. */
 const BIN = path.join(import.meta.dirname, '..', 'bin', 'schoolbridge.js');

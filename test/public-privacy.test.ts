@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
 import { signatureHeader } from '../src/signature/index.js';
 import { eventBody, invoice } from './support/webhooks.js';
-import { nextEvent } from './outbox-helpers.js';
+import { nextEvent } from './support/outbox.js';
 import { capturedLogger, quietConfig } from './support/quiet-daemon.js';
 import { testStore } from './support/stores.js';
 import { tempDir } from './support/temp.js';

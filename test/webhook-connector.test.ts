@@ -11,8 +11,9 @@ import type { ConnectorContext } from '../src/connectors/types.js';
 import { createMetricsRegistry } from '../src/metrics.js';
 import { createOutbox, type Outbox } from '../src/outbox/index.js';
 import { verifySignature } from '../src/signature/index.js';
-import { ManualClock, change, nextEvent } from './outbox-helpers.js';
+import { change, nextEvent } from './support/outbox.js';
 import { testStore } from './support/stores.js';
+import { TEST_NOW_MS, testClock, type TestClock } from './support/clock.js';
 
 const log = pino({ level: 'silent' });
 const SECRET = 'whsec-test';
@@ -111,12 +112,12 @@ function config(patch: Partial<WebhookConfig> = {}): WebhookConfig {
   return webhookConfigSchema.parse({ name: 'hook', type: 'webhook', streams: ['students', 'users'], url, secret: SECRET, ...patch });
 }
 
-function context(clock = new ManualClock(), patch: Partial<WebhookConfig> = {}): ConnectorContext<WebhookConfig> {
+function context(clock = testClock(TEST_NOW_MS, { sleep: 'timers' }), patch: Partial<WebhookConfig> = {}): ConnectorContext<WebhookConfig> {
   return { config: config(patch), dispatcher, clock, log, signal: new AbortController().signal, metrics: createMetricsRegistry(), cache: new Map() };
 }
 
 /** An outbox on a real SQLite store; the store and the outbox share the test's clock. */
-async function outboxWith(clock: ManualClock, patch: Partial<WebhookConfig> = {}): Promise<Outbox> {
+async function outboxWith(clock: TestClock, patch: Partial<WebhookConfig> = {}): Promise<Outbox> {
   const { store, cleanup } = await testStore('sqlite', { clock });
   cleanups.push(cleanup);
   const cfg = config(patch);
@@ -138,7 +139,7 @@ async function outboxWith(clock: ManualClock, patch: Partial<WebhookConfig> = {}
 
 describe('webhook connector', () => {
   it('POSTs the record as JSON, signed like the upstream, with its id as Idempotency-Key and the extra headers', async () => {
-    const clock = new ManualClock();
+    const clock = testClock(TEST_NOW_MS, { sleep: 'timers' });
     const record = change('students', 12, 'created');
     const outcomes = await webhookConnector.deliver(context(clock, { headers: { 'X-Api-Key': 'k1', 'Idempotency-Key': 'forged' } }), [StoredRecord.of(record)]);
     expect(outcomes).toEqual([{ status: 'done' }]);
@@ -155,7 +156,7 @@ describe('webhook connector', () => {
   it('POSTs the stored JSON text as the body, byte for byte, and signs those bytes', async () => {
     // A number spelt 1.50, spaces after separators and \u escapes: JSON.stringify of the parsed record
     // writes each of them differently, so only the stored text itself matches. "Żółta" is raw UTF-8.
-    const clock = new ManualClock();
+    const clock = testClock(TEST_NOW_MS, { sleep: 'timers' });
     const id = 'users:9:000000000001';
     const json = `{"id":"${id}", "stream":"users", "key":9, "fee":1.50, "city":"\\u0141\\u00f3d\\u017a", "street":"Żółta 1"}`;
     const stored = new StoredRecord(id, 'users', json);
@@ -188,7 +189,7 @@ describe('webhook connector', () => {
 
   it('a receiver that does not answer in time is a retry', async () => {
     receiver.respond = () => ({ status: 200, hang: true });
-    const [outcome] = await webhookConnector.deliver(context(new ManualClock(), { timeoutMs: 200 }), [StoredRecord.of(change('users', 1))]);
+    const [outcome] = await webhookConnector.deliver(context(testClock(TEST_NOW_MS, { sleep: 'timers' }), { timeoutMs: 200 }), [StoredRecord.of(change('users', 1))]);
     expect(outcome).toMatchObject({ status: 'retry', error: { code: 'webhook.network' } });
   });
 
@@ -202,7 +203,7 @@ describe('webhook connector', () => {
 
   it('a receiver that answers 200 and trickles its body: done at the deadline, one POST, its connection dropped', async () => {
     receiver.respond = () => ({ status: 200, body: 'trickle' });
-    const [outcome] = await webhookConnector.deliver(context(new ManualClock(), { timeoutMs: 300 }), [StoredRecord.of(change('users', 1))]);
+    const [outcome] = await webhookConnector.deliver(context(testClock(TEST_NOW_MS, { sleep: 'timers' }), { timeoutMs: 300 }), [StoredRecord.of(change('users', 1))]);
     expect(outcome).toEqual({ status: 'done' });
     await receiver.whenCutOff(1);
     expect(receiver.received).toHaveLength(1);
@@ -210,7 +211,7 @@ describe('webhook connector', () => {
 
   it('an answer that never ends is read up to its first 512 bytes, then dropped', async () => {
     receiver.respond = () => ({ status: 503, body: 'endless' });
-    const [outcome] = await webhookConnector.deliver(context(new ManualClock(), { timeoutMs: 60_000 }), [StoredRecord.of(change('users', 1))]);
+    const [outcome] = await webhookConnector.deliver(context(testClock(TEST_NOW_MS, { sleep: 'timers' }), { timeoutMs: 60_000 }), [StoredRecord.of(change('users', 1))]);
     expect(outcome).toMatchObject({ status: 'retry', error: { code: 'webhook.unavailable', message: `the receiver answered 503: ${'y'.repeat(200)}` } });
     await receiver.whenCutOff(1);
   });
@@ -222,7 +223,7 @@ describe('webhook connector', () => {
 
 describe('webhook connector through the outbox', () => {
   it('503 for a while, then 200: delivered once, with the same Idempotency-Key every time', async () => {
-    const clock = new ManualClock();
+    const clock = testClock(TEST_NOW_MS, { sleep: 'timers' });
     receiver.respond = (_r, n) => ({ status: n <= 3 ? 503 : 200 });
     const outbox = await outboxWith(clock);
     const record = change('students', 1);
@@ -240,7 +241,7 @@ describe('webhook connector through the outbox', () => {
   });
 
   it('a receiver that trickles its answer is cut off at its deadline and retried once', async () => {
-    const clock = new ManualClock();
+    const clock = testClock(TEST_NOW_MS, { sleep: 'timers' });
     receiver.respond = (_r, n) => (n === 1 ? { status: 503, body: 'trickle' } : { status: 200 });
     const outbox = await outboxWith(clock, { timeoutMs: 300 });
     const record = change('students', 1);
@@ -256,7 +257,7 @@ describe('webhook connector through the outbox', () => {
   });
 
   it('400: dead at once, kept, and delivered when retried', async () => {
-    const clock = new ManualClock();
+    const clock = testClock(TEST_NOW_MS, { sleep: 'timers' });
     receiver.respond = (_r, n) => ({ status: n === 1 ? 400 : 200 });
     const outbox = await outboxWith(clock);
     const record = change('students', 1);
@@ -274,7 +275,7 @@ describe('webhook connector through the outbox', () => {
   });
 
   it('429 with Retry-After: not tried again before the receiver said', async () => {
-    const clock = new ManualClock();
+    const clock = testClock(TEST_NOW_MS, { sleep: 'timers' });
     receiver.respond = (_r, n) => (n === 1 ? { status: 429, headers: { 'retry-after': '120' } } : { status: 200 });
     const outbox = await outboxWith(clock);
     const retry = nextEvent(outbox, 'retry');
@@ -291,7 +292,7 @@ describe('webhook connector through the outbox', () => {
   });
 
   it('create, update, update of one key arrive in order while another key keeps failing', async () => {
-    const clock = new ManualClock();
+    const clock = testClock(TEST_NOW_MS, { sleep: 'timers' });
     const create = change('students', 1, 'created');
     const update = change('students', 1, 'updated');
     const update2 = change('students', 1, 'updated');

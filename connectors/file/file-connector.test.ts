@@ -8,7 +8,8 @@ import { StoredRecord } from '../../src/connectors/stored-record.js';
 import type { ConnectorContext } from '../../src/connectors/types.js';
 import { createMetricsRegistry } from '../../src/metrics.js';
 import { ROSTER_COLUMNS, type AnyRecord, type RosterRow } from '../../src/records.js';
-import { ManualClock, change, roster } from '../../test/outbox-helpers.js';
+import { TEST_NOW_MS, testClock } from '../../test/support/clock.js';
+import { change, roster } from '../../test/support/outbox.js';
 import { fileConnector } from './index.js';
 import { readId } from './jsonl-file.js';
 import { fileConfigSchema, type FileConfig } from './schema.js';
@@ -26,7 +27,7 @@ afterEach(async () => {
 /** A fresh context is what a restarted process has: no cache. */
 function context(outDir = path.join(dir, 'out')): ConnectorContext<FileConfig> {
   const config = fileConfigSchema.parse({ name: 'files', type: 'file', streams: ['students', 'users', 'roster'], dir: outDir });
-  return { config, dispatcher, clock: new ManualClock(), log: pino({ level: 'silent' }), signal: new AbortController().signal, metrics: createMetricsRegistry(), cache: new Map() };
+  return { config, dispatcher, clock: testClock(TEST_NOW_MS, { sleep: 'timers' }), log: pino({ level: 'silent' }), signal: new AbortController().signal, metrics: createMetricsRegistry(), cache: new Map() };
 }
 
 /** Delivers records made in memory, as the outbox would hand them over: with JSON.stringify's text. */

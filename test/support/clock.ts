@@ -16,22 +16,30 @@ export interface TestClock extends Clock {
  * - `hold`: never ends by itself (the test drives time; stop() aborts it);
  * - `instant`: time jumps by the sleep and it ends on a later turn, so a loop of sleeps cannot starve I/O;
  * - `resolve`: ends at once, time unmoved;
- * - `real`: waits for real, time unmoved.
+ * - `real`: waits for real, time unmoved;
+ * - `timers`: ends once `advance` moves time past it (one already due ends on the next turn, as a
+ *   real timer of 0 ms would), in time order.
  */
-export type SleepMode = 'hold' | 'instant' | 'resolve' | 'real';
+export type SleepMode = 'hold' | 'instant' | 'resolve' | 'real' | 'timers';
 
 export function testClock(start = TEST_NOW_MS, options: { sleep?: SleepMode } = {}): TestClock {
   const mode = options.sleep ?? 'real';
   let now = start;
   const slept: number[] = [];
+  let timers: { at: number; seq: number; resolve: () => void }[] = [];
+  let seq = 0;
+  const advance = (ms: number) => {
+    now += ms;
+    const due = timers.filter((t) => t.at <= now).sort((a, b) => a.at - b.at || a.seq - b.seq);
+    timers = timers.filter((t) => t.at > now);
+    for (const timer of due) timer.resolve();
+  };
   return {
     now: () => now,
     set: (ms) => {
       now = ms;
     },
-    advance: (ms) => {
-      now += ms;
-    },
+    advance,
     slept,
     sleep(ms, signal) {
       slept.push(ms);
@@ -44,6 +52,16 @@ export function testClock(start = TEST_NOW_MS, options: { sleep?: SleepMode } = 
         case 'instant':
           now += ms;
           return new Promise((resolve, reject) => setImmediate(() => (signal?.aborted ? reject(signal.reason) : resolve())));
+        case 'timers':
+          return new Promise<void>((resolve, reject) => {
+            const timer = { at: now + Math.max(0, ms), seq: seq++, resolve };
+            timers.push(timer);
+            if (ms <= 0) setImmediate(() => advance(0));
+            signal?.addEventListener('abort', () => {
+              timers = timers.filter((t) => t !== timer);
+              reject(signal.reason);
+            }, { once: true });
+          });
         case 'hold':
           return new Promise<void>((_resolve, reject) => {
             signal?.addEventListener('abort', () => reject(signal.reason), { once: true });

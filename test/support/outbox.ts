@@ -1,51 +1,7 @@
-import type { Clock } from '../src/clock.js';
-import type { StoredRecord } from '../src/connectors/stored-record.js';
-import type { Connector, DeliveryOutcome } from '../src/connectors/types.js';
-import type { ChangeRecord, RosterRecord } from '../src/records.js';
-import type { Outbox, OutboxEvent, OutboxEventPayload } from '../src/outbox/index.js';
-
-/** A clock that moves only when told; sleeps resolve when `advance` passes their time (a sleep already due ends on the next turn). */
-export class ManualClock implements Clock {
-  private timers: { at: number; seq: number; resolve: () => void }[] = [];
-  private seq = 0;
-
-  constructor(private t = Date.parse('2026-11-22T10:00:00Z')) {}
-
-  now(): number {
-    return this.t;
-  }
-
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason);
-      const timer = { at: this.t + Math.max(0, ms), seq: this.seq++, resolve: () => resolve() };
-      this.timers.push(timer);
-      // A sleep whose time has come (a wake-up computed from a reading the clock has since passed)
-      // ends on the next turn, as a real timer of 0 ms would, not at some later advance.
-      if (ms <= 0) setImmediate(() => this.advance(0));
-      signal?.addEventListener(
-        'abort',
-        () => {
-          this.timers = this.timers.filter((t) => t !== timer);
-          reject(signal.reason);
-        },
-        { once: true },
-      );
-    });
-  }
-
-  /** Moves time forward, firing due sleeps in time order. */
-  advance(ms: number): void {
-    this.t += ms;
-    const due = this.timers.filter((t) => t.at <= this.t).sort((a, b) => a.at - b.at || a.seq - b.seq);
-    this.timers = this.timers.filter((t) => t.at > this.t);
-    for (const timer of due) timer.resolve();
-  }
-
-  get pending(): number {
-    return this.timers.length;
-  }
-}
+import type { StoredRecord } from '../../src/connectors/stored-record.js';
+import type { Connector, DeliveryOutcome } from '../../src/connectors/types.js';
+import type { ChangeRecord, RosterRecord } from '../../src/records.js';
+import type { Outbox, OutboxEvent, OutboxEventPayload } from '../../src/outbox/index.js';
 
 let counter = 0;
 

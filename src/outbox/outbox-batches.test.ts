@@ -1,0 +1,206 @@
+import { describe, expect, it } from 'vitest';
+import type { RoleStore, StoreChange } from '../store/index.js';
+import type { Connector } from '../connectors/types.js';
+import { change, nextEvent, scriptedConnector } from '../../test/support/outbox.js';
+import { retryable, rejected, deferred, counting, setup } from '../../test/support/outbox-setup.js';
+
+describe('outbox batches', () => {
+  it('holds new batches back while held (a batch in flight finishes), and delivers them once released', async () => {
+    const gate = deferred();
+    const started = deferred();
+    const a = scriptedConnector(async () => {
+      started.resolve();
+      await gate.promise;
+      return { status: 'done' };
+    });
+    const { outbox } = await setup([{ name: 'a', connector: a.connector }]);
+    const s1 = change('students', 1);
+    const s2 = change('students', 2);
+    await outbox.enqueue([s1]);
+    await started.promise;
+    expect(a.calls).toEqual([[s1.id]]); // in flight
+    const resume = outbox.holdDeliveries();
+    const again = outbox.holdDeliveries();
+    await outbox.enqueue([s2]);
+    gate.resolve();
+    await outbox.whenIdle();
+    expect(a.delivered()).toEqual([s1.id]); // the batch in flight finished; nothing new started
+    expect((await outbox.counts()).get('a')).toEqual({ depth: 1, dead: 0 });
+    resume();
+    resume(); // releasing twice counts once: the other hold still stands
+    await outbox.whenIdle();
+    expect(a.delivered()).toEqual([s1.id]);
+    // The last release alone starts the held batch: awaited through the event, not whenIdle (which pumps by itself).
+    const delivered = nextEvent(outbox, 'delivered', ({ delivery }) => delivery.recordId === s2.id);
+    again();
+    await delivered;
+    expect(a.delivered()).toEqual([s1.id, s2.id]);
+    expect((await outbox.counts()).get('a')).toBeUndefined();
+  });
+
+  it('runs no more batches at once than delivery.concurrency, nor than the connector allows', async () => {
+    const gate = deferred();
+    const full = deferred();
+    const inFlight: Record<string, number> = { free: 0, single: 0 };
+    const peaks: Record<string, number> = { free: 0, single: 0 };
+    const measured = (name: string, maxConcurrency?: number) => {
+      const base = scriptedConnector(async () => {
+        inFlight[name]! += 1;
+        peaks[name] = Math.max(peaks[name]!, inFlight[name]!);
+        if (inFlight.free! >= 4 && inFlight.single! >= 1) full.resolve();
+        await gate.promise;
+        inFlight[name]! -= 1;
+        return { status: 'done' };
+      });
+      const connector = maxConcurrency === undefined ? base.connector : { ...base.connector, maxConcurrency: () => maxConcurrency };
+      return { connector, delivered: base.delivered };
+    };
+    const free = measured('free');
+    const single = measured('single', 1);
+    const { outbox } = await setup([
+      { name: 'free', connector: free.connector },
+      { name: 'single', connector: single.connector },
+    ], { concurrency: 4 });
+    await outbox.enqueue([1, 2, 3, 4, 5, 6, 7, 8].map((k) => change('students', k)));
+    await full.promise;
+    // A claim the worker started at the same moment would have been answered before this read (the
+    // store answers in order), and its batch would have reached the connector: none did.
+    await outbox.counts();
+    expect(inFlight).toEqual({ free: 4, single: 1 });
+    gate.resolve();
+    await outbox.whenIdle();
+    expect(peaks).toEqual({ free: 4, single: 1 });
+    expect([free.delivered().length, single.delivered().length]).toEqual([8, 8]);
+  });
+
+  it('hands batches up to the batch size and applies per-record outcomes', async () => {
+    const bad = change('students', 3);
+    const a = scriptedConnector((r) => (r.id === bad.id ? rejected() : { status: 'done' }), 3);
+    const { outbox } = await setup([{ name: 'a', connector: a.connector }], { concurrency: 1 });
+    const records = [1, 2, 3, 4, 5, 6, 7].map((k) => (k === 3 ? bad : change('students', k)));
+    await outbox.enqueue(records);
+    await outbox.whenIdle();
+    expect(a.calls).toEqual([records.slice(0, 3), records.slice(3, 6), records.slice(6)].map((batch) => batch.map((r) => r.id)));
+    expect((await outbox.list()).map((d) => [d.recordId, d.status])).toEqual([[bad.id, 'dead']]);
+    expect((await outbox.counts()).get('a')).toEqual({ depth: 0, dead: 1 });
+  });
+
+  it('serves a connector one replica at a time holds only while this replica holds its role', async () => {
+    let holder: string | undefined = 'another replica';
+    const asked: string[] = [];
+    const roles: RoleStore = {
+      async acquire(role) {
+        asked.push(`acquire ${role}`);
+        holder ??= 'me';
+        return holder === 'me' ? 7 : undefined;
+      },
+      async release(role) {
+        asked.push(`release ${role}`);
+        if (holder === 'me') holder = undefined;
+      },
+      claimTick: async () => true,
+      holdings: async () => ({ roles: [], ticks: [] }),
+    };
+    let notice: ((change: StoreChange) => void) | undefined;
+    const cacheSeen: number[] = [];
+    const a = scriptedConnector();
+    const exclusive: Connector = {
+      ...a.connector,
+      exclusive: () => true,
+      async deliver(ctx, records) {
+        cacheSeen.push(ctx.cache.size);
+        ctx.cache.set('ids', records.map((r) => r.id));
+        return a.connector.deliver(ctx, records);
+      },
+    };
+    const { outbox, clock } = await setup([{ name: 'files', connector: exclusive }], {
+      roles,
+      watch: (listener) => {
+        notice = listener;
+        return () => (notice = undefined);
+      },
+    });
+    const s1 = change('students', 1);
+    await outbox.enqueue([s1]);
+    await outbox.whenIdle();
+    expect(a.delivered()).toEqual([]);
+    expect(asked).toEqual(['acquire connector:files']);
+    // The other replica gives the role up and says so: this one takes it and delivers.
+    holder = undefined;
+    const delivered = nextEvent(outbox, 'delivered');
+    notice!('roles');
+    await delivered;
+    expect(a.delivered()).toEqual([s1.id]);
+    expect(cacheSeen).toEqual([0]);
+    // It loses the role (its heartbeat stopped, say) and takes it again later: its cache starts afresh.
+    holder = 'another replica';
+    clock.advance(2_001);
+    const s2 = change('students', 2);
+    await outbox.enqueue([s2]);
+    await outbox.whenIdle();
+    expect(a.delivered()).toEqual([s1.id]);
+    holder = undefined;
+    const again = nextEvent(outbox, 'delivered');
+    notice!('roles');
+    await again;
+    expect(a.delivered()).toEqual([s1.id, s2.id]);
+    expect(cacheSeen).toEqual([0, 0]);
+    await outbox.stop();
+    expect(asked.at(-1)).toBe('release connector:files');
+    expect(holder).toBeUndefined();
+  });
+
+  it('gathers what arrives while it lingers after emptying its queue into one batch', async () => {
+    const a = scriptedConnector(undefined, 100);
+    const { outbox } = await setup([{ name: 'a', connector: a.connector }], { lingerMs: 1000 });
+    const first = change('students', 1);
+    const delivered = nextEvent(outbox, 'delivered');
+    await outbox.enqueue([first]);
+    await delivered;
+    // The queue is empty now: the next records, enqueued one by one, wait for each other.
+    const later = [2, 3, 4, 5].map((n) => change('students', n));
+    for (const record of later) await outbox.enqueue([record]);
+    await outbox.whenIdle();
+    expect(a.calls).toEqual([[first.id], later.map((r) => r.id)]);
+  });
+
+  it('a throwing connector or a wrong number of outcomes retries the whole batch', async () => {
+    let mode: 'throw' | 'short' | 'ok' = 'throw';
+    const connector: Connector = {
+      ...scriptedConnector().connector,
+      batchSize: () => 10,
+      async deliver(_ctx, records) {
+        if (mode === 'throw') throw new Error('boom');
+        if (mode === 'short') return [{ status: 'done' }];
+        return records.map(() => ({ status: 'done' as const }));
+      },
+    };
+    const { outbox, clock } = await setup([{ name: 'a', connector }]);
+    await outbox.enqueue([change('students', 1), change('students', 2)]);
+    await outbox.whenIdle();
+    expect((await outbox.list()).map((d) => d.lastError)).toEqual(['outbox.deliver_failed: boom', 'outbox.deliver_failed: boom']);
+    mode = 'short';
+    clock.advance(1000);
+    await outbox.whenIdle();
+    expect((await outbox.list()).map((d) => [d.status, d.lastError?.slice(0, 19)])).toEqual([['pending', 'outbox.bad_outcomes'], ['pending', 'outbox.bad_outcomes']]);
+    mode = 'ok';
+    clock.advance(2000);
+    await outbox.whenIdle();
+    expect(await outbox.list()).toEqual([]);
+  });
+
+  it('asks the store a bounded number of questions per delivery, whatever the backlog', async () => {
+    const calls = new Map<string, number>();
+    const a = scriptedConnector(() => retryable());
+    const { outbox } = await setup([{ name: 'a', connector: a.connector }], { wrap: counting(calls) });
+    const backlog = Array.from({ length: 400 }, (_, i) => change('students', i + 1));
+    await outbox.enqueue(backlog);
+    await outbox.whenIdle();
+    expect(a.delivered()).toHaveLength(400);
+    // One claim and one settle per batch, plus a few looks at when the next one is due; no scans.
+    expect(calls.get('settle')).toBe(400);
+    expect(calls.get('claim')).toBeLessThan(400 + 20);
+    expect(calls.get('nextRunAt') ?? 0).toBeLessThan(20);
+    expect([calls.get('list'), calls.get('get')]).toEqual([undefined, undefined]);
+  });
+});

@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import type { Outbox } from './outbox.js';
+import { change, nextEvent, roster, scriptedConnector } from '../../test/support/outbox.js';
+import { rejected, retryable, setup } from '../../test/support/outbox-setup.js';
+
+describe('outbox retries', () => {
+  it('retryAllDead puts every dead delivery back, of one connector or of all', async () => {
+    let reject = true;
+    const a = scriptedConnector(() => (reject ? rejected() : { status: 'done' }));
+    const b = scriptedConnector(() => (reject ? rejected() : { status: 'done' }));
+    const { outbox } = await setup([{ name: 'a', connector: a.connector }, { name: 'b', connector: b.connector, streams: ['users'] }]);
+    const u2 = change('users', 2);
+    await outbox.enqueue([change('students', 1), u2]);
+    await outbox.whenIdle();
+    expect(Object.fromEntries(await outbox.counts())).toEqual({ a: { depth: 0, dead: 2 }, b: { depth: 0, dead: 1 } });
+    reject = false;
+    expect(await outbox.retryAllDead('b')).toEqual([`b:${u2.id}`]);
+    await outbox.whenIdle();
+    expect(Object.fromEntries(await outbox.counts())).toEqual({ a: { depth: 0, dead: 2 } });
+    expect(await outbox.retryAllDead()).toHaveLength(2);
+    await outbox.whenIdle();
+    expect(await outbox.counts()).toEqual(new Map());
+    expect([a.delivered().length, b.delivered().length]).toEqual([4, 2]);
+  });
+
+  it('keeps its depth and dead counts equal to the deliveries it lists: deaths, retries by hand, a restart', async () => {
+    let reject = true;
+    const a = scriptedConnector((r) => (reject && Number(r.id.split(':')[1]) % 2 === 0 ? rejected() : { status: 'done' }));
+    const b = scriptedConnector(() => retryable()); // never delivered: pending, retried later
+    const connectors = [{ name: 'a', connector: a.connector }, { name: 'b', connector: b.connector, streams: ['users'] }];
+    const first = await setup(connectors);
+    const check = async (outbox: Outbox) => {
+      const listed = await outbox.list();
+      const summaries = await outbox.connectors();
+      for (const name of ['a', 'b']) {
+        const mine = listed.filter((d) => d.connector === name);
+        const recount = { depth: mine.filter((d) => d.status !== 'dead').length, dead: mine.filter((d) => d.status === 'dead').length };
+        const summary = summaries.find((s) => s.name === name);
+        expect([name, summary?.depth, summary?.dead]).toEqual([name, recount.depth, recount.dead]);
+      }
+    };
+    const dead = async (outbox: Outbox) => (await outbox.connectors()).reduce((sum, c) => sum + c.dead, 0);
+    const records = [1, 2, 3, 4, 5, 6].map((k) => change('students', k)).concat([change('users', 7), change('users', 8)]);
+    await first.outbox.enqueue(records);
+    await first.outbox.whenIdle();
+    expect((await first.outbox.connectors()).map((c) => [c.name, c.depth, c.dead])).toEqual([['a', 0, 4], ['b', 2, 0]]); // students 2, 4, 6 and users 8
+    await check(first.outbox);
+    reject = false;
+    // Held, so that the two reads of a check see the same state.
+    const release = first.outbox.holdDeliveries();
+    expect(await first.outbox.retry(`a:${records[1]!.id}`)).toMatchObject({ status: 'pending' });
+    await check(first.outbox); // pending again, before its delivery
+    release();
+    await first.outbox.whenIdle();
+    await check(first.outbox);
+    expect(await dead(first.outbox)).toBe(3);
+    await first.outbox.stop();
+    const second = await setup(connectors, { store: first.store, clock: first.clock });
+    await check(second.outbox);
+    expect(await dead(second.outbox)).toBe(3);
+    const resume = second.outbox.holdDeliveries();
+    await second.outbox.retryAllDead('a');
+    await check(second.outbox);
+    resume();
+    await second.outbox.whenIdle();
+    await check(second.outbox);
+    expect((await second.outbox.connectors()).map((c) => [c.name, c.depth, c.dead])).toEqual([['a', 0, 0], ['b', 2, 0]]);
+  });
+
+  it('honours the retry delay a connector reports (Retry-After)', async () => {
+    const a = scriptedConnector((_r, attempt) => (attempt === 1 ? { ...retryable('429'), retryAfterMs: 30_000 } : { status: 'done' }));
+    const { outbox, clock } = await setup([{ name: 'a', connector: a.connector }]);
+    const s1 = change('students', 1);
+    const retry = nextEvent(outbox, 'retry');
+    await outbox.enqueue([s1]);
+    expect((await retry).delivery.runAt).toBe(clock.now() + 30_000);
+    clock.advance(29_999);
+    await outbox.whenIdle();
+    expect(a.delivered()).toHaveLength(1);
+    const delivered = nextEvent(outbox, 'delivered');
+    clock.advance(1);
+    await delivered;
+    expect(a.delivered()).toEqual([s1.id, s1.id]);
+  });
+
+  it('a delivery failing past maxAgeHours ends dead', async () => {
+    const a = scriptedConnector(() => retryable());
+    const { outbox, clock } = await setup([{ name: 'a', connector: a.connector }], { maxAgeHours: 0.001 }); // 3.6 s
+    let died: string | undefined;
+    outbox.on('dead', ({ delivery }) => (died = delivery.lastError));
+    await outbox.enqueue([change('students', 1)]);
+    for (let i = 0; i < 10 && died === undefined; i++) {
+      await outbox.whenIdle();
+      clock.advance(1000);
+    }
+    await outbox.whenIdle();
+    // Attempts at 0, 1 s and 3 s, the last one at the 3.6 s deadline: then dead.
+    expect(died).toBe('expired after 4 attempts; last error: test.unavailable: try later');
+    expect(a.delivered()).toHaveLength(4);
+  });
+
+  it('keeps a record until every connector is done with it', async () => {
+    let bFails = true;
+    const a = scriptedConnector();
+    const b = scriptedConnector(() => (bFails ? retryable() : { status: 'done' }));
+    const { outbox, clock } = await setup([
+      { name: 'a', connector: a.connector },
+      { name: 'b', connector: b.connector },
+    ]);
+    const s1 = change('students', 1);
+    await outbox.enqueue([s1]);
+    await outbox.whenIdle();
+    expect((await outbox.list()).map((d) => [d.id, d.status])).toEqual([[`b:${s1.id}`, 'pending']]); // a's is done
+    bFails = false;
+    const delivered = nextEvent(outbox, 'delivered');
+    clock.advance(1000);
+    // Had the record gone with a's delivery, b's retry would have had nothing to send (dead: record missing).
+    expect((await delivered).delivery).toMatchObject({ id: `b:${s1.id}`, attempts: 2 });
+    expect(b.received.map((r) => r.json)).toEqual([JSON.stringify(s1), JSON.stringify(s1)]);
+    expect(await outbox.list()).toEqual([]);
+  });
+
+  it('reports queue depth, dead count and deliveries in its metrics', async () => {
+    // Batches of 10: the three go in one, so per-batch counting must still count each delivery.
+    const a = scriptedConnector((r) => (r.stream === 'users' ? rejected() : { status: 'done' }), 10);
+    const b = scriptedConnector(() => retryable());
+    const { outbox, metrics } = await setup([{ name: 'a', connector: a.connector }, { name: 'b', connector: b.connector, streams: ['roster'] }]);
+    await outbox.enqueue([change('students', 1), change('users', 2), roster('2026-11-22')]);
+    await outbox.whenIdle();
+    const text = await metrics.metrics();
+    expect(text).toContain('schoolbridge_outbox_depth{connector="a"} 0');
+    expect(text).toContain('schoolbridge_outbox_dead{connector="a"} 1');
+    expect(text).toContain('schoolbridge_outbox_depth{connector="b"} 1');
+    expect(text).toContain('schoolbridge_deliveries_total{connector="a",outcome="done"} 2');
+    expect(text).toContain('schoolbridge_deliveries_total{connector="a",outcome="dead"} 1');
+    expect(text).toContain('schoolbridge_deliveries_total{connector="b",outcome="retry"} 1');
+    expect(a.calls).toHaveLength(1);
+    expect(text).toMatch(/schoolbridge_delivery_duration_seconds_count\{connector="a"\} 1\n/);
+    expect(text).toMatch(/schoolbridge_delivery_lag_seconds_count\{connector="a"\} 2\n/);
+  });
+});

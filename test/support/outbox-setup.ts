@@ -1,0 +1,97 @@
+import { afterEach } from 'vitest';
+import { pino } from 'pino';
+import { Agent } from 'undici';
+import type { Connector } from '../../src/connectors/types.js';
+import { BridgeError } from '../../src/errors.js';
+import { createMetricsRegistry } from '../../src/metrics.js';
+import { createOutbox, type Outbox } from '../../src/outbox/outbox.js';
+import type { OutboxStore, RoleStore, Store, StoreChange } from '../../src/store/index.js';
+import { TEST_NOW_MS, testClock, type TestClock } from './clock.js';
+import { testStore, type Engine } from './stores.js';
+
+/** An outbox on a real store for the outbox's own tests: `setup` makes one, stopped after the test. */
+export const log = pino({ level: 'silent' });
+export const dispatcher = new Agent();
+export const retryable = (msg = 'try later') => ({ status: 'retry' as const, error: new BridgeError('test.unavailable', msg, { retryable: true }) });
+export const rejected = () => ({ status: 'dead' as const, error: new BridgeError('test.rejected', 'the receiver answered 400', { status: 400 }) });
+
+/** Outboxes and stores a test made, stopped and removed after it. */
+const outboxes: Outbox[] = [];
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const outbox of outboxes.splice(0)) await outbox.stop();
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+export function deferred<T = void>(): { promise: Promise<T>; resolve(value: T): void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** The store's outbox, counting the calls made to it by method. */
+export function counting(calls: Map<string, number>): (target: OutboxStore) => OutboxStore {
+  return (target) =>
+    new Proxy(target, {
+      get(object, prop, receiver) {
+        const value: unknown = Reflect.get(object, prop, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          calls.set(String(prop), (calls.get(String(prop)) ?? 0) + 1);
+          return (value as (...a: unknown[]) => unknown).apply(object, args);
+        };
+      },
+    });
+}
+
+export interface SetupOptions {
+  engine?: Engine;
+  clock?: TestClock;
+  /** Another outbox on a store a test opened already (a restart). */
+  store?: Store;
+  /** What the outbox is given in place of the store's own outbox (to watch its calls). */
+  wrap?: (outbox: OutboxStore) => OutboxStore;
+  maxAgeHours?: number;
+  leaseMs?: number;
+  concurrency?: number;
+  roles?: RoleStore;
+  watch?: (listener: (change: StoreChange) => void) => () => void;
+  lingerMs?: number;
+}
+
+export async function setup(connectors: { name: string; connector: Connector; streams?: string[] }[], options: SetupOptions = {}) {
+  // One clock for both: the store stamps enqueue times with it, the outbox claims what is due by it.
+  const clock = options.clock ?? testClock(TEST_NOW_MS, { sleep: 'timers' });
+  let store = options.store;
+  if (!store) {
+    const made = await testStore(options.engine ?? 'sqlite', { clock });
+    cleanups.push(made.cleanup);
+    store = made.store;
+  }
+  const metrics = createMetricsRegistry();
+  const outbox = createOutbox({
+    store: options.wrap ? options.wrap(store.outbox) : store.outbox,
+    connectors: connectors.map(({ name, connector, streams = ['students', 'users', 'roster'] }) => ({
+      name,
+      streams: streams as never,
+      config: { name, type: connector.type, streams: streams as never },
+      connector,
+    })),
+    delivery: { maxAgeHours: options.maxAgeHours ?? 72, backoff: { baseMs: 1000, maxMs: 60_000 }, concurrency: options.concurrency ?? 4 },
+    clock,
+    dispatcher,
+    log,
+    metrics,
+    random: () => 0,
+    checkIntervalMs: 0,
+    // The store's sweep returns expired leases too; kept out of the way so a test sees the worker's own lease timer.
+    sweepIntervalMs: 24 * 3_600_000,
+    ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+    ...(options.roles ? { roles: options.roles } : {}),
+    ...(options.lingerMs ? { lingerMs: options.lingerMs } : {}),
+    ...(options.watch ? { watch: options.watch } : {}),
+  });
+  outboxes.push(outbox);
+  await outbox.start();
+  return { outbox, store, clock, metrics };
+}
