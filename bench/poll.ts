@@ -18,8 +18,7 @@ import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
-import { Worker } from 'node:worker_threads';
+import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { pino } from 'pino';
 import { Agent, request } from 'undici';
@@ -27,7 +26,8 @@ import { createApp, type App } from '../src/app.js';
 import { configSchema } from '../src/config/schema.js';
 import { readLines } from '../src/files/lines.js';
 import { startPostgres } from '../test/support/postgres.js';
-import { countAbove, histogramBuckets } from './daemon-histogram.js';
+import { baseline, baselines } from './poll-baseline.js';
+import { underLoad } from './poll-load.js';
 import { startSandboxProcess } from './sandbox-process.js';
 
 const STUDENTS = Number(argValue('--students') ?? 100_000);
@@ -38,6 +38,7 @@ const BASELINE_RUNS = 3;
 const ENGINES = (argValue('--engine') ? [argValue('--engine')] : ['sqlite', 'postgres']) as ('sqlite' | 'postgres')[];
 const INITIAL = (argValue('--initial') ?? 'emit') as 'emit' | 'baseline';
 const BARS = { sqlite: { first: 2.0, delivered: 4.0 }, postgres: { first: 3.0, delivered: 6.0 } } as const;
+const SENDER = { secret: SECRET, rate: WEBHOOK_RATE };
 
 function argValue(name: string): string | undefined {
   const index = process.argv.indexOf(name);
@@ -48,146 +49,6 @@ function startSandbox(): Promise<{ url: string; child: ChildProcess }> {
   return startSandboxProcess({ students: STUDENTS, clientSecret: SECRET, staticToken: TOKEN });
 }
 
-/**
- * The baseline: GET both lists and JSON.parse them, as a client with no streaming would. It runs in a
- * process of its own: in this one it left ~1 GB of parsed lists for the daemon's garbage collector to
- * reclaim during the very cycle it was compared with, and in a worker thread its heap (over 1 GB)
- * counted in the daemon's peak RSS. Timed in that process, from the first request to the last parse,
- * with undici's `request`.
- */
-function baseline(url: string): Promise<number> {
-  const code = `
-    const { Agent, request } = require('undici');
-    (async () => {
-      const dispatcher = new Agent();
-      const started = performance.now();
-      for (const route of ['/api/v2/students', '/api/v2/users']) {
-        // A fresh connection each time (keep-alive sockets idle through a long cycle may close).
-        const response = await request(process.argv[1] + route, { dispatcher, headers: { authorization: 'Bearer ' + process.argv[2], connection: 'close' } });
-        JSON.parse(await response.body.text());
-      }
-      process.stdout.write(String(performance.now() - started));
-      await dispatcher.close();
-    })().catch((error) => { console.error(error); process.exit(1); });`;
-  const child = spawn(process.execPath, ['-e', code, url, TOKEN], { cwd: path.join(import.meta.dirname, '..'), stdio: ['ignore', 'pipe', 'inherit'] });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return new Promise<number>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve(Number(output)) : reject(new Error(`baseline exited with ${code}`))));
-  });
-}
-
-/**
- * A worker thread (its own event loop) posting signed webhooks; it measures ack latencies. It warms up
- * first: 25 webhooks whose latencies are not counted, sent before `ready` resolves and the measured
- * work starts. A fresh thread's first `fetch` loads and compiles undici's fetch: 47 ms against a bare
- * `node:http` server with nothing else running (then 20 ms, then 2-4 ms), 80-130 ms beside a cycle.
- * With 80-100 webhooks in a no-change or 1% cycle that one request was the p99, in every phase, idle
- * included; a real upstream's sender is a long-running process.
- */
-function startSender(target: string): { ready: Promise<void>; stop(): Promise<number[]> } {
-  const code = `
-    const { parentPort, workerData } = require('node:worker_threads');
-    const { createHmac } = require('node:crypto');
-    const WARM_UP = 25;
-    const latencies = [];
-    let n = 0, inflight = 0, warmed = 0;
-    const send = async () => {
-      n += 1; inflight += 1;
-      const measured = warmed >= WARM_UP;
-      const body = JSON.stringify({ event: 'invoice.created', object: { id: 900000 + n + workerData.offset, userId: 1, description: 'bench' } });
-      const ts = Math.floor(Date.now() / 1000);
-      const signature = createHmac('sha256', workerData.secret).update(ts + ';' + body).digest('hex');
-      const started = performance.now();
-      let latency;
-      try {
-        const r = await fetch(workerData.target, { method: 'POST', body, headers: { 'content-type': 'application/json', 'webhook-signature': JSON.stringify({ timestamp: ts, signature }) } });
-        await r.arrayBuffer();
-        latency = r.status === 200 ? performance.now() - started : -r.status;
-      } catch (e) { latency = -1; }
-      inflight -= 1;
-      if (measured) latencies.push(latency);
-      else if (++warmed === WARM_UP) parentPort.postMessage('ready');
-    };
-    const timer = setInterval(send, 1000 / workerData.rate);
-    parentPort.on('message', async () => {
-      clearInterval(timer);
-      while (inflight > 0) await new Promise((r) => setTimeout(r, 10));
-      parentPort.postMessage(latencies);
-    });`;
-  const worker = new Worker(code, { eval: true, workerData: { target, secret: SECRET, rate: WEBHOOK_RATE, offset: Math.floor(Math.random() * 1e6) * 1000 } });
-  const ready = new Promise<void>((resolve, reject) => {
-    worker.once('message', () => resolve());
-    worker.once('error', reject);
-  });
-  return {
-    ready,
-    stop: () =>
-      new Promise<number[]>((resolve) => {
-        worker.once('message', (latencies: number[]) => void worker.terminate().then(() => resolve(latencies)));
-        worker.postMessage('stop');
-      }),
-  };
-}
-
-const percentile = (values: number[], p: number) => {
-  const sorted = values.filter((v) => v >= 0).sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-};
-
-/** Webhook ack latencies (measured by the sender thread) and this event loop's delays while `work` runs. */
-async function underLoad<T>(app: App, work: () => Promise<T>): Promise<{ value: T; ms: number; sent: number; webhooks: string; p99: number }> {
-  const sender = startSender(`${app.server?.url}/webhooks/v2`);
-  await sender.ready;
-  const loop = monitorEventLoopDelay({ resolution: 5 });
-  loop.enable();
-  // Garbage collection of this thread (pauses of the one event loop) and the heap's high-water mark.
-  const gc = { total: 0, max: 0 };
-  const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) {
-      gc.total += entry.duration;
-      gc.max = Math.max(gc.max, entry.duration);
-    }
-  });
-  observer.observe({ entryTypes: ['gc'] });
-  let heapPeak = process.memoryUsage().heapUsed;
-  let rssPeak = process.memoryUsage.rss();
-  let externalPeak = process.memoryUsage().external;
-  const sampler = setInterval(() => {
-    const usage = process.memoryUsage();
-    heapPeak = Math.max(heapPeak, usage.heapUsed);
-    rssPeak = Math.max(rssPeak, usage.rss);
-    externalPeak = Math.max(externalPeak, usage.external);
-  }, 100);
-  const before = await daemonCounts(app);
-  const started = performance.now();
-  const value = await work();
-  const ms = performance.now() - started;
-  const after = await daemonCounts(app);
-  clearInterval(sampler);
-  observer.disconnect();
-  loop.disable();
-  const latencies = await sender.stop();
-  const failed = latencies.filter((v) => v < 0).length;
-  const webhooks =
-    `webhooks ${latencies.length} sent, ack p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, ` +
-    `max ${percentile(latencies, 100).toFixed(1)} ms, over 50 ms ${latencies.filter((v) => v > 50).length}, failed ${failed}; event-loop delay p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms, max ${(loop.max / 1e6).toFixed(1)} ms\n` +
-    `             GC ${gc.total.toFixed(0)} ms in all, longest pause ${gc.max.toFixed(0)} ms; heap used peak ${(heapPeak / 1024 / 1024).toFixed(0)} MiB, external ${(externalPeak / 1024 / 1024).toFixed(0)} MiB, RSS ${(rssPeak / 1024 / 1024).toFixed(0)} MiB (all threads; sampled every 100 ms)\n` +
-    `             daemon side: acks over 25 ms ${after.ack.over25 - before.ack.over25}, over 50 ms ${after.ack.over50 - before.ack.over50} (request read to answer)`;
-  return { value, ms, sent: latencies.length, webhooks, p99: percentile(latencies, 99) };
-}
-
-/** How many observations a histogram of the daemon's has so far, in all and over 25 and 50 ms. */
-async function histogramCounts(app: App, name: string): Promise<{ all: number; over25: number; over50: number }> {
-  const buckets = await histogramBuckets(app.metrics, name);
-  return { all: buckets.at(-1)?.count ?? 0, over25: countAbove(buckets, 0.025), over50: countAbove(buckets, 0.05) };
-}
-
-/** Server-side acknowledgement times, from the daemon's own histogram. */
-async function daemonCounts(app: App) {
-  return { ack: await histogramCounts(app, 'schoolbridge_webhook_ack_seconds') };
-}
 
 interface Measured {
   name: string;
@@ -205,19 +66,10 @@ async function deliveredLines(dir: string): Promise<number> {
   return lines;
 }
 
-/**
- * The baseline of a phase: the median of three fetch-and-parse runs right before it. One run moved by
- * up to 2× from one phase to the next on a shared machine, and each ratio with it.
- */
-async function baselines(url: string): Promise<{ median: number; runs: number[] }> {
-  const runs: number[] = [];
-  for (let i = 0; i < BASELINE_RUNS; i++) runs.push(await baseline(url));
-  return { median: [...runs].sort((a, b) => a - b)[Math.floor(BASELINE_RUNS / 2)]!, runs };
-}
 
 async function measureCycle(app: App, name: string, url: string, after?: () => Promise<void>): Promise<void> {
-  const { median: base, runs } = await baselines(url);
-  const { value: result, ms, webhooks, p99 } = await underLoad(app, () => app.poll.poller.runCycle({ trigger: 'bench' }));
+  const { median: base, runs } = await baselines(url, TOKEN, BASELINE_RUNS);
+  const { value: result, ms, webhooks, p99 } = await underLoad(app, SENDER, () => app.poll.poller.runCycle({ trigger: 'bench' }));
   const s = result.streams;
   const p = result.phases;
   const ratio = ms / base;
@@ -230,7 +82,7 @@ async function measureCycle(app: App, name: string, url: string, after?: () => P
   );
   if (after) {
     // What the cycle enqueued (after a first cycle: its 300,000 created changes), delivered, under the same webhooks.
-    const drain = await underLoad(app, after);
+    const drain = await underLoad(app, SENDER, after);
     measured.push({ name: `${name} delivery`, ratio: (ms + drain.ms) / base, p99: drain.p99 });
     console.log(`             then enqueued and delivered in ${drain.ms.toFixed(0)} ms: all in the files ${((ms + drain.ms) / 1000).toFixed(1)} s after the cycle started, ratio ${((ms + drain.ms) / base).toFixed(2)}\n             ${drain.webhooks.trim()}`);
   } else {
@@ -296,7 +148,7 @@ async function main(): Promise<void> {
   const sandbox = await startSandbox();
   console.log(`sandbox ready at ${sandbox.url} in ${(performance.now() - t0).toFixed(0)} ms (child process)`);
   try {
-    console.log(`warm-up baseline ${(await baseline(sandbox.url)).toFixed(0)} ms (renders the sandbox's list cache)`);
+    console.log(`warm-up baseline ${(await baseline(sandbox.url, TOKEN)).toFixed(0)} ms (renders the sandbox's list cache)`);
     await eachEngineApart(sandbox.url);
   } finally {
     sandbox.child.kill('SIGTERM');
@@ -322,7 +174,7 @@ async function runEngine(engine: 'sqlite' | 'postgres', where: string, url: stri
   const app = await createApp({ config, log: pino({ level: 'warn' }), mode: 'daemon' });
   await app.start();
   try {
-    const idle = await underLoad(app, () => new Promise((resolve) => setTimeout(resolve, 3000)));
+    const idle = await underLoad(app, SENDER, () => new Promise((resolve) => setTimeout(resolve, 3000)));
     console.log(`idle (no cycle, 3 s): ${idle.webhooks}`);
     await measureCycle(app, `full/${INITIAL}`, url, () => app.outbox.whenIdle());
     const lines = await deliveredLines(out);
@@ -332,7 +184,7 @@ async function runEngine(engine: 'sqlite' | 'postgres', where: string, url: stri
     await changeOnePercent(url, dispatcher, app);
     // The sandbox renders its list again after the PATCHes: that one slow answer must not go into
     // the 1% cycle's baseline (it made the ratio look ~2× better than it is).
-    console.log(`             (sandbox re-render after the changes: ${(await baseline(url)).toFixed(0)} ms, not counted)`);
+    console.log(`             (sandbox re-render after the changes: ${(await baseline(url, TOKEN)).toFixed(0)} ms, not counted)`);
     await measureCycle(app, '1% changed', url);
     const bytes = await storeBytes(engine, engine === 'sqlite' ? storeDir : where);
     const rss = process.resourceUsage().maxRSS / 1024;

@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { ENGINES } from '../../test/support/stores.js';
+import { BridgeError } from '../errors.js';
+import type { Store } from '../store/index.js';
+import type { Poller } from './poller.js';
+import { testStudent, testUser, type MemoryLists, type RecordingOutbox } from '../../test/support/poll.js';
+import { pollerPerTest } from '../../test/support/poller-setup.js';
+
+/** Cycles that abort or fail before they apply: the guards, failed reads and a stopped poller store nothing. */
+describe.each(ENGINES)('poller on %s', (engine) => {
+  let store: Store;
+  let lists: MemoryLists;
+  let outbox: RecordingOutbox;
+  let poller: Poller;
+  pollerPerTest(engine, (fixture) => ({ store, lists, outbox, poller } = fixture));
+
+  it('an empty list aborts without touching the snapshot, and readiness recovers on success', async () => {
+    await poller.runCycle();
+    const before = await store.snapshot.scan('students', undefined, 100);
+    lists.students = [];
+    const aborted = await poller.runCycle();
+    expect(aborted).toMatchObject({ outcome: 'aborted', reason: 'empty_list', stream: 'students' });
+    expect(await store.snapshot.scan('students', undefined, 100)).toEqual(before);
+    expect(poller.readiness()).toMatchObject({ ok: false });
+    expect(poller.lastResult()?.outcome).toBe('aborted');
+    lists.students = Array.from({ length: 10 }, (_, i) => testStudent(i + 1));
+    expect((await poller.runCycle()).outcome).toBe('ok');
+    expect(poller.readiness()).toEqual({ ok: true });
+  });
+
+  it('the mass-delete guard of one stream stops the other stream too', async () => {
+    await poller.runCycle();
+    const count = (await outbox.records()).length;
+    lists.users = lists.users.slice(0, 7); // 30% of users vanish
+    lists.students[0] = testStudent(1, 'Nowak');
+    const result = await poller.runCycle();
+    expect(result).toMatchObject({ outcome: 'aborted', reason: 'mass_delete', stream: 'users' });
+    expect(await outbox.records()).toHaveLength(count);
+    lists.users = Array.from({ length: 10 }, (_, i) => testUser(i + 1)).filter((u) => u.id !== 4 && u.id !== 9); // 20%: allowed
+    expect((await poller.runCycle()).streams).toMatchObject({ users: { deleted: 2 }, students: { updated: 1 } });
+  });
+
+  it('a list holding an id twice aborts and stores nothing of either stream', async () => {
+    lists.users.push(testUser(3));
+    expect(await poller.runCycle()).toMatchObject({ outcome: 'aborted', reason: 'duplicate_id', stream: 'users' });
+    expect(await store.snapshot.size('users')).toBe(0);
+    expect(await store.snapshot.size('students')).toBe(0);
+  });
+
+  it('stop aborts a cycle waiting on the upstream; later cycles report the poller stopped', async () => {
+    lists.gate = new Promise<void>(() => {});
+    const running = poller.runCycle();
+    await poller.stop();
+    expect(await running).toMatchObject({ outcome: 'failed', reason: 'poll.stopped' });
+    expect(await poller.runCycle()).toMatchObject({ outcome: 'failed', reason: 'poll.stopped' });
+  });
+
+  it('an upstream failure is a failed cycle with its code, and stores nothing', async () => {
+    lists.listUsers = () => Promise.reject(new BridgeError('upstream.invalid_json', 'truncated body'));
+    expect(await poller.runCycle()).toMatchObject({ outcome: 'failed', reason: 'upstream.invalid_json' });
+    expect(await store.snapshot.size('students')).toBe(0);
+  });
+
+  it('a failed read stops the other before the cycle ends, so nothing of it is staged later', async () => {
+    let stopped = false;
+    lists.listStudents = (opts) => new Promise((_, reject) => {
+      opts?.signal?.addEventListener('abort', () => {
+        stopped = true;
+        reject(opts.signal!.reason);
+      }, { once: true });
+    });
+    lists.listUsers = () => Promise.reject(new BridgeError('upstream.invalid_json', 'truncated body'));
+    expect(await poller.runCycle()).toMatchObject({ outcome: 'failed', reason: 'upstream.invalid_json' });
+    expect(stopped).toBe(true);
+  });
+
+  it('a list that fails after some records were diffed applies nothing, and the next cycle finds the same changes', async () => {
+    await poller.runCycle();
+    const committed = (await outbox.records()).length;
+    lists.students = lists.students.map((s) => (s.id === 2 ? testStudent(2, 'Renamed') : s));
+    lists.users = lists.users.map((u) => (u.id === 1 ? testUser(1, 'Renamed') : u));
+    const expected = (await poller.runCycle({ dryRun: true })).changes!.map((c) => c.id);
+    expect(expected).toHaveLength(2);
+    const whole = lists.fetchList;
+    lists.fetchList = async (list, read, opts) => {
+      if (list === 'students') return whole(list, read, opts);
+      // The body breaks off in the seventh user: the six before it (the changed one among them) are parsed and diffed.
+      const bytes = Buffer.from(JSON.stringify({ data: { users: lists.users } }));
+      const cut = bytes.indexOf(Buffer.from('{"id":7,')) + 10;
+      return read((async function* () {
+        yield bytes.subarray(0, cut);
+      })());
+    };
+    expect(await poller.runCycle()).toMatchObject({ outcome: 'failed', reason: 'upstream.invalid_json' });
+    expect(await outbox.records()).toHaveLength(committed);
+    lists.fetchList = whole;
+    expect((await poller.runCycle()).outcome).toBe('ok');
+    expect((await outbox.records()).slice(committed).map((c) => c.id)).toEqual(expected);
+  });
+});

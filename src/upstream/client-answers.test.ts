@@ -1,0 +1,163 @@
+import { describe, expect, it } from 'vitest';
+import { BridgeError } from '../errors.js';
+import { rejected as failure } from '../../test/support/errors.js';
+import { aStudent, client, count, json, on, raw, seen, type Handler } from '../../test/support/upstream-server.js';
+
+/** How the client reads answers: timeouts, bodies it refuses, streamed lists, and each call's shape. */
+describe('answers', () => {
+  it('a slow upstream is a timeout', async () => {
+    on('GET', '/api/v2/webhooks', () => undefined); // never answers
+    const error = await failure(client({ timeoutMs: 100, retry: { maxAttempts: 1 } }).listWebhooks());
+    expect(error).toMatchObject({ code: 'upstream.timeout', retryable: true });
+  });
+
+  /** Sends `text` in `parts` pieces, `gapMs` apart, after answering the headers at once. */
+  const dribble = (text: string, parts: number, gapMs: number): Handler => (_req, _body, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const size = Math.ceil(text.length / parts);
+    let at = 0;
+    const next = () => {
+      res.write(text.slice(at, (at += size)));
+      if (at < text.length) setTimeout(next, gapMs);
+      else res.end();
+    };
+    next();
+  };
+
+  it('a full list may take longer than timeoutMs while it keeps coming; a pause longer than timeoutMs is a timeout', async () => {
+    const list = JSON.stringify({ data: { students: [aStudent(1), aStudent(2), aStudent(3), aStudent(4)] } });
+    // 8 pieces 40 ms apart: ~280 ms in all, three times the 100 ms timeout, never a pause of 100 ms.
+    on('GET', '/api/v2/students', dribble(list, 8, 40));
+    expect((await client({ timeoutMs: 100, retry: { maxAttempts: 1 } }).listStudents()).map((s) => s.id)).toEqual([1, 2, 3, 4]);
+    // undici checks a body's pauses on a coarse clock (up to ~1 s late): a pause well past that.
+    on('GET', '/api/v2/students', dribble(list, 2, 1500));
+    expect(await failure(client({ timeoutMs: 100, retry: { maxAttempts: 1 } }).listStudents())).toMatchObject({ code: 'upstream.timeout' });
+    // Any other answer is still bounded as a whole.
+    on('GET', '/api/v2/webhooks', dribble(JSON.stringify({ data: { webhooks: [] } }), 8, 40));
+    expect(await failure(client({ timeoutMs: 100, retry: { maxAttempts: 1 } }).listWebhooks())).toMatchObject({ code: 'upstream.timeout' });
+  });
+
+  it.each([
+    ['malformed JSON', raw(200, `{"data":{"students":[${JSON.stringify(aStudent(1))},{"id":2,]}}`), 'upstream.invalid_json', undefined],
+    ['HTML', raw(200, '<!DOCTYPE html><p>maintenance</p>'), 'upstream.invalid_json', undefined],
+    ['missing data key', json(200, { students: [] }), 'upstream.invalid_response', 'data'],
+    ['string id', json(200, { data: { students: [aStudent(1), aStudent(2, { id: '2' })] } }), 'upstream.invalid_response', 'data.students[1].id'],
+    ['array where an object belongs', json(200, { data: { students: [aStudent(1, { user: [] })] } }), 'upstream.invalid_response', 'data.students[0].user'],
+  ])('%s', async (_name, handler, code, path) => {
+    on('GET', '/api/v2/students', handler);
+    const error = await failure(client().listStudents());
+    expect(error.code).toBe(code);
+    if (path !== undefined) expect(error.context?.path).toBe(path);
+    expect(count('GET', '/api/v2/students')).toBe(1); // a bad answer is not retried
+  });
+
+  it('a body cut short (length mismatch) is an error, never a partial list', async () => {
+    const full = JSON.stringify({ data: { students: [aStudent(1), aStudent(2)] } });
+    const cut: Handler = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(full.length) });
+      res.write(full.slice(0, full.length / 2));
+      setImmediate(() => res.socket?.destroy());
+    };
+    on('GET', '/api/v2/students', cut, cut, cut, cut, cut);
+    const error = await failure(client({ retry: { maxAttempts: 1 } }).listStudents());
+    expect(error.code).toBe('upstream.network');
+  });
+
+  it('fetchList hands the body to read unread, and a retried attempt reads the new body from its start', async () => {
+    const full = JSON.stringify({ data: { students: [aStudent(1), aStudent(2)] } });
+    const cut: Handler = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(full.length) });
+      res.write(full.slice(0, full.indexOf('"id":2')));
+      setImmediate(() => res.socket?.destroy());
+    };
+    on('GET', '/api/v2/students', cut, raw(200, full));
+    const reads: string[] = [];
+    const text = await client({ retry: { random: () => 0 } }).fetchList('students', async (body) => {
+      let received = '';
+      reads.push(received);
+      for await (const chunk of body) received += Buffer.from(chunk).toString();
+      reads[reads.length - 1] = received;
+      return received;
+    });
+    expect(text).toBe(full);
+    expect(reads).toHaveLength(2); // the cut attempt, then the whole body again
+    expect(full.startsWith(reads[0]!) && reads[0]!.length < full.length).toBe(true);
+  });
+
+  it('fetchList rejects with the error of a read that finds the body wrong, without retrying it', async () => {
+    on('GET', '/api/v2/users', raw(200, '{"data":{"users":[1,'), raw(200, '{}'));
+    const error = await failure(client({ retry: { random: () => 0 } }).fetchList('users', async (body) => {
+      for await (const _chunk of body);
+      throw new BridgeError('upstream.invalid_json', 'body ends early (truncated)');
+    }));
+    expect(error.code).toBe('upstream.invalid_json');
+    expect(count('GET', '/api/v2/users')).toBe(1);
+  });
+
+  it("fetchList leaves what its reader threw alone: not retried, and the half-read body is dropped quietly", async () => {
+    // The reader throws before it reads (as the poll does when it cannot stage): the body is still coming.
+    const big = JSON.stringify({ data: { students: Array.from({ length: 3000 }, (_, i) => aStudent(i + 1)) } });
+    on('GET', '/api/v2/students', raw(200, big), raw(200, big));
+    const stray: unknown[] = [];
+    const onStray = (error: unknown) => stray.push(error);
+    process.on('uncaughtException', onStray);
+    try {
+      const error = await failure(client({ retry: { random: () => 0 } }).fetchList('students', async () => {
+        throw new BridgeError('poll.busy', 'another process is running a poll cycle', { retryable: true });
+      }));
+      expect(error.code).toBe('poll.busy');
+      expect(count('GET', '/api/v2/students')).toBe(1);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(stray).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onStray);
+    }
+  });
+
+  it('getStudent asks by ?id= and maps 404', async () => {
+    on('GET', '/api/v2/student', json(200, { data: { student: aStudent(5) } }), json(404, { error: { code: 'notFound', message: 'Student was not found' } }));
+    const upstream = client();
+    expect((await upstream.getStudent(5)).id).toBe(5);
+    const error = await failure(upstream.getStudent(6));
+    expect(error).toMatchObject({ code: 'upstream.not_found', status: 404, message: expect.stringContaining('Student was not found') });
+    expect(seen.map((s) => s.url)).toEqual(['/api/v2/student?id=5', '/api/v2/student?id=6']);
+  });
+
+  it('create returns the normalized student and the passwords apart', async () => {
+    const answer = aStudent(8, { isAdult: '1', isActive: '1' });
+    Object.assign(answer.user, { isArchived: '0', oneTimePassword: 'otp-s' });
+    Object.assign(answer.user.parentUser, { isArchived: '0', oneTimePassword: 'otp-p' });
+    on('POST', '/api/v2/student', json(200, { data: { student: answer } }));
+    const result = await client().createStudent({ firstname: 'Ala', lastname: 'Nowak ', email: 'ala@example.com', schoolId: 3 });
+    expect(result.oneTimePasswords).toEqual({ student: 'otp-s', parent: 'otp-p' });
+    expect(JSON.stringify(result.student)).not.toContain('oneTimePassword');
+    expect(result.student).toMatchObject({ isAdult: 1, isActive: 1, user: { isArchived: 0, parentUser: { isArchived: 0 } } });
+    const request = seen[0];
+    expect(request?.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
+    for (const [name, value] of [['firstname', 'Ala'], ['lastname', 'Nowak '], ['email', 'ala@example.com'], ['schoolId', '3']]) {
+      expect(request?.body).toContain(`name="${name}"\r\n\r\n${value}\r\n`);
+    }
+  });
+
+  it('update PATCHes ?id= with only the given fields, urlencoded when configured', async () => {
+    on('PATCH', '/api/v2/student', json(200, { data: { student: aStudent(4) } }));
+    const result = await client({ formEncoding: 'urlencoded' }).updateStudent(4, { lastname: 'Kowalska' });
+    expect(result.student.id).toBe(4);
+    expect(result.oneTimePasswords).toEqual({});
+    expect(seen[0]).toMatchObject({ url: '/api/v2/student?id=4', body: 'lastname=Kowalska' });
+  });
+
+  it('lists and registers webhooks', async () => {
+    const hook = { id: 1, event: 'invoice.created', callbackUrl: 'http://127.0.0.1:8080/webhooks/v2', createdAt: 'x', updatedAt: 'y', extra: true };
+    on('GET', '/api/v2/webhooks', json(200, { data: { webhooks: [hook] } }));
+    on('POST', '/api/v2/webhook', json(200, { data: { webhook: hook } }));
+    const upstream = client();
+    expect(await upstream.listWebhooks()).toEqual([hook]);
+    expect(await upstream.registerWebhook('invoice.created', hook.callbackUrl)).toEqual(hook);
+  });
+
+  it('webhooks that are not an array name the path', async () => {
+    on('GET', '/api/v2/webhooks', json(200, { data: { webhooks: {} } }));
+    expect((await failure(client().listWebhooks())).context).toEqual({ path: 'data.webhooks', expected: 'array', actual: 'object' });
+  });
+});

@@ -1,0 +1,104 @@
+import { createServer, request as httpRequest } from 'node:http';
+import path from 'node:path';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { createSandbox } from '../src/sandbox/index.js';
+import { eventBody, invoice } from './support/webhooks.js';
+import { eventually } from './support/net.js';
+import { testDatabase } from './support/pg-database.js';
+import { startReplicas } from './support/replicas.js';
+import { cleanups, daemonConfig, jsonLines, listen, log, post, SECRET, stopAll } from './support/replicas-setup.js';
+import { tempDir } from './support/temp.js';
+
+/**
+ * Several daemons on one PostgreSQL database: the database arbitrates schedule ticks and connector
+ * roles, and a replica stopped or killed with -9 hands its ticks and roles over to the others.
+ */
+describe('replicas on one PostgreSQL database', () => {
+  it('run each tick of a one-second poll schedule on exactly one of three replicas, also when the last one to run it is killed', async () => {
+    const { dir, cleanup } = await tempDir('schoolbridge-ticks-');
+    cleanups.push(cleanup);
+    const sandbox = createSandbox({ students: 3, seed: 2, clientSecret: SECRET, log });
+    await sandbox.start();
+    cleanups.push(() => sandbox.stop());
+    // The sandbox behind a proxy that notes when each students list is read: one read per cycle.
+    const reads: number[] = [];
+    const proxy = createServer((req, res) => {
+      if (req.method === 'GET' && req.url?.startsWith('/api/v2/students')) reads.push(Date.now());
+      const target = new URL(req.url ?? '/', sandbox.url);
+      const forward = httpRequest(target, { method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      forward.on('error', () => res.writeHead(502).end());
+      req.pipe(forward);
+    });
+    const upstream = await listen(proxy);
+    cleanups.push(() => new Promise((resolve) => proxy.close(resolve)));
+    const url = await testDatabase('ticks');
+    const config = { ...daemonConfig(url, path.join(dir, 'out')), upstream: { baseUrl: upstream, clientId: 'sandbox-client', clientSecret: SECRET }, poll: { onStart: false, schedule: '* * * * * *' } };
+    const replicas = await startReplicas(dir, 3, config);
+    cleanups.push(stopAll(replicas));
+    // All three are ticking once a few cycles have run.
+    await eventually(() => (reads.length >= 3 ? true : undefined), 30_000, 'the first cycles');
+
+    // Ten ticks, from half a second after a whole second: each tick's read falls inside.
+    const start = Math.ceil(Date.now() / 1000) * 1000 + 500;
+    await new Promise((resolve) => setTimeout(resolve, start - Date.now()));
+    const database = new pg.Client({ connectionString: url });
+    await database.connect();
+    cleanups.push(() => database.end());
+    // Between the fifth and the sixth tick, the replica that ran the fifth is killed.
+    await new Promise((resolve) => setTimeout(resolve, start + 4_800 - Date.now()));
+    const { rows } = await database.query<{ pid: number }>(`SELECT r.pid FROM schoolbridge.tick t JOIN schoolbridge.replica r ON r.id = t.replica WHERE t.job = 'poll'`);
+    const last = replicas.find((r) => r.child.pid === rows[0]?.pid);
+    expect(last, 'the replica that ran the last tick').toBeDefined();
+    await last!.kill();
+    await new Promise((resolve) => setTimeout(resolve, start + 10_000 - Date.now()));
+    const inWindow = reads.filter((at) => at >= start && at < start + 10_000);
+    // The others ran on: none of them fell over meanwhile.
+    expect(replicas.filter((r) => r.alive())).toHaveLength(2);
+    expect(inWindow, `reads at ${inWindow.map((at) => at - start).join(', ')} ms; ${replicas.map((r) => r.output().slice(-1500)).join('\n---\n')}`).toHaveLength(10);
+  }, 120_000);
+
+  it('hand a role over at once when its holder stops, and within 60 s when it is killed', async () => {
+    const { dir, cleanup } = await tempDir('schoolbridge-handover-');
+    cleanups.push(cleanup);
+    const url = await testDatabase('handover');
+    const replicas = await startReplicas(dir, 3, daemonConfig(url, path.join(dir, 'out')));
+    cleanups.push(stopAll(replicas));
+    const database = new pg.Client({ connectionString: url });
+    await database.connect();
+    cleanups.push(() => database.end());
+    const holder = async () => {
+      const { rows } = await database.query<{ pid: number }>(`SELECT r.pid FROM schoolbridge.role o JOIN schoolbridge.replica r ON r.id = o.holder WHERE o.name = 'connector:files'`);
+      return replicas.find((r) => r.child.pid === rows[0]?.pid && r.alive());
+    };
+    // Some work makes a replica take the file connector.
+    await post(replicas[0]!.url, eventBody('invoice.created', invoice({ id: 1 })));
+    const first = await eventually(holder, 30_000, 'a replica to hold connector:files');
+
+    const stopped = Date.now();
+    expect(await first.stop()).toBe(0);
+    await post(replicas.find((r) => r.alive())!.url, eventBody('invoice.created', invoice({ id: 2 })));
+    const second = await eventually(async () => {
+      const now = await holder();
+      return now && now !== first ? now : undefined;
+    }, 30_000, 'another replica to take connector:files after SIGTERM');
+    expect(Date.now() - stopped).toBeLessThan(10_000);
+
+    const killed = Date.now();
+    await second.kill();
+    await post(replicas.find((r) => r.alive())!.url, eventBody('invoice.created', invoice({ id: 3 })));
+    await eventually(async () => {
+      const now = await holder();
+      return now && now !== second ? now : undefined;
+    }, 60_000, 'the last replica to take connector:files after kill -9');
+    expect(Date.now() - killed).toBeLessThan(60_000);
+    const lines = await eventually(async () => {
+      const ids = await jsonLines(path.join(dir, 'out', 'invoices.jsonl'));
+      return ids.length === 3 ? ids : undefined;
+    }, 30_000, 'the three invoices in the file');
+    expect(new Set(lines).size).toBe(3);
+  }, 150_000);
+});
