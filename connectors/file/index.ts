@@ -67,7 +67,7 @@ async function deliverRoster(ctx: ConnectorContext<FileConfig>, record: RosterRe
     return { status: 'dead', error: new BridgeError('file.bad_record', `roster record ${record.id} has no YYYY-MM-DD date`) };
   }
   try {
-    const file = await writeRosterCsv(ctx.config.dir, record);
+    const file = await writeRosterCsv(ctx.config.dir, record, ctx.config.csv);
     ctx.log.info({ file, rows: record.rows.length }, 'roster written');
     return { status: 'done' };
   } catch (error) {
