@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/index.js';
+import { createUserDirectory } from './connectors/user-directory.js';
 import { registerAdminRoutes } from './http/admin-routes.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { createLifecycle, type Component } from './lifecycle.js';
@@ -118,6 +119,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     random,
     // One-shot commands deliver but do not report readiness: no connector checks.
     checkIntervalMs: mode === 'daemon' ? 60_000 : 0,
+    users: createUserDirectory(store.snapshot),
   });
   components.push(outbox);
   for (const connector of config.connectors) {

@@ -2,8 +2,9 @@ import type { Connector, ConnectorContext, DeliveryOutcome } from '../../src/con
 import { BridgeError, describeError } from '../../src/errors.js';
 import { counter } from '../../src/metrics.js';
 import type { AnyRecord, EventRecord } from '../../src/records.js';
+import { findBuyer } from './buyer.js';
 import { checkAccounting } from './check.js';
-import { buildFeedBody, isInvoiceObject } from './feed.js';
+import { buildFeedBody, isInvoiceObject, type FeedBodyV1 } from './feed.js';
 import { createLedger, type Ledger } from './ledger.js';
 import { postSigned } from '../../src/connectors/signed-post.js';
 import { accountingConfigSchema, type AccountingConfig } from './schema.js';
@@ -40,8 +41,14 @@ export const accountingConnector: Connector<AccountingConfig> = {
 async function deliverOne(ctx: Ctx, record: AnyRecord): Promise<DeliveryOutcome> {
   const invalid = invalidReason(record);
   if (invalid) return { status: 'dead', error: new BridgeError(invalid.code, invalid.message, { context: { recordId: record.id } }) };
-  const body = buildFeedBody(record as EventRecord, ctx.config.timezone);
   const ledger = ledgerOf(ctx);
+  let body: FeedBodyV1;
+  try {
+    const invoice = record as EventRecord;
+    body = buildFeedBody(invoice, ctx.config.timezone, await findBuyer(invoice.record as Record<string, unknown>, ctx.users));
+  } catch (error) {
+    return { status: 'retry', error: new BridgeError('accounting.buyer', `cannot look the buyer up: ${describeError(error)}`, { retryable: true, cause: error }) };
+  }
   try {
     // A ledger row is written only after the receiver took the POST: the row proves the delivery.
     if (ledger && (await ledger.ids()).has(record.id)) return { status: 'done' };
@@ -87,7 +94,7 @@ function ledgerOf(ctx: Ctx): Ledger | undefined {
   if (!ledgerDir) return undefined;
   let ledger = ctx.cache.get('accounting.ledger') as Ledger | undefined;
   if (!ledger) {
-    ledger = createLedger({ dir: ledgerDir, timeZone: timezone, log: ctx.log });
+    ledger = createLedger({ dir: ledgerDir, timeZone: timezone, log: ctx.log, format: ctx.config.csv });
     ctx.cache.set('accounting.ledger', ledger);
   }
   return ledger;

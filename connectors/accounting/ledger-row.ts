@@ -1,3 +1,4 @@
+import { buyerName } from './buyer.js';
 import type { FeedBodyV1 } from './feed.js';
 import { dateInZone } from './local-time.js';
 
@@ -8,10 +9,18 @@ import { dateInZone } from './local-time.js';
  */
 export const LEDGER_COLUMNS = [
   'recordId', 'event', 'invoiceId', 'numberId', 'receivedAt', 'date', 'soldAt', 'paidAt', 'deliveredAt',
-  'createdAt', 'updatedAt', 'statusOffice', 'statusOfficeName', 'isPaid', 'userId', 'description', 'invoice',
+  'createdAt', 'updatedAt', 'statusOffice', 'statusOfficeName', 'isPaid', 'userId', 'description', 'invoice', 'buyer',
 ] as const;
 
 export type LedgerColumn = (typeof LEDGER_COLUMNS)[number];
+
+/** The column headers for people (a ledger written with `header: labels`). */
+export const LEDGER_LABELS: Readonly<Record<LedgerColumn, string>> = {
+  recordId: 'Record ID', event: 'Event', invoiceId: 'Invoice ID', numberId: 'Invoice number', receivedAt: 'Received at',
+  date: 'Date', soldAt: 'Sold at', paidAt: 'Paid at', deliveredAt: 'Delivered at', createdAt: 'Created at',
+  updatedAt: 'Updated at', statusOffice: 'Office status', statusOfficeName: 'Office status name', isPaid: 'Paid',
+  userId: 'User ID', description: 'Description', invoice: 'Invoice (JSON)', buyer: 'Buyer',
+};
 
 /** A cell as text: null and absent are empty, objects are JSON; strings pass through unchanged (no trimming). */
 function cell(value: unknown): string {
@@ -42,6 +51,7 @@ export function ledgerRow(body: FeedBodyV1): string[] {
     userId: invoice.userId,
     description: invoice.description,
     invoice,
+    buyer: buyerName(derived.buyer),
   };
   return LEDGER_COLUMNS.map((column) => cell(values[column]));
 }
