@@ -46,13 +46,25 @@ export interface LogOptions {
   destination?: DestinationStream;
 }
 
+/** Levels at which logged errors carry their stack trace (`--verbose` logs at debug). */
+const STACK_LEVELS = new Set(['debug', 'trace']);
+
+/** An error as a log line shows it without `--verbose`: type, message, code and fields, no stack. */
+function errorWithoutStack(error: Error): ReturnType<typeof pino.stdSerializers.err> {
+  const serialized = pino.stdSerializers.err(error);
+  if (serialized && typeof serialized === 'object') delete (serialized as { stack?: string }).stack;
+  return serialized;
+}
+
 export function createLogger(options: LogOptions = {}): Logger {
+  const level = options.level ?? 'info';
+  const err = STACK_LEVELS.has(level) ? pino.stdSerializers.err : errorWithoutStack;
   const base: LoggerOptions = {
-    level: options.level ?? 'info',
+    level,
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { log: (object) => redactDeep(object) as Record<string, unknown> },
-    serializers: { err: pino.stdSerializers.err, error: pino.stdSerializers.err },
+    serializers: { err, error: err },
   };
   if (options.destination) return pino(base, options.destination);
   if (options.pretty) {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { createApp } from '../../app.js';
 import { cliLogger, globalOptions, loadCliConfig } from '../context.js';
+import { checkStoreDir, explainFsError } from '../explain.js';
 
 /** How long SIGTERM may take before we exit anyway (CONTRACT §1: ≤ 10 s). */
 const STOP_DEADLINE_MS = 9_500;
@@ -13,11 +14,16 @@ export function registerStartCommand(program: Command): void {
       const globals = globalOptions(command);
       const loaded = loadCliConfig(globals);
       const log = cliLogger(loaded, globals);
+      await checkStoreDir(loaded.config);
       const app = await createApp({ config: loaded.config, log, mode: 'daemon' });
-      await app.start();
+      try {
+        await app.start();
+      } catch (error) {
+        throw explainFsError(error, loaded.config);
+      }
       const adminUrl = app.server?.url;
       if (adminUrl) await app.store.advertise(adminUrl);
-      log.info({ config: loaded.file, url: adminUrl, callbackUrl: app.callbackUrl() }, 'schoolbridge started');
+      log.info({ config: loaded.file, url: adminUrl, callbackUrl: app.callbackUrl() }, `schoolbridge is running: status page ${adminUrl}/`);
 
       await new Promise<void>((resolve) => {
         let stopping = false;
