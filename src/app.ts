@@ -141,7 +141,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   // --- poll, diff and roster export (issue 7) --------------------------------------------------
   // The poller in every mode; the scheduler (cron + start-up runs) in daemon mode only.
   const poll = createPollPart({ config, mode, store, upstream, outbox, clock, log, metrics, readiness });
-  components.push(...poll.components);
+  components.push(...poll.components.filter((part) => part !== poll.scheduler));
 
   // --- status page and admin API (issue 10) --------------------------------------------------------
   registerStatusRoutes(http, { readiness, clock, timezone: config.poll.timezone, callbackUrl, outbox, webhooks, poll });
@@ -158,6 +158,9 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   // --- server last: requests arrive only when everything they need has started --------------------
   if (server) components.push(server);
+  // The schedules (and their start-up poll and export) only once the server listens: a port in use
+  // stops the start before any of them runs.
+  if (poll.scheduler) components.push(poll.scheduler);
 
   const lifecycle = createLifecycle(components, log);
   return {
