@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { registerCompletionCommand } from './completion.js';
 import { registerConfigCommand } from './config-check.js';
 import { registerDeliveriesCommand } from './deliveries.js';
 import { registerEventsCommand } from './events.js';
@@ -20,4 +21,5 @@ export const commandRegistrations: ((program: Command) => void)[] = [
   registerDeliveriesCommand,
   registerSyncCommand,
   registerExportCommand,
+  registerCompletionCommand,
 ];
