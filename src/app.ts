@@ -85,7 +85,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
 
   // --- upstream: the embedded sandbox when baseUrl is "sandbox", and the API v2 client -----------
-  const { sandbox, upstream, secrets: webhookSecrets } = await createUpstream(config, { clock, dispatcher, log });
+  const { sandbox, upstream, secrets: webhookSecrets } = await createUpstream(config, { clock, dispatcher, log, mode });
   if (sandbox) components.push({ name: 'sandbox', start: () => sandbox.start(), stop: () => sandbox.stop() });
   readiness.register('upstream', () => {
     const last = upstream.lastContact();

@@ -20,7 +20,7 @@ export async function withUpstream<T>(command: Command, work: (context: Upstream
   const { config } = loaded;
   const log = cliLogger(loaded, { ...globals, quiet: true });
   const dispatcher = new Agent({ connect: { timeout: config.upstream.connectTimeoutMs } });
-  const { sandbox, upstream } = await createUpstream(config, { clock: systemClock, dispatcher, log });
+  const { sandbox, upstream } = await createUpstream(config, { clock: systemClock, dispatcher, log, mode: 'oneshot' });
   const callbackUrl = () => `${(config.server.publicUrl ?? `http://${config.server.host}:${config.server.port}`).replace(/\/+$/, '')}/webhooks/v2`;
   const reconciler = createReconciler({
     api: upstream,
