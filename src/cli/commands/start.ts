@@ -22,7 +22,7 @@ export function registerStartCommand(program: Command): void {
         throw explainFsError(error, loaded.config);
       }
       const adminUrl = app.server?.url;
-      if (adminUrl) await app.store.advertise(adminUrl);
+      if (adminUrl) await app.store.advertise(adminUrl, app.sandbox?.url);
       log.info({ config: loaded.file, url: adminUrl, callbackUrl: app.callbackUrl() }, `schoolbridge is running: status page ${adminUrl}/`);
 
       await new Promise<void>((resolve) => {

@@ -17,6 +17,8 @@ export interface LockInfo {
   startedAt: string;
   /** Where the holding daemon's admin API answers, once its server listens. */
   adminUrl?: string;
+  /** Where its embedded sandbox answers, for commands that talk to the upstream beside it. */
+  sandboxUrl?: string;
 }
 
 export interface HeldLock {
