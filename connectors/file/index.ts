@@ -28,7 +28,7 @@ export const fileConnector: Connector<FileConfig> = {
       await access(ctx.config.dir, constants.W_OK);
       return { ok: true };
     } catch (error) {
-      return { ok: false, reason: `cannot write to ${ctx.config.dir}: ${describeError(error)}` };
+      return { ok: false, reason: `cannot write to ${ctx.config.dir}: ${describeError(error)}; fix its permissions or this connector's dir` };
     }
   },
 
