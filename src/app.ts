@@ -12,6 +12,7 @@ import { createMetricsRegistry } from './metrics.js';
 import { adminList, adminRetry, createConnectorInstances, createOutbox, type Outbox } from './outbox/index.js';
 import { createPollPart, type PollPart } from './poll/index.js';
 import { createReadiness, type Readiness } from './readiness.js';
+import { resync, type ResyncProgress, type ResyncRequest, type ResyncResult } from './resync.js';
 import type { Sandbox } from './sandbox/index.js';
 import { createServer, type Server } from './server.js';
 import { registerStatusRoutes } from './status/status.js';
@@ -59,6 +60,8 @@ export interface App extends Component {
   readonly webhookSecrets: readonly string[];
   /** The URL upstream calls (publicUrl + /webhooks/v2); known once the server listens. */
   callbackUrl(): string;
+  /** Enqueues the current snapshot for one connector (`schoolbridge resync`). */
+  resync(request: ResyncRequest, onProgress?: (progress: ResyncProgress) => void): Promise<ResyncResult>;
 }
 
 export async function createApp(options: AppOptions): Promise<App> {
@@ -143,6 +146,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   const poll = createPollPart({ config, mode, store, upstream, outbox, clock, log, metrics, readiness });
   components.push(...poll.components.filter((part) => part !== poll.scheduler));
 
+  const resyncSnapshot: App['resync'] = (request, onProgress) =>
+    resync({ connectors: config.connectors, snapshot: store.snapshot, outbox: store.outbox, notify: () => outbox.notify(), clock }, request, onProgress);
+
   // --- status page and admin API (issue 10) --------------------------------------------------------
   registerStatusRoutes(http, { readiness, clock, timezone: config.poll.timezone, callbackUrl, outbox, webhooks, poll });
   registerAdminRoutes(http, config.server.adminToken, {
@@ -154,6 +160,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     '/admin/events/quarantine/release': (body) => webhooks.operator.release(String(body.id ?? '')),
     '/admin/events/reprocess': (body) => webhooks.operator.reprocess(String(body.id ?? '')),
     '/admin/webhooks/reconcile': (body) => webhooks.reconciler.reconcile({ dryRun: body.dryRun === true }),
+    '/admin/resync': (body) => resyncSnapshot({ connector: String(body.connector ?? ''), streams: Array.isArray(body.streams) ? body.streams.map(String) : [] }),
   });
 
   // --- server last: requests arrive only when everything they need has started --------------------
@@ -182,6 +189,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     poll,
     webhookSecrets,
     callbackUrl,
+    resync: resyncSnapshot,
     start: () => lifecycle.start(),
     async stop() {
       await lifecycle.stop();

@@ -4,6 +4,7 @@ import { registerConfigCommand } from './config-check.js';
 import { registerDeliveriesCommand } from './deliveries.js';
 import { registerEventsCommand } from './events.js';
 import { registerExportCommand } from './export.js';
+import { registerResyncCommand } from './resync.js';
 import { registerSandboxCommand } from './sandbox.js';
 import { registerStartCommand } from './start.js';
 import { registerSyncCommand } from './sync.js';
@@ -21,5 +22,6 @@ export const commandRegistrations: ((program: Command) => void)[] = [
   registerDeliveriesCommand,
   registerSyncCommand,
   registerExportCommand,
+  registerResyncCommand,
   registerCompletionCommand,
 ];
