@@ -1,4 +1,6 @@
 import { pino, type Logger, type LoggerOptions, type DestinationStream } from 'pino';
+import pretty from 'pino-pretty';
+import { terminalLine } from './log-terminal.js';
 
 export type { Logger } from 'pino';
 
@@ -68,7 +70,12 @@ export function createLogger(options: LogOptions = {}): Logger {
   };
   if (options.destination) return pino(base, options.destination);
   if (options.pretty) {
-    return pino({ ...base, transport: { target: 'pino-pretty', options: { destination: 2, translateTime: 'SYS:HH:MM:ss.l' } } });
+    // On a terminal: one line per event (log-terminal.ts); with --verbose (debug) every field too.
+    const everything = STACK_LEVELS.has(level);
+    return pino(base, pretty({
+      destination: 2, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname',
+      ...(everything ? {} : { hideObject: true, messageFormat: terminalLine }),
+    }));
   }
   return pino(base, pino.destination({ dest: 2, sync: false }));
 }

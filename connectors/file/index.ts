@@ -68,7 +68,7 @@ async function deliverRoster(ctx: ConnectorContext<FileConfig>, record: RosterRe
   }
   try {
     const file = await writeRosterCsv(ctx.config.dir, record, ctx.config.csv);
-    ctx.log.info({ file, rows: record.rows.length }, 'roster written');
+    ctx.log.info({ file, rows: record.rows.length }, `roster written: ${file} (${record.rows.length} rows)`);
     return { status: 'done' };
   } catch (error) {
     return { status: 'retry', error: writeFailed(`roster-${record.date}.csv`, error) };

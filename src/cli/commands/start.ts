@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { createApp } from '../../app.js';
+import { createDeliveryReport } from '../../outbox/delivery-report.js';
 import { cliLogger, globalOptions, loadCliConfig } from '../context.js';
 import { checkStoreDir, explainFsError } from '../explain.js';
 
@@ -21,6 +22,7 @@ export function registerStartCommand(program: Command): void {
       } catch (error) {
         throw explainFsError(error, loaded.config);
       }
+      const deliveries = createDeliveryReport({ outbox: app.outbox, log: log.child({ component: 'outbox' }) });
       const adminUrl = app.server?.url;
       if (adminUrl) await app.store.advertise(adminUrl, app.sandbox?.url);
       log.info({ config: loaded.file, url: adminUrl, callbackUrl: app.callbackUrl() }, `schoolbridge is running: status page ${adminUrl}/`);
@@ -41,6 +43,7 @@ export function registerStartCommand(program: Command): void {
           deadline.unref();
           app.stop().then(
             () => {
+              deliveries.stop();
               log.info('stopped');
               resolve();
             },
