@@ -7,6 +7,7 @@ import type { Config } from './config/index.js';
 import { createUserDirectory } from './connectors/user-directory.js';
 import { registerAdminRoutes } from './http/admin-routes.js';
 import { registerHealthRoutes } from './http/health-routes.js';
+import { liveness } from './http/liveness.js';
 import { createLifecycle, type Component } from './lifecycle.js';
 import { createMetricsRegistry } from './metrics.js';
 import { adminList, adminRetry, createConnectorInstances, createOutbox, type Outbox } from './outbox/index.js';
@@ -103,7 +104,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     bodyLimit: config.webhooks.bodyLimitBytes,
     return503OnClosing: true,
   });
-  registerHealthRoutes(http, { readiness, metrics });
+  registerHealthRoutes(http, { readiness, metrics, liveness: () => liveness(store.health(), upstream.lastContact()) });
   const server = mode === 'daemon' ? createServer(http, { host: config.server.host, port: config.server.port }) : undefined;
   const callbackUrl = () => {
     const base = config.server.publicUrl ?? server?.url ?? `http://${config.server.host}:${config.server.port}`;
