@@ -28,7 +28,7 @@ describe('a refused file system call names the config key that set the path', ()
   it('EACCES, EPERM and EROFS become config errors with the fix; others stay as they are', () => {
     const explained = explainFsError(refused('EACCES', '/data/out'), config);
     expect(explained).toBeInstanceOf(BridgeError);
-    expect((explained as BridgeError).code).toBe('config.not_writable');
+    expect((explained as BridgeError).code).toBe('fs.not_writable');
     expect((explained as BridgeError).message).toMatch(/^connectors\[0\]\.dir: cannot write to \/data\/out: permission denied.*; make it writable for this user, or set connectors\[0\]\.dir to a directory that is$/);
     expect((explainFsError(refused('EROFS', '/data'), config) as BridgeError).message).toMatch(/^store\.dir: cannot write to \/data: the file system is read-only/);
     const other = refused('ENOSPC', '/data');

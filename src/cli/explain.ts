@@ -38,7 +38,7 @@ export function explainFsError(error: unknown, config: Config): unknown {
   if (!key) return error;
   const who = typeof process.getuid === 'function' ? ` (user ${process.getuid()})` : '';
   const why = code === 'EROFS' ? 'the file system is read-only' : `permission denied${who}`;
-  return new BridgeError('config.not_writable', `${key}: cannot write to ${file}: ${why}; make it writable for this user, or set ${key} to a directory that is`, { cause: error });
+  return new BridgeError('fs.not_writable', `${key}: cannot write to ${file}: ${why}; make it writable for this user, or set ${key} to a directory that is`, { cause: error });
 }
 
 /** Creates the embedded store's directory and proves it writable before anything starts. */
@@ -48,6 +48,23 @@ export async function checkStoreDir(config: Config): Promise<void> {
     await mkdir(config.store.dir, { recursive: true });
     await access(config.store.dir, constants.W_OK);
   } catch (error) {
-    throw explainFsError(error, config);
+    throw explainFsError(await whyNotCreated(config.store.dir, error), config);
+  }
+}
+
+/**
+ * A recursive mkdir that fails on a read-only file system reports ENOENT (Node.js stats the path
+ * after EROFS); the nearest directory that exists says why.
+ */
+async function whyNotCreated(dir: string, error: unknown): Promise<unknown> {
+  if ((error as { code?: unknown }).code !== 'ENOENT') return error;
+  for (let at = path.dirname(path.resolve(dir)); ; at = path.dirname(at)) {
+    try {
+      await access(at, constants.W_OK);
+      return error;
+    } catch (refused) {
+      if ((refused as { code?: unknown }).code !== 'ENOENT') return Object.assign(refused as Error, { path: dir });
+    }
+    if (at === path.dirname(at)) return error;
   }
 }
