@@ -116,8 +116,11 @@ describe('parseConfig', () => {
   });
 
   it('validates the shipped configs', () => {
-    for (const file of ['config/default.yaml', 'config/example.production.yaml']) {
-      const env = { SCHOOLBRIDGE_CLIENT_ID: 'id', SCHOOLBRIDGE_CLIENT_SECRET: 'secret', SCHOOLBRIDGE_ACCOUNTING_SECRET: 'a', SCHOOLBRIDGE_SPREADSHEET_ID: 'sheet' };
+    for (const file of ['config/default.yaml', 'config/example.production.yaml', 'config/replicas.yaml']) {
+      const env = {
+        SCHOOLBRIDGE_CLIENT_ID: 'id', SCHOOLBRIDGE_CLIENT_SECRET: 'secret', SCHOOLBRIDGE_ACCOUNTING_SECRET: 'a', SCHOOLBRIDGE_SPREADSHEET_ID: 'sheet',
+        SCHOOLBRIDGE_UPSTREAM_URL: 'https://school.example', SCHOOLBRIDGE_PUBLIC_URL: 'https://bridge.example', DATABASE_URL: 'postgres://u:p@db:5432/sb',
+      };
       expect(() => parseConfig(readFileSync(file, 'utf8'), file, env)).not.toThrow();
     }
   });
