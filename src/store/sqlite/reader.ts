@@ -1,8 +1,8 @@
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { BridgeError } from '../../errors.js';
 import type { InboxStore, OutboxStore, SnapshotStore, StateStore } from '../port.js';
 import * as inbox from './inbox.js';
+import { openDatabase, pragma, pragmaValue } from './handles.js';
 import * as outbox from './outbox.js';
 import { SCHEMA_VERSION } from './schema.js';
 import * as snapshot from './snapshot.js';
@@ -28,9 +28,9 @@ const refused = (): Promise<never> =>
   Promise.reject(new BridgeError('store.read_only', 'this command only reads the store (a daemon holds it)'));
 
 export function openStoreReader(dir: string): StoreReader {
-  const db = new Database(path.join(dir, DATABASE_FILE), { readonly: true, fileMustExist: true });
-  db.pragma('busy_timeout = 5000');
-  const version = db.pragma('user_version', { simple: true }) as number;
+  const db = openDatabase(path.join(dir, DATABASE_FILE), { readonly: true, fileMustExist: true });
+  pragma(db, 'busy_timeout = 5000');
+  const version = pragmaValue(db, 'user_version') as number;
   if (version !== SCHEMA_VERSION) {
     db.close();
     throw new BridgeError('store.version', `the store ${dir} has schema version ${version}, this schoolbridge reads ${SCHEMA_VERSION}: run the same version as the daemon`);
