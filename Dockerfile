@@ -40,8 +40,8 @@ RUN mkdir /data && chown node:node /data
 VOLUME ["/data"]
 USER node
 EXPOSE 8080
-# Healthy while the daemon can work: /healthz fails when the upstream refuses the credentials or the
-# store cannot write, not while the upstream is only away (README, "Docker").
+# Healthy while the daemon can work: /healthz fails when the upstream refuses the credentials, not
+# while the upstream or the store is only away, which the daemon rides out by itself (README, "Docker").
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "/app/bin/healthcheck.js"]
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/bin/schoolbridge.js"]

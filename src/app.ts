@@ -104,7 +104,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     bodyLimit: config.webhooks.bodyLimitBytes,
     return503OnClosing: true,
   });
-  registerHealthRoutes(http, { readiness, metrics, liveness: () => liveness(store.health(), upstream.lastContact()) });
+  registerHealthRoutes(http, { readiness, metrics, liveness: () => liveness(upstream.lastContact()) });
   const server = mode === 'daemon' ? createServer(http, { host: config.server.host, port: config.server.port }) : undefined;
   const callbackUrl = () => {
     const base = config.server.publicUrl ?? server?.url ?? `http://${config.server.host}:${config.server.port}`;

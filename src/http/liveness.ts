@@ -1,19 +1,19 @@
-import type { StoreHealth } from '../store/index.js';
 import type { LastContact } from '../upstream/index.js';
 
 /**
  * What /healthz (and the image's HEALTHCHECK) answers: whether the daemon can work, as opposed to
- * /readyz's whether it works right now. It fails only on what will not mend by waiting — the
- * upstream refuses our credentials, or the store cannot write — so a container that only waits for
- * the upstream (down, slow, not contacted yet) stays healthy and is not restarted for it.
+ * /readyz's whether it works right now. It fails only on what neither waiting nor a restart mends
+ * without someone changing the config: the upstream refuses our credentials. A store that cannot
+ * write (disk full, database down) does not fail it: the daemon answers 503 to webhooks meanwhile and
+ * resumes by itself once the store writes again, and restarting every replica while a shared
+ * database is down would only delay that. Likewise an upstream that is down, slow or not contacted
+ * yet. /readyz reports both.
  */
 export type Liveness = { ok: true } | { ok: false; reasons: string[] };
 
-export function liveness(store: StoreHealth, upstream: LastContact | undefined): Liveness {
-  const reasons: string[] = [];
-  if (!store.ok) reasons.push(`store: cannot write (${store.reason})`);
+export function liveness(upstream: LastContact | undefined): Liveness {
   if (upstream && !upstream.ok && upstream.code === 'upstream.auth') {
-    reasons.push(`upstream: the credentials are refused (${upstream.error ?? upstream.code}); fix upstream.token, or upstream.clientId and upstream.clientSecret`);
+    return { ok: false, reasons: [`upstream: the credentials are refused (${upstream.error ?? upstream.code}); fix upstream.token, or upstream.clientId and upstream.clientSecret`] };
   }
-  return reasons.length === 0 ? { ok: true } : { ok: false, reasons };
+  return { ok: true };
 }
