@@ -51,11 +51,15 @@ describe('resync', () => {
 
     // A connector added afterwards: everything as it is now, as created changes.
     const app = await open(config(['files', 'archive']));
-    const result = await app.resync({ connector: 'archive' });
+    const progress: unknown[] = [];
+    const result = await app.resync({ connector: 'archive' }, (p) => progress.push({ ...p }));
     await awaitDeliveries(app);
     const students = await lines(path.join(dir, 'archive', 'students.jsonl'));
     const users = await lines(path.join(dir, 'archive', 'users.jsonl'));
     expect(result).toEqual({ connector: 'archive', streams: { students: { records: 4, enqueued: 4 }, users: { records: users.length, enqueued: users.length } } });
+    // What the command shows as its progress line, stream by stream, up to the whole snapshot.
+    expect(progress.at(-1)).toMatchObject({ stream: 'users', read: users.length, total: users.length, enqueued: users.length });
+    expect(progress).toContainEqual(expect.objectContaining({ stream: 'students', read: 4, total: 4, enqueued: 4 }));
     expect(students.map((r) => r.op)).toEqual(['created', 'created', 'created', 'created']);
     const now = app.sandbox!.control.students();
     expect(students.map((r) => r.record)).toEqual(now);
