@@ -4,14 +4,17 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/index.js';
+import { createUserDirectory } from './connectors/user-directory.js';
 import { registerAdminRoutes } from './http/admin-routes.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { applyConnectionCap, fastifyServerOptions } from './http/server-limits.js';
+import { liveness } from './http/liveness.js';
 import { createLifecycle, type Component } from './lifecycle.js';
 import { createMetricsRegistry } from './metrics.js';
 import { adminList, adminRetry, createConnectorInstances, createOutbox, type Outbox } from './outbox/index.js';
 import { createPollPart, type PollPart } from './poll/index.js';
 import { createReadiness, type Readiness } from './readiness.js';
+import { resync, type ResyncProgress, type ResyncRequest, type ResyncResult } from './resync.js';
 import type { Sandbox } from './sandbox/index.js';
 import { createServer, type Server } from './server.js';
 import { registerReplicaMetrics } from './status/replicas.js';
@@ -60,6 +63,8 @@ export interface App extends Component {
   readonly webhookSecrets: readonly string[];
   /** The URL upstream calls (publicUrl + /webhooks/v2); known once the server listens. */
   callbackUrl(): string;
+  /** Enqueues the current snapshot for one connector (`schoolbridge resync`). */
+  resync(request: ResyncRequest, onProgress?: (progress: ResyncProgress) => void): Promise<ResyncResult>;
 }
 
 /** How long a connector's worker gathers records after it emptied its queue (WorkerHost.lingerMs). */
@@ -89,7 +94,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
 
   // --- upstream: the embedded sandbox when baseUrl is "sandbox", and the API v2 client -----------
-  const { sandbox, upstream, secrets: webhookSecrets } = await createUpstream(config, { clock, dispatcher, log });
+  const { sandbox, upstream, secrets: webhookSecrets } = await createUpstream(config, { clock, dispatcher, log, mode });
   if (sandbox) components.push({ name: 'sandbox', start: () => sandbox.start(), stop: () => sandbox.stop() });
   readiness.register('upstream', () => {
     const last = upstream.lastContact();
@@ -107,7 +112,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...fastifyServerOptions(config.server),
   });
   applyConnectionCap(http.server, config.server);
-  registerHealthRoutes(http, { readiness, metrics });
+  registerHealthRoutes(http, { readiness, metrics, liveness: () => liveness(upstream.lastContact()) });
   const server = mode === 'daemon' ? createServer(http, { host: config.server.host, port: config.server.port }) : undefined;
   const callbackUrl = () => {
     const base = config.server.publicUrl ?? server?.url ?? `http://${config.server.host}:${config.server.port}`;
@@ -130,6 +135,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     checkIntervalMs: mode === 'daemon' ? 60_000 : 0,
     // Under a steady stream of webhooks, batches of a few tens of milliseconds' worth.
     lingerMs: DELIVERY_LINGER_MS,
+    users: createUserDirectory(store.snapshot),
   });
   components.push(outbox);
   for (const connector of config.connectors) {
@@ -151,7 +157,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   // --- poll, diff and roster export --------------------------------------------------
   // The poller in every mode; the scheduler (cron + start-up runs) in daemon mode only.
   const poll = createPollPart({ config, mode, store, upstream, outbox, clock, log, metrics, readiness });
-  components.push(...poll.components);
+  components.push(...poll.components.filter((part) => part !== poll.scheduler));
+
+  const resyncSnapshot: App['resync'] = (request, onProgress) =>
+    resync({ connectors: config.connectors, snapshot: store.snapshot, outbox: store.outbox, notify: () => outbox.notify(), clock }, request, onProgress);
 
   // --- status page and admin API --------------------------------------------------------
   registerStatusRoutes(http, { readiness, clock, timezone: config.poll.timezone, callbackUrl, outbox, webhooks, poll, store });
@@ -165,10 +174,14 @@ export async function createApp(options: AppOptions): Promise<App> {
     '/admin/events/quarantine/release': (body) => webhooks.operator.release(String(body.id ?? '')),
     '/admin/events/reprocess': (body) => webhooks.operator.reprocess(String(body.id ?? '')),
     '/admin/webhooks/reconcile': (body) => webhooks.reconciler.reconcile({ dryRun: body.dryRun === true }),
+    '/admin/resync': (body) => resyncSnapshot({ connector: String(body.connector ?? ''), streams: Array.isArray(body.streams) ? body.streams.map(String) : [] }),
   });
 
   // --- server last: requests arrive only when everything they need has started --------------------
   if (server) components.push(server);
+  // The schedules (and their start-up poll and export) only once the server listens: a port in use
+  // stops the start before any of them runs.
+  if (poll.scheduler) components.push(poll.scheduler);
 
   const lifecycle = createLifecycle(components, log);
   return {
@@ -190,6 +203,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     poll,
     webhookSecrets,
     callbackUrl,
+    resync: resyncSnapshot,
     start: () => lifecycle.start(),
     async stop() {
       await lifecycle.stop();

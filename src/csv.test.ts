@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { csvField, csvHeader, csvLines, toCsvRow } from './csv.js';
+import { BOM, csvField, csvHeader, csvLines, MACHINE_CSV, PEOPLE_CSV, toCsvRow } from './csv.js';
 
 /** A minimal RFC 4180 reader, enough to check that what we write reads back intact. */
-function parseCsv(text: string): string[][] {
+function parseCsv(text: string, separator = ','): string[][] {
   const rows: string[][] = [];
   let row: string[] = [];
   let field = '';
@@ -16,7 +16,7 @@ function parseCsv(text: string): string[][] {
     } else if (quoted && ch === '"') quoted = false;
     else if (quoted) field += ch;
     else if (ch === '"') quoted = true;
-    else if (ch === ',') {
+    else if (ch === separator) {
       row.push(field);
       field = '';
     } else if (ch === '\r' && text[i + 1] === '\n') {
@@ -55,13 +55,21 @@ describe('csv', () => {
     expect(csvHeader(['x'])).toBe('x\r\n');
   });
 
-  it('any strings read back intact', () => {
+  it.each([',', ';', '\t'] as const)('any strings read back intact with the separator %j', (separator) => {
+    const format = { ...MACHINE_CSV, separator };
     fc.assert(
       fc.property(fc.array(fc.array(fc.string({ unit: 'grapheme' }), { minLength: 1, maxLength: 5 }), { minLength: 1, maxLength: 5 }), (rows) => {
-        const text = rows.map((row) => toCsvRow(row)).join('');
+        const text = rows.map((row) => toCsvRow(row, format)).join('');
         // A lone empty field is written as an empty line; read it back as one empty field.
-        expect(parseCsv(text).map((r) => (r.length === 0 ? [''] : r))).toEqual(rows);
+        expect(parseCsv(text, separator).map((r) => (r.length === 0 ? [''] : r))).toEqual(rows);
       }),
     );
+  });
+
+  it('writes for people: a byte order mark, labels, ";" and neutralized formulas', () => {
+    const labels = { a: 'Column A', b: 'Column B' };
+    const text = [...csvLines<{ a: string; b: string | number }>(['a', 'b'], [{ a: '=1+1', b: '+48 600 100 200' }, { a: 'x;y', b: -5 }], PEOPLE_CSV, labels)].join('');
+    expect(text).toBe(`${BOM}Column A;Column B\r\n'=1+1;+48 600 100 200\r\n"x;y";-5\r\n`);
+    expect(csvHeader(['a', 'b'], MACHINE_CSV, labels)).toBe('a,b\r\n');
   });
 });

@@ -23,7 +23,8 @@ export function createLifecycle(components: readonly Component[], log: Logger, s
         try {
           await component.start();
         } catch (error) {
-          log.error({ err: error, component: component.name }, 'start failed; stopping what started');
+          // The caller reports the error itself (the CLI as one line): here it is only context.
+          log.debug({ err: error, component: component.name }, 'start failed; stopping what started');
           await stopAll(started.splice(0), log, stopTimeoutMs);
           throw error;
         }

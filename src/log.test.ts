@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger, redactDeep } from './log.js';
 
-function capture() {
+function capture(level = 'debug') {
   const lines: string[] = [];
   const destination = new Writable({
     write(chunk, _encoding, done) {
@@ -10,7 +10,7 @@ function capture() {
       done();
     },
   });
-  return { lines, log: createLogger({ level: 'debug', destination }) };
+  return { lines, log: createLogger({ level, destination }) };
 }
 
 const SECRETS = {
@@ -65,5 +65,22 @@ describe('logger redaction', () => {
 
   it('leaves empty values visible (so "not set" can be told from "set")', () => {
     expect(redactDeep({ token: '', secret: null, adminToken: undefined })).toEqual({ token: '', secret: null, adminToken: undefined });
+  });
+});
+
+describe('logged errors', () => {
+  it('carry no stack trace but at debug level (--verbose), and keep their message and code', () => {
+    const error = Object.assign(new Error('listen EADDRINUSE'), { code: 'EADDRINUSE' });
+    for (const [level, stack] of [['info', false], ['warn', false], ['debug', true]] as const) {
+      const { lines, log } = capture(level);
+      log.error({ err: error }, 'start failed');
+      log.error({ error }, 'start failed');
+      for (const line of lines) {
+        const logged = JSON.parse(line) as { err?: Record<string, unknown>; error?: Record<string, unknown> };
+        const shown = logged.err ?? logged.error!;
+        expect(shown).toMatchObject({ message: 'listen EADDRINUSE', code: 'EADDRINUSE' });
+        expect('stack' in shown, level).toBe(stack);
+      }
+    }
   });
 });

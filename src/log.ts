@@ -1,4 +1,6 @@
 import { pino, type Logger, type LoggerOptions, type DestinationStream } from 'pino';
+import pretty from 'pino-pretty';
+import { terminalLine } from './log-terminal.js';
 import { redactPersonalText } from './redact-text.js';
 
 export type { Logger } from 'pino';
@@ -51,10 +53,15 @@ export function redactDeep(value: unknown, depth = 0): unknown {
   return out;
 }
 
-/** pino's error serializer, with personal data in the message and stack replaced (causes included). */
-export function errorSerializer(error: unknown): unknown {
+/**
+ * pino's error serializer, with personal data in the message and stack replaced (causes included);
+ * without `withStack`, no stack trace (what a log line shows without `--verbose`).
+ */
+export function errorSerializer(error: unknown, withStack = true): unknown {
   const serialized = pino.stdSerializers.err(error as Error) as unknown;
-  return typeof serialized === 'string' ? redactPersonalText(serialized) : redactErrorTexts(serialized, 0);
+  if (typeof serialized === 'string') return redactPersonalText(serialized);
+  if (!withStack && serialized && typeof serialized === 'object') delete (serialized as { stack?: string }).stack;
+  return redactErrorTexts(serialized, 0);
 }
 
 function redactErrorTexts(value: unknown, depth: number): unknown {
@@ -72,17 +79,28 @@ export interface LogOptions {
   destination?: DestinationStream;
 }
 
+/** Levels at which logged errors carry their stack trace (`--verbose` logs at debug). */
+const STACK_LEVELS = new Set(['debug', 'trace']);
+
 export function createLogger(options: LogOptions = {}): Logger {
+  const level = options.level ?? 'info';
+  const withStack = STACK_LEVELS.has(level);
+  const err = (error: unknown) => errorSerializer(error, withStack);
   const base: LoggerOptions = {
-    level: options.level ?? 'info',
+    level,
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { log: (object) => redactDeep(object) as Record<string, unknown> },
-    serializers: { err: errorSerializer, error: errorSerializer },
+    serializers: { err, error: err },
   };
   if (options.destination) return pino(base, options.destination);
   if (options.pretty) {
-    return pino({ ...base, transport: { target: 'pino-pretty', options: { destination: 2, translateTime: 'SYS:HH:MM:ss.l' } } });
+    // On a terminal: one line per event (log-terminal.ts); with --verbose (debug) every field too.
+    const everything = STACK_LEVELS.has(level);
+    return pino(base, pretty({
+      destination: 2, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname',
+      ...(everything ? {} : { hideObject: true, messageFormat: terminalLine }),
+    }));
   }
   return pino(base, pino.destination({ dest: 2, sync: false }));
 }

@@ -79,6 +79,15 @@ export const ROSTER_COLUMNS: readonly (keyof RosterRow)[] = [
   'parentUserId', 'parentFirstName', 'parentLastName', 'parentEmail', 'parentPhone', 'parentMobile',
 ];
 
+/** The roster's column headers for people (a CSV written with `header: labels`). */
+export const ROSTER_LABELS: Readonly<Record<keyof RosterRow, string>> = {
+  studentId: 'Student ID', userId: 'User ID', login: 'Login', firstName: 'First name', lastName: 'Last name',
+  fullname: 'Full name', email: 'E-mail', phone: 'Phone', mobile: 'Mobile', street: 'Street', zipCode: 'Postal code',
+  city: 'City', language: 'Language', isActive: 'Active', isAdult: 'Adult', isArchived: 'Archived',
+  parentUserId: 'Parent user ID', parentFirstName: 'Parent first name', parentLastName: 'Parent last name',
+  parentEmail: 'Parent e-mail', parentPhone: 'Parent phone', parentMobile: 'Parent mobile',
+};
+
 /** A full roster export: one record per export run. */
 export interface RosterRecord {
   /** `roster:<date>:<hash of rows>`: a re-run of the same export has the same id. */

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { BridgeError } from './errors.js';
 import type { Component } from './lifecycle.js';
 
 /**
@@ -26,7 +27,11 @@ export function createServer(http: FastifyInstance, options: { host: string; por
     },
     async start() {
       if (listening) return;
-      await http.listen({ host: options.host, port: options.port });
+      try {
+        await http.listen({ host: options.host, port: options.port });
+      } catch (error) {
+        throw listenError(error, options);
+      }
       listening = true;
       const address = http.server.address();
       const port = typeof address === 'object' && address ? address.port : options.port;
@@ -48,4 +53,15 @@ export function createServer(http: FastifyInstance, options: { host: string; por
       await http.close();
     },
   };
+}
+
+/** Why the server cannot listen, naming the setting that fixes it (the embedded default reads SCHOOLBRIDGE_PORT). */
+export function listenError(error: unknown, at: { host: string; port: number }): unknown {
+  const code = (error as { code?: unknown }).code;
+  const where = `${at.host}:${at.port}`;
+  const fix = 'choose another with server.port (SCHOOLBRIDGE_PORT in the embedded default)';
+  if (code === 'EADDRINUSE') return new BridgeError('server.port_in_use', `cannot listen on ${where}: another process uses the port; stop it, or ${fix}`, { cause: error });
+  if (code === 'EACCES') return new BridgeError('server.port_denied', `cannot listen on ${where}: ports below 1024 need privileges this user lacks; ${fix}`, { cause: error });
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new BridgeError('server.host', `cannot listen on ${where}: no such address on this machine; fix server.host (127.0.0.1, or 0.0.0.0 for every interface)`, { cause: error });
+  return error;
 }

@@ -1,16 +1,33 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { JSONFile } from 'lowdb/node';
 import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import type { Config } from './config/index.js';
-import { createSandbox, type Sandbox } from './sandbox/index.js';
+import { createSandbox, type Sandbox, type SandboxDocument } from './sandbox/index.js';
 import { createUpstreamClient, type UpstreamClient } from './upstream/index.js';
+
+/** The embedded sandbox's school, kept between runs beside the store (src/sandbox/document.ts). */
+export const SANDBOX_DOCUMENT = 'sandbox.json';
+
+export interface UpstreamDeps {
+  clock: Clock;
+  dispatcher: Dispatcher;
+  log: Logger;
+  /** Only the daemon's sandbox lives (activity): a command's would change the school under the daemon's feet. */
+  mode?: 'daemon' | 'oneshot';
+  /** A sandbox already running (the daemon's, found through the store's holder file) to talk to instead. */
+  sandboxUrl?: string | undefined;
+}
 
 /**
  * The upstream as the config names it: the API v2 client, and, when `upstream.baseUrl` is
  * "sandbox", the embedded simulated school it talks to (started here: it has to answer before the
- * client is used). Also the signing secrets webhook deliveries are checked with, the current first.
+ * client is used), kept in `store.dir/sandbox.json` so that a restart continues the same school.
+ * Also the signing secrets webhook deliveries are checked with, the current first.
  */
-export async function createUpstream(config: Config, deps: { clock: Clock; dispatcher: Dispatcher; log: Logger }): Promise<{
+export async function createUpstream(config: Config, deps: UpstreamDeps): Promise<{
   sandbox: Sandbox | undefined;
   upstream: UpstreamClient;
   secrets: string[];
@@ -20,7 +37,8 @@ export async function createUpstream(config: Config, deps: { clock: Clock; dispa
   const clientId = config.upstream.clientId ?? (isSandbox ? 'sandbox-client' : undefined);
   const clientSecret = config.upstream.clientSecret ?? (isSandbox ? 'sandbox-secret' : undefined);
   let sandbox: Sandbox | undefined;
-  if (isSandbox) {
+  if (isSandbox && !deps.sandboxUrl) {
+    await mkdir(config.store.dir, { recursive: true });
     sandbox = createSandbox({
       port: config.sandbox.port,
       students: config.sandbox.students,
@@ -28,14 +46,15 @@ export async function createUpstream(config: Config, deps: { clock: Clock; dispa
       clientId,
       clientSecret,
       retryTimeScale: config.sandbox.retryTimeScale,
-      activity: config.sandbox.activity ? { intervalMs: config.sandbox.activityIntervalMs } : false,
+      activity: config.sandbox.activity && deps.mode !== 'oneshot' ? { intervalMs: config.sandbox.activityIntervalMs } : false,
+      document: new JSONFile<SandboxDocument>(path.join(config.store.dir, SANDBOX_DOCUMENT)),
       clock,
       log: log.child({ component: 'sandbox' }),
     });
     await sandbox.start();
   }
   const upstream = createUpstreamClient({
-    baseUrl: sandbox ? sandbox.url : config.upstream.baseUrl,
+    baseUrl: sandbox ? sandbox.url : isSandbox ? deps.sandboxUrl! : config.upstream.baseUrl,
     auth: config.upstream.token ? { token: config.upstream.token } : { clientId: clientId!, clientSecret: clientSecret! },
     dispatcher,
     clock,

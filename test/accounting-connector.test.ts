@@ -1,11 +1,11 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse } from 'csv-parse/sync';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { Agent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readLedgerRows } from './support/ledger.js';
 import { accountingConnector, type AccountingConfig } from '../connectors/accounting/index.js';
 import { invoiceRecord } from '../connectors/accounting/test-builders.js';
 import type { Clock } from '../src/clock.js';
@@ -49,7 +49,7 @@ const deliver = (ctx: ConnectorContext<AccountingConfig>, records: readonly AnyR
   accountingConnector.deliver(ctx, records.map((record) => StoredRecord.of(record)));
 
 const ledgerRows = async (): Promise<Record<string, string>[]> =>
-  parse(await readFile(join(dir, 'ledger', 'ledger-2026-11-22.csv'), 'utf8'), { columns: true });
+  readLedgerRows(join(dir, 'ledger', 'ledger-2026-11-22.csv'));
 
 const v1 = invoiceRecord({}, { someUnknownField: 'kept, "as is"' });
 const v2 = invoiceRecord({ id: 'invoices:invoice.updated:1001:bbbbbbbbbbbb', event: 'invoice.updated' }, { statusOffice: 1, statusOfficeName: 'unpaid' });

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
+import { readLedgerRows } from './support/ledger.js';
 import { startAccountingReceiver } from './accounting-receiver.js';
 import { eventually } from './support/net.js';
 import { freshStoreAt, type StoreAt } from './support/store-at.js';
@@ -30,7 +30,7 @@ async function ledgerIds(ledgerDir: string): Promise<string[]> {
   const names = (await readdir(ledgerDir).catch(() => [] as string[])).filter((name) => name.startsWith('ledger-'));
   const ids: string[] = [];
   for (const name of names) {
-    const rows = parse(await readFile(join(ledgerDir, name), 'utf8'), { columns: true, relax_quotes: false }) as Record<string, string>[];
+    const rows = await readLedgerRows(join(ledgerDir, name));
     ids.push(...rows.map((row) => row.recordId!));
   }
   return ids;

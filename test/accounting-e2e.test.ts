@@ -1,9 +1,9 @@
-import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Command } from 'commander';
-import { parse } from 'csv-parse/sync';
 import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { readLedgerRows } from './support/ledger.js';
 import { createApp, type App } from '../src/app.js';
 import { registerVerifySignatureCommand } from '../src/cli/commands/verify-signature.js';
 import { configSchema } from '../src/config/index.js';
@@ -68,9 +68,7 @@ function deliveredByOutbox(app: App, count: number): Promise<void> {
 
 const ledgerRows = async (ledgerDir: string): Promise<Record<string, string>[]> => {
   const rows: Record<string, string>[] = [];
-  for (const name of (await readdir(ledgerDir)).filter((n) => n.startsWith('ledger-'))) {
-    rows.push(...(parse(await readFile(join(ledgerDir, name), 'utf8'), { columns: true }) as Record<string, string>[]));
-  }
+  for (const name of (await readdir(ledgerDir)).filter((n) => n.startsWith('ledger-'))) rows.push(...(await readLedgerRows(join(ledgerDir, name))));
   return rows;
 };
 
@@ -80,6 +78,8 @@ describe('accounting end to end from the sandbox', () => {
     cleanups.push(() => receiver.close());
     const { app, ledgerDir } = await startDaemon(receiver);
     const control = app.sandbox!.control;
+    // A poll first: the buyer is looked up among the polled users.
+    expect((await app.poll.sync()).outcome).toBe('ok');
     const twoDelivered = deliveredByOutbox(app, 2);
 
     const created = control.createInvoice({ someUnknownField: { note: 'Zażółć, "gęślą"' } });
@@ -89,8 +89,13 @@ describe('accounting end to end from the sandbox', () => {
     await deliveredBySandbox(app, 'invoice.updated', created.id);
     await twoDelivered;
 
-    const bodies = receiver.requests.map((r) => JSON.parse(r.body.toString('utf8')) as { event: string; recordId: string; invoice: Record<string, unknown>; derived: { isPaid: boolean } });
+    const bodies = receiver.requests.map((r) => JSON.parse(r.body.toString('utf8')) as { event: string; recordId: string; invoice: Record<string, unknown>; derived: { isPaid: boolean; buyer: unknown } });
     expect(bodies.map((b) => b.event)).toEqual(['invoice.created', 'invoice.updated']);
+    const user = control.users().find((u) => u.id === created.userId)!;
+    expect(bodies[0]!.derived.buyer).toEqual({
+      userId: user.id, firstName: user.firstName, lastName: user.lastName, email: user.additionalData.email,
+      billingName: null, billingStreet: null, billingCity: null, billingZipCode: null, billingNipNumber: null, billingPesel: null, billingEmail: null,
+    });
     expect(new Set(receiver.requests.map((r) => r.headers['idempotency-key'])).size).toBe(2);
     expect(bodies.map((b) => b.derived.isPaid)).toEqual([true, false]);
     for (const [i, request] of receiver.requests.entries()) {
@@ -105,7 +110,9 @@ describe('accounting end to end from the sandbox', () => {
     await redelivered;
     await app.outbox.whenIdle();
     expect(receiver.requests).toHaveLength(2);
-    expect((await ledgerRows(ledgerDir)).map((row) => row.event)).toEqual(['invoice.created', 'invoice.updated']);
+    const ledger = await ledgerRows(ledgerDir);
+    expect(ledger.map((row) => row.event)).toEqual(['invoice.created', 'invoice.updated']);
+    expect(ledger.map((row) => row.buyer)).toEqual([`${user.firstName} ${user.lastName}`, `${user.firstName} ${user.lastName}`]);
 
     // verify-signature, both directions: the sandbox's delivery to us and ours to the receiver.
     await expectVerified(SANDBOX_SECRET, createdDelivery.signatureHeader, Buffer.from(createdDelivery.body));

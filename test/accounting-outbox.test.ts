@@ -1,10 +1,9 @@
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parse } from 'csv-parse/sync';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { readLedgerRows } from './support/ledger.js';
 import { accountingConnector } from '../connectors/accounting/index.js';
 import { invoiceRecord } from '../connectors/accounting/test-builders.js';
 import { systemClock } from '../src/clock.js';
@@ -98,8 +97,7 @@ describe.each(ENGINES)('accounting connector through the outbox on %s', (engine)
     expect(limited!.delivery.runAt - limited!.delivery.lastAttemptAt!).toBeGreaterThanOrEqual(1000);
     expect(retries.filter((r) => r.status === 503)).toHaveLength(4);
 
-    const file = (await readFile(join(ledgerDir, 'ledger-2026-11-22.csv'), 'utf8'));
-    const rows = parse(file, { columns: true }) as Record<string, string>[];
+    const rows = await readLedgerRows(join(ledgerDir, 'ledger-2026-11-22.csv'));
     expect(rows.map((row) => row.recordId).sort()).toEqual(records.map((r) => r.id).sort());
     expect(rows.find((row) => row.event === 'invoice.updated')?.description).toMatch(/^FV \d+, "korekta"\nZażółć$/);
   });

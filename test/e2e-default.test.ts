@@ -58,7 +58,7 @@ describe('npm start on the embedded default', () => {
     expect(users.every((r) => r.stream === 'users')).toBe(true);
     expect(invoices.every((r) => r.stream === 'invoices' && typeof r.event === 'string' && r.event.startsWith('invoice.'))).toBe(true);
     const csv = await readFile(path.join(out, roster), 'utf8');
-    expect(csv.split('\r\n')[0]).toContain('studentId');
+    expect(csv.split('\r\n')[0]).toContain('Student ID');
     expect(csv.split('\r\n').filter(Boolean).length).toBeGreaterThan(40);
 
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();

@@ -27,6 +27,9 @@ import { quietConfig } from './support/quiet-daemon.js';
 import { ENGINES, testStore } from './support/stores.js';
 import { tempDir } from './support/temp.js';
 
+/** The ledger for an import program: what it receives is compared literally, so no people's format. */
+const MACHINE_LEDGER = { bom: false, separator: ',', header: 'keys', formulas: 'keep' } as const;
+
 /**
  * Numbers pass on as the upstream wrote them: an invoice id beyond 2^53, `123.4500` and `1e2` reach
  * every connector (file, webhook, accounting with its ledger, Google Sheets) with the same literal,
@@ -73,7 +76,7 @@ describe('every connector receives each number literal as received (property)', 
     cleanups.push(sheets.close);
     const file = ctx(fileConfigSchema.parse({ name: 'files', type: 'file', streams: ['invoices'], dir: path.join(dir, 'out') }), sheets.ctx.dispatcher);
     const hook = ctx(webhookConfigSchema.parse({ name: 'hook', type: 'webhook', streams: ['invoices'], url: receiver.url, secret: SECRET }), sheets.ctx.dispatcher);
-    const books = ctx(accountingConfigSchema.parse({ name: 'books', type: 'accounting', url: receiver.url, secret: SECRET, ledgerDir: path.join(dir, 'ledger') }), sheets.ctx.dispatcher);
+    const books = ctx(accountingConfigSchema.parse({ name: 'books', type: 'accounting', url: receiver.url, secret: SECRET, ledgerDir: path.join(dir, 'ledger'), csv: MACHINE_LEDGER }), sheets.ctx.dispatcher);
     let serial = 0;
 
     await fc.assert(
@@ -143,7 +146,7 @@ describe.each(ENGINES)('an invoice id of 2^53 + 1 end to end, on %s', (engine) =
       connectors: [
         { name: 'files', type: 'file', streams: ['invoices'], dir: path.join(out, 'files') },
         { name: 'hook', type: 'webhook', streams: ['invoices'], url: `${receiver.url}/hook`, secret: SECRET },
-        { name: 'books', type: 'accounting', url: receiver.url, secret: SECRET, ledgerDir: path.join(out, 'ledger') },
+        { name: 'books', type: 'accounting', url: receiver.url, secret: SECRET, ledgerDir: path.join(out, 'ledger'), csv: MACHINE_LEDGER },
         { name: 'sheet', type: 'google-sheets', streams: ['invoices'], spreadsheetId: SHEET, accessToken: 't', rootUrl: fake.rootUrl },
       ],
     });

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually, freePort } from './support/net.js';
@@ -25,15 +25,11 @@ describe('npm start', () => {
   it('passes SIGTERM on to the daemon, which stops and leaves npm exiting 0', async () => {
     const { dir, cleanup } = await tempDir('schoolbridge-npm-start-');
     cleanups.push(cleanup);
-    // The embedded default, with its files moved into the temp dir.
-    const config = (await readFile('config/default.yaml', 'utf8'))
-      .replace('dir: ./data/out', `dir: ${JSON.stringify(path.join(dir, 'out'))}`)
-      .replace('dir: ./data', `dir: ${JSON.stringify(path.join(dir, 'data'))}`);
-    await writeFile(path.join(dir, 'schoolbridge.yaml'), config);
+    // The embedded default, its files in the temp dir.
     const port = await freePort();
     const npm = spawn('npm', ['start', '--silent'], {
       cwd: process.cwd(),
-      env: { ...process.env, SCHOOLBRIDGE_CONFIG: path.join(dir, 'schoolbridge.yaml'), SCHOOLBRIDGE_PORT: String(port) },
+      env: { ...process.env, SCHOOLBRIDGE_CONFIG: '', SCHOOLBRIDGE_DATA_DIR: path.join(dir, 'data'), SCHOOLBRIDGE_PORT: String(port) },
       stdio: 'ignore',
     });
     children.push(npm);

@@ -63,7 +63,7 @@ describe('poll in the app', () => {
     await awaitDeliveries(app);
     const csv = await lines(`roster-${exported.date}.csv`);
     expect(csv).toHaveLength(7);
-    expect(csv[0]).toMatch(/^studentId,userId,login,/);
+    expect(csv[0]).toMatch(/^Student ID;User ID;Login;/);
     expect((await app.poll.exportRoster()).enqueued).toBe(false);
     expect((await app.poll.status()).export.lastRunAt).toBeDefined();
   });

@@ -18,7 +18,7 @@ export async function checkAccounting(ctx: ConnectorContext<AccountingConfig>): 
       await mkdir(ledgerDir, { recursive: true });
       await access(ledgerDir, constants.W_OK);
     } catch (error) {
-      return { ok: false, reason: `ledger directory ${ledgerDir} is not writable: ${describeError(error)}` };
+      return { ok: false, reason: `ledger directory ${ledgerDir} is not writable: ${describeError(error)}; fix its permissions or this connector's ledgerDir` };
     }
   }
   const origin = originOf(url);

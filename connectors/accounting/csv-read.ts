@@ -1,8 +1,11 @@
+import { BOM } from '../../src/csv.js';
+
 /**
- * Reads back the ledger's own RFC 4180 files (the ledger rebuilds its set of written record ids from
- * them). A crash can leave the last row half-written; `completeLength` says where the last complete
- * row ends (in UTF-16 code units of `text`) so the torn tail can be cut off before appending again.
- * A row is complete once its terminating line break (CRLF, LF or CR) is read outside quotes.
+ * Reads back the ledger's own CSV files (the ledger rebuilds its set of written record ids from
+ * them), with the separator they were written with; a leading byte order mark is not part of the
+ * first field. A crash can leave the last row half-written; `completeLength` says where the last
+ * complete row ends (in UTF-16 code units of `text`) so the torn tail can be cut off before appending
+ * again. A row is complete once its terminating line break (CRLF, LF or CR) is read outside quotes.
  */
 export interface CsvReadResult {
   rows: string[][];
@@ -10,13 +13,13 @@ export interface CsvReadResult {
   completeLength: number;
 }
 
-export function readCsv(text: string): CsvReadResult {
+export function readCsv(text: string, separator = ','): CsvReadResult {
   const rows: string[][] = [];
   let row: string[] = [];
   let field = '';
   let quoted = false;
   let completeLength = 0;
-  let i = 0;
+  let i = text.startsWith(BOM) ? BOM.length : 0;
   while (i < text.length) {
     const ch = text[i]!;
     if (quoted) {
@@ -31,7 +34,7 @@ export function readCsv(text: string): CsvReadResult {
       continue;
     }
     if (ch === '"') quoted = true;
-    else if (ch === ',') {
+    else if (ch === separator) {
       row.push(field);
       field = '';
     } else if (ch === '\n' || ch === '\r') {
@@ -48,4 +51,11 @@ export function readCsv(text: string): CsvReadResult {
     i += 1;
   }
   return { rows, completeLength };
+}
+
+/** The separator of a file this connector wrote: the first one its header row holds. */
+export function separatorOf(text: string): ',' | ';' | '\t' {
+  const header = text.split(/[\r\n]/, 1)[0] ?? '';
+  const found = /[,;\t]/.exec(header)?.[0];
+  return found === ';' || found === '\t' ? found : ',';
 }

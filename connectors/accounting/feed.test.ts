@@ -39,10 +39,15 @@ describe('buildFeedBody', () => {
     const body = buildFeedBody(record, 'Europe/Warsaw');
     expect(body).toMatchObject({
       schemaVersion: 1, recordId: record.id, event: 'invoice.created', invoiceId: 1001, receivedAt: '2026-11-22T10:00:00.000Z',
-      derived: { timezone: 'Europe/Warsaw', receivedAtLocal: '2026-11-22T11:00:00+01:00', isPaid: true },
+      derived: { timezone: 'Europe/Warsaw', receivedAtLocal: '2026-11-22T11:00:00+01:00', isPaid: true, buyer: null },
     });
     expect(body.derived.dates.date).toBe('2026-11-22T11:00:00+01:00');
     expect(body.invoice).toBe(record.record);
+  });
+
+  it('names the buyer under derived', () => {
+    const buyer = { userId: 7, firstName: 'Anna', lastName: 'Kowalska', email: 'anna@example.pl' };
+    expect(buildFeedBody(invoiceRecord(), 'Europe/Warsaw', buyer).derived.buyer).toEqual(buyer);
   });
 
   it('keeps every field of any invoice object through JSON, unchanged', () => {

@@ -1,5 +1,6 @@
 import { JsonNumber, RawJson, stringifyExact } from '../../src/json/index.js';
 import type { EventRecord } from '../../src/records.js';
+import type { Buyer } from './buyer.js';
 import { formatIsoInZone, parseWallTime, upstreamDateTimeToIso } from './local-time.js';
 
 /**
@@ -30,6 +31,8 @@ export interface FeedBodyV1 {
     dates: Record<string, string | null>;
     /** true: paid; false: a status that is not "paid"; null: no status at all (see README). */
     isPaid: boolean | null;
+    /** The invoice's user among the polled users (buyer.ts); null when unknown. */
+    buyer: Buyer | null;
   };
 }
 
@@ -66,7 +69,7 @@ export function isInvoiceObject(value: unknown): value is Record<string, unknown
 }
 
 /** Builds the body for one invoice record; the caller checks `isInvoiceObject(record.record)` first. */
-export function buildFeedBody(record: EventRecord, timeZone: string): FeedBodyV1 {
+export function buildFeedBody(record: EventRecord, timeZone: string, buyer: Buyer | null = null): FeedBodyV1 {
   const invoice = record.record as Record<string, unknown>;
   const received = Date.parse(record.receivedAt);
   return {
@@ -81,6 +84,7 @@ export function buildFeedBody(record: EventRecord, timeZone: string): FeedBodyV1
       receivedAtLocal: Number.isNaN(received) ? record.receivedAt : formatIsoInZone(received, timeZone),
       dates: deriveDates(invoice, timeZone),
       isPaid: isInvoicePaid(invoice),
+      buyer,
     },
   };
 }

@@ -4,8 +4,9 @@ import { BridgeError, describeError } from '../../src/errors.js';
 import { stringifyExact } from '../../src/json/index.js';
 import { counter } from '../../src/metrics.js';
 import type { AnyRecord, EventRecord } from '../../src/records.js';
+import { findBuyer } from './buyer.js';
 import { checkAccounting } from './check.js';
-import { buildFeedBody, feedBodyJson, isInvoiceObject } from './feed.js';
+import { buildFeedBody, feedBodyJson, isInvoiceObject, type FeedBodyV1 } from './feed.js';
 import { createLedger, type Ledger } from './ledger.js';
 import { postSigned } from '../../src/connectors/signed-post.js';
 import { accountingConfigSchema, type AccountingConfig } from './schema.js';
@@ -47,10 +48,16 @@ async function deliverOne(ctx: Ctx, stored: StoredRecord): Promise<DeliveryOutco
   const { record } = stored;
   const invalid = invalidReason(record);
   if (invalid) return { status: 'dead', error: new BridgeError(invalid.code, invalid.message, { context: { recordId: record.id } }) };
-  const body = buildFeedBody(record as EventRecord, ctx.config.timezone);
+  const ledger = ledgerOf(ctx);
+  let body: FeedBodyV1;
+  try {
+    const invoice = record as EventRecord;
+    body = buildFeedBody(invoice, ctx.config.timezone, await findBuyer(invoice.record as Record<string, unknown>, ctx.users));
+  } catch (error) {
+    return { status: 'retry', error: new BridgeError('accounting.buyer', `cannot look the buyer up: ${describeError(error)}`, { retryable: true, cause: error }) };
+  }
   // The invoice as its stored text: numbers reach the receiver and the ledger as received.
   const invoiceText = stored.recordText ?? stringifyExact(body.invoice);
-  const ledger = ledgerOf(ctx);
   try {
     // A ledger row is written only after the receiver took the POST: the row proves the delivery.
     if (ledger && (await ledger.ids()).has(record.id)) return { status: 'done' };
@@ -96,7 +103,7 @@ function ledgerOf(ctx: Ctx): Ledger | undefined {
   if (!ledgerDir) return undefined;
   let ledger = ctx.cache.get('accounting.ledger') as Ledger | undefined;
   if (!ledger) {
-    ledger = createLedger({ dir: ledgerDir, timeZone: timezone, log: ctx.log });
+    ledger = createLedger({ dir: ledgerDir, timeZone: timezone, log: ctx.log, format: ctx.config.csv });
     ctx.cache.set('accounting.ledger', ledger);
   }
   return ledger;

@@ -1,4 +1,5 @@
 import { JsonNumber } from '../../src/json/index.js';
+import { buyerName } from './buyer.js';
 import type { FeedBodyV1 } from './feed.js';
 import { dateInZone } from './local-time.js';
 
@@ -9,10 +10,18 @@ import { dateInZone } from './local-time.js';
  */
 export const LEDGER_COLUMNS = [
   'recordId', 'event', 'invoiceId', 'numberId', 'receivedAt', 'date', 'soldAt', 'paidAt', 'deliveredAt',
-  'createdAt', 'updatedAt', 'statusOffice', 'statusOfficeName', 'isPaid', 'userId', 'description', 'invoice',
+  'createdAt', 'updatedAt', 'statusOffice', 'statusOfficeName', 'isPaid', 'userId', 'description', 'invoice', 'buyer',
 ] as const;
 
 export type LedgerColumn = (typeof LEDGER_COLUMNS)[number];
+
+/** The column headers for people (a ledger written with `header: labels`). */
+export const LEDGER_LABELS: Readonly<Record<LedgerColumn, string>> = {
+  recordId: 'Record ID', event: 'Event', invoiceId: 'Invoice ID', numberId: 'Invoice number', receivedAt: 'Received at',
+  date: 'Date', soldAt: 'Sold at', paidAt: 'Paid at', deliveredAt: 'Delivered at', createdAt: 'Created at',
+  updatedAt: 'Updated at', statusOffice: 'Office status', statusOfficeName: 'Office status name', isPaid: 'Paid',
+  userId: 'User ID', description: 'Description', invoice: 'Invoice (JSON)', buyer: 'Buyer',
+};
 
 /**
  * A cell as text: null and absent are empty, objects are JSON; strings pass through unchanged (no
@@ -49,6 +58,7 @@ export function ledgerRow(body: FeedBodyV1, invoiceText: string): string[] {
     userId: invoice.userId,
     description: invoice.description,
     invoice: invoiceText,
+    buyer: buyerName(derived.buyer),
   };
   return LEDGER_COLUMNS.map((column) => cell(values[column]));
 }

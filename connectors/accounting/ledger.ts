@@ -1,11 +1,11 @@
-import { mkdir, open, readFile, readdir } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { csvHeader, toCsvRow } from '../../src/csv.js';
+import { csvHeader, toCsvRow, type CsvFormat } from '../../src/csv.js';
 import { BridgeError } from '../../src/errors.js';
-import { readCsv } from './csv-read.js';
+import { readCsv, separatorOf } from './csv-read.js';
 import type { FeedBodyV1 } from './feed.js';
-import { LEDGER_COLUMNS, LEDGER_FILE, ledgerFileName, ledgerRow } from './ledger-row.js';
+import { LEDGER_COLUMNS, LEDGER_FILE, LEDGER_LABELS, ledgerFileName, ledgerRow } from './ledger-row.js';
 
 /**
  * The daily ledger: `<dir>/ledger-YYYY-MM-DD.csv`, one row per invoice version, each record id once.
@@ -15,6 +15,9 @@ import { LEDGER_COLUMNS, LEDGER_FILE, ledgerFileName, ledgerRow } from './ledger
  * that tail was never acknowledged, so it is cut off when the files are read, and the redelivery
  * writes the row whole. Every append is fsync'd before it counts. Appends run one at a time (the
  * outbox may deliver several invoices at once) so the check for an id and its append cannot interleave.
+ *
+ * A new file is written in the connector's CSV format; rows appended to a file that exists keep
+ * that file's separator (whatever format wrote its header), so no file ever mixes two.
  */
 export interface Ledger {
   /** Appends the row of `body` (its invoice as `invoiceText`) unless its record id is already in the ledger. */
@@ -27,9 +30,10 @@ export interface LedgerOptions {
   dir: string;
   timeZone: string;
   log: Logger;
+  format: CsvFormat;
 }
 
-export function createLedger({ dir, timeZone, log }: LedgerOptions): Ledger {
+export function createLedger({ dir, timeZone, log, format }: LedgerOptions): Ledger {
   let written: Set<string> | undefined;
   let queue: Promise<unknown> = Promise.resolve();
 
@@ -56,7 +60,7 @@ export function createLedger({ dir, timeZone, log }: LedgerOptions): Ledger {
         const ids = await load();
         if (ids.has(body.recordId)) return 'already';
         try {
-          await appendRow(join(dir, ledgerFileName(body.receivedAt, timeZone)), toCsvRow(ledgerRow(body, invoiceText)));
+          await appendRow(join(dir, ledgerFileName(body.receivedAt, timeZone)), ledgerRow(body, invoiceText), format);
         } catch (error) {
           // A failed append may have left part of a row: read the files again before the next one.
           written = undefined;
@@ -70,18 +74,30 @@ export function createLedger({ dir, timeZone, log }: LedgerOptions): Ledger {
   };
 }
 
-/** Appends one row (and the header first, to a new file), fsync'd; a new file's directory entry too. */
-async function appendRow(path: string, row: string): Promise<void> {
-  const file = await open(path, 'a');
+/**
+ * Appends one row (and the header first, to a new file), fsync'd; a new file's directory entry too.
+ * To a file that exists, in that file's separator.
+ */
+async function appendRow(path: string, values: readonly string[], format: CsvFormat): Promise<void> {
+  const file = await open(path, 'a+');
   let created = false;
   try {
     created = (await file.stat()).size === 0;
-    await file.writeFile(created ? csvHeader(LEDGER_COLUMNS) + row : row, 'utf8');
+    const text = created
+      ? csvHeader(LEDGER_COLUMNS, format, LEDGER_LABELS) + toCsvRow(values, format)
+      : toCsvRow(values, { ...format, separator: separatorOf(await firstLine(file)) });
+    await file.writeFile(text, 'utf8');
     await file.sync();
   } finally {
     await file.close();
   }
   if (created) await syncDirectory(join(path, '..'));
+}
+
+/** The start of a file: enough to hold its header row. */
+async function firstLine(file: FileHandle): Promise<string> {
+  const { buffer, bytesRead } = await file.read({ buffer: Buffer.alloc(4096), position: 0 });
+  return buffer.subarray(0, bytesRead).toString('utf8');
 }
 
 async function syncDirectory(dir: string): Promise<void> {
@@ -102,10 +118,10 @@ async function readWrittenIds(dir: string, log: Logger): Promise<Set<string>> {
     const path = join(dir, name);
     const raw = await readFile(path);
     const text = raw.toString('utf8');
-    const { rows, completeLength } = readCsv(text);
+    const { rows, completeLength } = readCsv(text, separatorOf(text));
     if (completeLength < text.length) await cutTornTail(path, raw, text.slice(0, completeLength), log);
     const [header, ...body] = rows;
-    const column = Math.max(0, header?.indexOf('recordId') ?? 0);
+    const column = Math.max(0, header?.findIndex((name) => name === 'recordId' || name === LEDGER_LABELS.recordId) ?? 0);
     for (const row of body) {
       const id = row[column];
       if (id) ids.add(id);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { connectorBaseSchema } from '../../src/connectors/base-schema.js';
+import { csvFormatSchema } from '../../src/connectors/csv-schema.js';
 import { httpUrl, int, timezone } from '../../src/config/fields.js';
 
 export const accountingConfigSchema = connectorBaseSchema.extend({
@@ -14,6 +15,8 @@ export const accountingConfigSchema = connectorBaseSchema.extend({
   secret: z.string().min(1, 'required: the accounting system verifies deliveries with it'),
   /** With it, one CSV row per invoice version is appended to `<ledgerDir>/ledger-YYYY-MM-DD.csv`. */
   ledgerDir: z.string().min(1).optional(),
+  /** How new ledger files are written; the defaults are for people (README.md). */
+  csv: csvFormatSchema(),
   /**
    * The school's timezone: upstream date-times carry no zone and are read as wall-clock time here; the
    * feed's ISO 8601 dates and the ledger's file dates use it.

@@ -25,8 +25,8 @@ afterEach(async () => {
 });
 
 /** A fresh context is what a restarted process has: no cache. */
-function context(outDir = path.join(dir, 'out')): ConnectorContext<FileConfig> {
-  const config = fileConfigSchema.parse({ name: 'files', type: 'file', streams: ['students', 'users', 'roster'], dir: outDir });
+function context(outDir = path.join(dir, 'out'), csv: unknown = undefined): ConnectorContext<FileConfig> {
+  const config = fileConfigSchema.parse({ name: 'files', type: 'file', streams: ['students', 'users', 'roster'], dir: outDir, csv });
   return { config, dispatcher, clock: testClock(TEST_NOW_MS, { sleep: 'timers' }), log: pino({ level: 'silent' }), signal: new AbortController().signal, metrics: createMetricsRegistry(), cache: new Map() };
 }
 
@@ -115,7 +115,8 @@ describe('file connector', () => {
 
   it('writes a roster export as roster-YYYY-MM-DD.csv: RFC 4180, UTF-8, header row, atomically', async () => {
     const rows = [row({}), row({ studentId: 2, lastName: 'Nowak, "Jr."', street: 'Długa 1\nm. 2', email: 'zażółć@gęślą.pl' })];
-    expect(await deliver(context(), [roster('2026-11-22', rows)])).toEqual([{ status: 'done' }]);
+    const machine = { bom: false, separator: ',', header: 'keys', formulas: 'keep' };
+    expect(await deliver(context(undefined, machine), [roster('2026-11-22', rows)])).toEqual([{ status: 'done' }]);
     const text = await readFile(path.join(dir, 'out', 'roster-2026-11-22.csv'), 'utf8');
     const lines = text.split('\r\n');
     expect(lines[0]).toBe(ROSTER_COLUMNS.join(','));
@@ -125,7 +126,7 @@ describe('file connector', () => {
     expect(text.endsWith('\r\n')).toBe(true);
     expect(await readdir(path.join(dir, 'out'))).toEqual(['roster-2026-11-22.csv']);
 
-    await deliver(context(), [roster('2026-11-22', rows)]);
+    await deliver(context(undefined, machine), [roster('2026-11-22', rows)]);
     expect(await readFile(path.join(dir, 'out', 'roster-2026-11-22.csv'), 'utf8')).toBe(text);
   });
 

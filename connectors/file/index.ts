@@ -30,7 +30,7 @@ export const fileConnector = {
       await access(ctx.config.dir, constants.W_OK);
       return { ok: true };
     } catch (error) {
-      return { ok: false, reason: `cannot write to ${ctx.config.dir}: ${describeError(error)}` };
+      return { ok: false, reason: `cannot write to ${ctx.config.dir}: ${describeError(error)}; fix its permissions or this connector's dir` };
     }
   },
 
@@ -69,8 +69,8 @@ async function deliverRoster(ctx: ConnectorContext<FileConfig>, record: RosterRe
     return { status: 'dead', error: new BridgeError('file.bad_record', `roster record ${record.id} has no YYYY-MM-DD date`) };
   }
   try {
-    const file = await writeRosterCsv(ctx.config.dir, record);
-    ctx.log.info({ file, rows: record.rows.length }, 'roster written');
+    const file = await writeRosterCsv(ctx.config.dir, record, ctx.config.csv);
+    ctx.log.info({ file, rows: record.rows.length }, `roster written: ${file} (${record.rows.length} rows)`);
     return { status: 'done' };
   } catch (error) {
     return { status: 'retry', error: writeFailed(`roster-${record.date}.csv`, error) };

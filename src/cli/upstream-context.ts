@@ -5,7 +5,8 @@ import { openStore } from '../store/index.js';
 import { createUpstream } from '../upstream-part.js';
 import type { UpstreamClient } from '../upstream/index.js';
 import { createReconciler, type Reconciler } from '../webhooks/reconciler.js';
-import { cliLogger, globalOptions, loadCliConfig } from './context.js';
+import { daemonSandbox } from './beside-daemon.js';
+import { cliLogger, embeddedHolder, globalOptions, loadCliConfig } from './context.js';
 
 /**
  * What the `webhooks …` commands need: the upstream (with the embedded sandbox when configured). On
@@ -24,9 +25,13 @@ export async function withUpstream<T>(command: Command, work: (context: Upstream
   const loaded = loadCliConfig(globals);
   const { config } = loaded;
   const log = cliLogger(loaded, { ...globals, quiet: true });
+  // Beside a daemon on the embedded default: its sandbox (the school it registered with), and its URL.
+  const holder = await embeddedHolder(config);
+  const sandboxUrl = daemonSandbox(config, holder);
   const dispatcher = new Agent({ connect: { timeout: config.upstream.connectTimeoutMs } });
-  const { sandbox, upstream } = await createUpstream(config, { clock: systemClock, dispatcher, log });
-  const callbackUrl = () => `${(config.server.publicUrl ?? `http://${config.server.host}:${config.server.port}`).replace(/\/+$/, '')}/webhooks/v2`;
+  const { sandbox, upstream } = await createUpstream(config, { clock: systemClock, dispatcher, log, mode: 'oneshot', sandboxUrl });
+  const base = config.server.publicUrl ?? holder?.adminUrl ?? `http://${config.server.host}:${config.server.port}`;
+  const callbackUrl = () => `${base.replace(/\/+$/, '')}/webhooks/v2`;
   const store = config.store.driver === 'postgres' ? openStore(config.store, log.child({ component: 'store' }), systemClock) : undefined;
   const reconciler = createReconciler({
     api: upstream,

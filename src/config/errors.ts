@@ -35,8 +35,15 @@ export function suggestKey(unknown: string, known: readonly string[]): string | 
   return best !== undefined && bestDistance <= Math.max(2, Math.floor(unknown.length / 3)) ? best : undefined;
 }
 
-/** One line per problem, each naming the key path. `knownKeys` gives the valid keys at a path, for suggestions. */
-export function formatIssues(issues: readonly z.core.$ZodIssue[], knownKeys: (path: readonly PropertyKey[]) => string[]): string[] {
+/**
+ * One line per problem, each naming the key path. `knownKeys` gives the valid keys at a path and
+ * `valueAt` the value written there, for "did you mean" suggestions.
+ */
+export function formatIssues(
+  issues: readonly z.core.$ZodIssue[],
+  knownKeys: (path: readonly PropertyKey[]) => string[],
+  valueAt: (path: readonly PropertyKey[]) => unknown = () => undefined,
+): string[] {
   const lines: string[] = [];
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') {
@@ -47,10 +54,22 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[], knownKeys: (pa
     } else if (issue.code === 'invalid_type' && issue.input === undefined) {
       lines.push(`${formatPath(issue.path)}: required`);
     } else if (issue.code === 'invalid_union' && 'discriminator' in issue) {
-      lines.push(`${formatPath([...issue.path, String(issue.discriminator)])}: ${issue.message}`);
+      lines.push(discriminatorLine(issue, valueAt));
     } else {
       lines.push(`${formatPath(issue.path)}: ${issue.message}`);
     }
   }
   return lines;
+}
+
+/** `connectors[0].type: unknown value "fiel" (did you mean "file"?); one of: file, webhook, …`. */
+function discriminatorLine(issue: z.core.$ZodIssueInvalidUnion & { discriminator?: string; options?: unknown[] }, valueAt: (path: readonly PropertyKey[]) => unknown): string {
+  const discriminator = String(issue.discriminator);
+  // The path names the discriminating key already in some zod versions, the object in others.
+  const path = issue.path[issue.path.length - 1] === discriminator ? issue.path : [...issue.path, discriminator];
+  const options = (issue.options ?? []).map(String);
+  const value = valueAt(path);
+  if (typeof value !== 'string' || options.length === 0) return `${formatPath(path)}: ${issue.message}`;
+  const hint = suggestKey(value, options);
+  return `${formatPath(path)}: unknown value "${value}"${hint ? ` (did you mean "${hint}"?)` : ''}; one of: ${options.join(', ')}`;
 }

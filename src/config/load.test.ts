@@ -102,13 +102,34 @@ describe('parseConfig', () => {
     expect(problems(text)).toEqual(['connectors[1].name: duplicate name (also connectors[0])']);
   });
 
-  it('reports YAML syntax errors with the file name', () => {
-    expect(problems('server: [unclosed\n')[0]).toBeTruthy();
+  it('reports a YAML syntax error once, with its line and a caret under the spot', () => {
+    expect(problems('server:\n  port: 8080\n  host: [unclosed\nstore:\n  dir: ./d\n')).toEqual([
+      'not valid YAML at line 4, column 1: Flow sequence in block collection must be sufficiently indented and end with a ]',
+      '  2 |   port: 8080',
+      '  3 |   host: [unclosed',
+      '  4 | store:',
+      '    | ^',
+    ]);
+    const [first, ...snippet] = problems('a: 1\n b: 2\nc:\n\t- x\n');
+    expect(first).toMatch(/^not valid YAML at line 1, column 4: .* \(2 more after it; fix this one first\)$/);
+    expect(snippet).toEqual(['  1 | a: 1', '    |    ^']);
+  });
+
+  it('names a mistyped connector type and suggests the right one', () => {
+    expect(problems('connectors:\n  - { name: f, type: fiel, streams: [students] }\n')).toEqual([
+      'connectors[0].type: unknown value "fiel" (did you mean "file"?); one of: file, webhook, google-sheets, accounting',
+    ]);
+    expect(problems('connectors:\n  - { name: f, type: ftp, streams: [students] }\n')).toEqual([
+      'connectors[0].type: unknown value "ftp"; one of: file, webhook, google-sheets, accounting',
+    ]);
   });
 
   it('validates the shipped configs', () => {
-    for (const file of ['config/default.yaml', 'config/example.production.yaml']) {
-      const env = { SCHOOLBRIDGE_CLIENT_ID: 'id', SCHOOLBRIDGE_CLIENT_SECRET: 'secret', SCHOOLBRIDGE_ACCOUNTING_SECRET: 'a', SCHOOLBRIDGE_SPREADSHEET_ID: 'sheet' };
+    for (const file of ['config/default.yaml', 'config/example.production.yaml', 'config/replicas.yaml']) {
+      const env = {
+        SCHOOLBRIDGE_CLIENT_ID: 'id', SCHOOLBRIDGE_CLIENT_SECRET: 'secret', SCHOOLBRIDGE_ACCOUNTING_SECRET: 'a', SCHOOLBRIDGE_SPREADSHEET_ID: 'sheet',
+        SCHOOLBRIDGE_UPSTREAM_URL: 'https://school.example', SCHOOLBRIDGE_PUBLIC_URL: 'https://bridge.example', DATABASE_URL: 'postgres://u:p@db:5432/sb',
+      };
       expect(() => parseConfig(readFileSync(file, 'utf8'), file, env)).not.toThrow();
     }
   });

@@ -5,6 +5,7 @@ import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { BridgeError } from '../errors.js';
 import { formatIssues, formatPath } from './errors.js';
+import { describeYamlError } from './yaml-error.js';
 import { expandValue, type ExpandProblem } from './expand.js';
 import { configSchema, type Config } from './schema.js';
 
@@ -35,10 +36,7 @@ export interface LoadedConfig {
 /** Parses YAML text into a validated Config; every problem is listed, each naming its key path. */
 export function parseConfig(text: string, file: string, env: Env): Config {
   const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
-  if (document.errors.length > 0) {
-    const lines = document.errors.map((e) => e.message.split('\n')[0] ?? e.message);
-    throw configError(file, lines);
-  }
+  if (document.errors.length > 0) throw configError(file, describeYamlError(text, document.errors));
   const raw: unknown = document.toJS() ?? {};
   const problems: ExpandProblem[] = [];
   const expanded = applyEnvFallbacks(expandValue(raw, env, problems), env);
@@ -51,7 +49,7 @@ export function parseConfig(text: string, file: string, env: Env): Config {
     // value it got instead would only repeat it.
     const unset = new Set(problems.map((p) => formatPath(p.path)));
     const issues = result.error.issues.filter((issue) => !unset.has(formatPath(issue.path)));
-    lines.push(...formatIssues(issues, (at) => knownKeys(at)));
+    lines.push(...formatIssues(issues, (at) => knownKeys(at), (at) => valueAt(expanded, at)));
   }
   if (lines.length > 0) throw configError(file, lines);
   return result.data!;
@@ -84,6 +82,13 @@ function applyEnvFallbacks(value: unknown, env: Env): unknown {
       connector.credentialsFile = credentials;
     }
   }
+  return value;
+}
+
+/** The value written at a key path of the parsed document. */
+function valueAt(document: unknown, at: readonly PropertyKey[]): unknown {
+  let value = document;
+  for (const part of at) value = value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[part] : undefined;
   return value;
 }
 

@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import type { Clock } from '../clock.js';
 import type { BridgeError } from '../errors.js';
 import type { StoredRecord } from './stored-record.js';
+import type { UserDirectory } from './user-directory.js';
 
 /** What a connector is given for every call. */
 export interface ConnectorContext<C = unknown> {
@@ -19,6 +20,8 @@ export interface ConnectorContext<C = unknown> {
   metrics: Registry;
   /** Per-connector-instance memory that lives as long as the process (e.g. a Sheets id→row cache). */
   cache: Map<string, unknown>;
+  /** The polled users, to name the people a record is about; absent: nobody can be looked up. */
+  users?: UserDirectory;
 }
 
 /** The outcome of delivering one record. Anything other than `done` keeps the record in the outbox. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ListedDelivery } from '../store/index.js';
 import type { Outbox } from './outbox.js';
+import { retryAndReport, type RetryReport, type RetryTarget } from './retry-report.js';
 
 /**
  * What the admin API (`POST /admin/deliveries/retry`, `POST /admin/deliveries/list`) and the CLI's
@@ -19,14 +20,18 @@ const listBody = z.strictObject({
 
 export type AdminAnswer<T> = { status: 200; body: T } | { status: 400 | 404; body: { error: string } };
 
-export async function adminRetry(outbox: Outbox, body: unknown): Promise<AdminAnswer<{ retried: string[] }>> {
+/** How long the daemon waits for the retried deliveries' outcomes before it answers. */
+export const RETRY_WAIT_MS = 120_000;
+
+/** Retries and answers once every retried delivery has an outcome (bounded): the CLI exits 1 unless all were delivered. */
+export async function adminRetry(outbox: Outbox, body: unknown, waitMs = RETRY_WAIT_MS): Promise<AdminAnswer<RetryReport>> {
   const parsed = retryBody.safeParse(body ?? {});
   if (!parsed.success) return { status: 400, body: { error: 'send {"id":"<delivery id>"} or {"allDead":true,"connector"?:"<name>"}' } };
-  if ('id' in parsed.data) {
-    const entry = await outbox.retry(parsed.data.id);
-    return entry ? { status: 200, body: { retried: [entry.id] } } : { status: 404, body: { error: `no delivery "${parsed.data.id}"` } };
-  }
-  return { status: 200, body: { retried: await outbox.retryAllDead(parsed.data.connector) } };
+  const target: RetryTarget = 'id' in parsed.data
+    ? { id: parsed.data.id }
+    : { allDead: true, ...(parsed.data.connector ? { connector: parsed.data.connector } : {}) };
+  const report = await retryAndReport(outbox, target, waitMs);
+  return report ? { status: 200, body: report } : { status: 404, body: { error: `no delivery "${'id' in target ? target.id : ''}"` } };
 }
 
 export async function adminList(outbox: Outbox, body: unknown): Promise<AdminAnswer<{ deliveries: ListedDelivery[] }>> {

@@ -1,6 +1,7 @@
 export { createOutbox, orderKey, type Outbox, type OutboxOptions, type OutboxEvent, type OutboxEventPayload, type ConnectorSummary } from './outbox.js';
 export { createConnectorInstances, type ConnectorInstance } from './connector-instance.js';
 export { backoffDelay, nextAttempt, type RetryPolicy } from './retry-policy.js';
-export { adminList, adminRetry, type AdminAnswer } from './admin.js';
+export { adminList, adminRetry, RETRY_WAIT_MS, type AdminAnswer } from './admin.js';
+export { retryAndReport, type RetryReport, type RetryTarget } from './retry-report.js';
 export { formatDeliveries } from './format.js';
 export { publicError } from './public-error.js';

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
 import type { ConnectorContext } from '../connectors/types.js';
+import type { UserDirectory } from '../connectors/user-directory.js';
 import { describeError } from '../errors.js';
 import type { Component } from '../lifecycle.js';
 import type { ReadinessState } from '../readiness.js';
@@ -40,6 +41,8 @@ export interface OutboxOptions {
   stopTimeoutMs?: number;
   /** How long a worker that emptied its queue waits before it claims again (WorkerHost.lingerMs; default 0). */
   lingerMs?: number;
+  /** The polled users, for connectors that name people (ConnectorContext.users). */
+  users?: UserDirectory;
 }
 
 export type { OutboxEvent, OutboxEventPayload };
@@ -140,6 +143,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       signal: stopController.signal,
       metrics: options.metrics,
       cache: new Map(),
+      ...(options.users ? { users: options.users } : {}),
     };
   }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChangeRecord } from '../records.js';
-import { cycleJson } from './format.js';
+import type { CycleResult } from './cycle.js';
+import { cycleJson, cycleLine } from './format.js';
 
 const change = (key: number, extra: Partial<ChangeRecord> = {}): ChangeRecord => ({
   id: `students:${key}:000000000000`, stream: 'students', op: 'updated', key, detectedAt: '2026-11-22T10:00:00.000Z',
@@ -17,5 +18,20 @@ describe('cycleJson', () => {
       expect(pieces.length).toBe(changes.length === 0 ? 1 : changes.length + 2);
     }
     expect([...cycleJson(summary)].join('')).toBe(`${JSON.stringify(summary, null, 2)}\n`);
+  });
+});
+
+describe('cycleLine', () => {
+  const stream = (fetched: number, created = 0, updated = 0, deleted = 0, baselined = 0) => ({ fetched, created, updated, deleted, baselined });
+  const result = (fields: Partial<CycleResult>): CycleResult => ({
+    outcome: 'ok', dryRun: false, trigger: 'schedule', startedAt: '', durationMs: 812, phases: {},
+    streams: { students: stream(40, 2, 1), users: stream(83) }, ...fields,
+  });
+
+  it('says the outcome, the time and the counts per stream on one line', () => {
+    expect(cycleLine(result({}))).toBe('poll cycle done in 0.8 s: students 40 (2 created, 1 updated), users 83 (no change)');
+    expect(cycleLine(result({ streams: { students: stream(5, 0, 0, 0, 5), users: stream(9, 0, 0, 2) } }))).toBe('poll cycle done in 0.8 s: students 5 (5 recorded silently), users 9 (2 deleted)');
+    expect(cycleLine(result({ outcome: 'aborted', reason: 'mass_delete', message: 'users would lose 90%' }))).toMatch(/^poll cycle aborted: users would lose 90% in 0\.8 s: /);
+    expect(cycleLine(result({ dryRun: true }))).toMatch(/^poll dry run in 0\.8 s: /);
   });
 });

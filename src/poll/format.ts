@@ -16,6 +16,19 @@ export function formatCycle(result: CycleResult): string {
   return [`${head}${why} in ${result.durationMs} ms${phases}`, ...lines].join('\n');
 }
 
+/** One line for a log: the outcome, the time, and per stream what was fetched and what changed. */
+export function cycleLine(result: CycleResult): string {
+  const streams = POLLED_STREAMS.map((stream) => {
+    const s = result.streams[stream];
+    const changes = [['created', s.created], ['updated', s.updated], ['deleted', s.deleted], ['recorded silently', s.baselined]]
+      .filter(([, n]) => (n as number) > 0)
+      .map(([what, n]) => `${n} ${what}`);
+    return `${stream} ${s.fetched} (${changes.length > 0 ? changes.join(', ') : 'no change'})`;
+  });
+  const head = result.dryRun ? 'poll dry run' : result.outcome === 'ok' ? 'poll cycle done' : `poll cycle ${result.outcome}: ${result.message ?? result.reason}`;
+  return `${head} in ${(result.durationMs / 1000).toFixed(1)} s: ${streams.join(', ')}`;
+}
+
 export function formatChange(change: ChangeRecord): string {
   const head = `${change.stream} ${change.op} ${change.key}`;
   if (change.op !== 'updated') return head;

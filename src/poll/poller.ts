@@ -9,6 +9,7 @@ import { CycleAbort, emptySummary, runPollCycle, type CycleDeps, type CyclePhase
 import { createListWorker, type ListWorker } from './list-worker.js';
 import { createPollMetrics, type PollMetrics } from './poll-metrics.js';
 import type { ListSource, OutboxPort } from './ports.js';
+import { cycleLine } from './format.js';
 import { POLLED_STREAMS } from './snapshot.js';
 
 export interface PollerOptions {
@@ -184,9 +185,10 @@ function observe(metrics: PollMetrics, result: CycleResult): void {
   }
 }
 
+/** The message carries the counts (a terminal shows only it); the fields are for JSON logs. */
 function logResult(log: Logger, result: CycleResult): void {
   const { changes: _changes, ...fields } = result;
-  if (result.outcome === 'ok') log.info(fields, result.dryRun ? 'poll dry run done' : 'poll cycle done');
-  else if (result.outcome === 'aborted') log.warn(fields, `poll cycle aborted: ${result.message}`);
-  else log.error(fields, `poll cycle failed: ${result.message}`);
+  if (result.outcome === 'ok') log.info(fields, cycleLine(result));
+  else if (result.outcome === 'aborted') log.warn(fields, cycleLine(result));
+  else log.error(fields, cycleLine(result));
 }

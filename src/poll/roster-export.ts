@@ -80,7 +80,7 @@ export function createRosterExporter(options: RosterExporterOptions): RosterExpo
   function finish(result: ExportResult): ExportResult {
     exports.inc({ outcome: result.outcome });
     const { cycle: _cycle, ...fields } = result;
-    if (result.outcome === 'ok') log.info(fields, result.enqueued ? 'roster exported' : 'roster unchanged since the last export today');
+    if (result.outcome === 'ok') log.info(fields, result.enqueued ? `roster ${result.date} exported: ${result.rows} students` : `roster ${result.date} unchanged since the last export today`);
     // Stopping mid-export is not a failure of the export: the next start or schedule runs it again.
     else if (result.reason === 'poll.stopped') log.info(fields, `roster export interrupted: ${result.message}`);
     else log.error(fields, `roster export failed: ${result.message}`);

@@ -70,7 +70,7 @@ export function createActivity(options: { control: SandboxControl; random: Rando
         return;
       }
       try {
-        log.info({ change: performAction(pickAction(random.next()), control, random) }, 'sandbox activity');
+        log.debug({ change: performAction(pickAction(random.next()), control, random) }, 'sandbox activity');
       } catch (error) {
         log.warn({ error: describeError(error) }, 'sandbox activity failed');
       }

@@ -11,7 +11,9 @@ import { createWebhookRegistry, type WebhookRegistry } from './webhook-registry.
 
 /**
  * Everything the sandbox knows, shared by the API routes, the control API (HTTP and in-process) and
- * the activity loop. One object, so the three can never disagree.
+ * the activity loop. One object, so the three can never disagree. Every change of the school, the
+ * invoices, the registrations and the deliveries under way is announced as a `changed` event (the
+ * sandbox's document is written after it).
  */
 export interface SandboxCore {
   school: SchoolState;
@@ -46,15 +48,18 @@ export interface CoreOptions {
 
 export function createCore(options: CoreOptions): SandboxCore {
   const { clock, deliverer } = options;
-  const webhooks = createWebhookRegistry();
   const events = new EventEmitter();
   // Tests may attach many waiters at once; the default of 10 would only print a warning.
   events.setMaxListeners(0);
+  const changed = () => events.emit('changed');
+  const webhooks = createWebhookRegistry(changed);
+  const school = new SchoolState(options.seed, options.students);
+  school.changed = changed;
   return {
-    school: new SchoolState(options.seed, options.students),
+    school,
     tokens: createTokenStore({ clock, ttlSeconds: options.tokenTtlSeconds, staticToken: options.staticToken }),
     webhooks,
-    invoices: createInvoiceBook(),
+    invoices: createInvoiceBook(changed),
     faults: createFaultBook(),
     deliverer,
     random: createRandom(options.seed + 0x51ed),

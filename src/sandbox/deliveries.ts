@@ -20,6 +20,8 @@ export interface DelivererOptions {
   timeScale: number;
   timeoutMs: number;
   onAttempt: (attempt: DeliveryAttempt) => void;
+  /** Told when a delivery starts or ends (the sandbox's document keeps those under way). */
+  changed?: () => void;
 }
 
 export interface Deliverer {
@@ -28,12 +30,26 @@ export interface Deliverer {
   flush(): Promise<void>;
   idle(): Promise<void>;
   stop(): Promise<void>;
+  /** Deliveries neither delivered nor given up on (stopping does not give up on one). */
+  outstanding(): SavedDelivery[];
+  /** Takes up saved deliveries again where they stopped. */
+  resume(saved: readonly SavedDelivery[]): void;
+}
+
+export interface SavedDelivery {
+  webhookId: number;
+  callbackUrl: string;
+  event: string;
+  body: string;
+  /** The attempt to make next (1-based). */
+  attempt: number;
 }
 
 /** The log keeps the latest attempts only, so a long-running demo does not grow without bound. */
 const LOG_LIMIT = 10_000;
 
 interface Running {
+  saved: SavedDelivery;
   done: Promise<void>;
   /** Cuts the current back-off short. */
   wake: AbortController | undefined;
@@ -46,13 +62,14 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   const schedule = deliverySchedule(options.timeScale);
   const stopping = new AbortController();
   const running = new Map<number, Running>();
+  const outstanding = new Map<number, SavedDelivery>();
   const entries: DeliveryAttempt[] = [];
   let nextId = 1;
 
   const record = (entry: DeliveryAttempt, state: Running): void => {
     entries.push(entry);
     if (entries.length > LOG_LIMIT) entries.splice(0, entries.length - LOG_LIMIT);
-    log.info({ delivery: entry.deliveryId, event: entry.event, url: entry.url, attempt: entry.attempt, status: entry.status, error: entry.error, outcome: entry.outcome }, 'webhook delivery attempt');
+    log.debug({ delivery: entry.deliveryId, event: entry.event, url: entry.url, attempt: entry.attempt, status: entry.status, error: entry.error, outcome: entry.outcome }, 'webhook delivery attempt');
     for (const resolve of state.waiters.splice(0)) resolve();
     options.onAttempt(entry);
   };
@@ -74,7 +91,8 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   };
 
   const run = async (deliveryId: number, target: { id: number; callbackUrl: string }, event: string, body: string, state: Running): Promise<void> => {
-    for (let attempt = 1; ; attempt++) {
+    for (let attempt = state.saved.attempt; ; attempt++) {
+      state.saved.attempt = attempt;
       const at = new Date(clock.now()).toISOString();
       const result = await send(target.callbackUrl, body);
       const delay = result.status === 200 ? undefined : nextRetryDelay(schedule, attempt);
@@ -83,7 +101,12 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
         deliveryId, webhookId: target.id, event, url: target.callbackUrl, attempt, at, status: result.status, error: result.error,
         outcome, nextAttemptInMs: outcome === 'retry' ? (delay ?? null) : null, signatureHeader: result.header, body,
       }, state);
-      if (outcome !== 'retry' || delay === undefined) return;
+      if (outcome !== 'retry' || delay === undefined) {
+        // Ended for good: delivered, or out of attempts. One cut short by stopping stays outstanding.
+        if (!stopping.signal.aborted) outstanding.delete(deliveryId);
+        return;
+      }
+      state.saved.attempt = attempt + 1;
       state.wake = new AbortController();
       try {
         await clock.sleep(delay, AbortSignal.any([stopping.signal, state.wake.signal]));
@@ -95,17 +118,27 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
     }
   };
 
+  const start = (saved: SavedDelivery): void => {
+    if (stopping.signal.aborted) return;
+    const deliveryId = nextId++;
+    const state: Running = { saved, done: Promise.resolve(), wake: undefined, waiters: [] };
+    outstanding.set(deliveryId, saved);
+    options.changed?.();
+    state.done = run(deliveryId, { id: saved.webhookId, callbackUrl: saved.callbackUrl }, saved.event, saved.body, state).finally(() => {
+      running.delete(deliveryId);
+      for (const resolve of state.waiters.splice(0)) resolve();
+      options.changed?.();
+    });
+    running.set(deliveryId, state);
+  };
+
   return {
     deliver(target, event, object) {
-      if (stopping.signal.aborted) return;
-      const deliveryId = nextId++;
-      const body = JSON.stringify({ event, object });
-      const state: Running = { done: Promise.resolve(), wake: undefined, waiters: [] };
-      state.done = run(deliveryId, target, event, body, state).finally(() => {
-        running.delete(deliveryId);
-        for (const resolve of state.waiters.splice(0)) resolve();
-      });
-      running.set(deliveryId, state);
+      start({ webhookId: target.id, callbackUrl: target.callbackUrl, event, body: JSON.stringify({ event, object }), attempt: 1 });
+    },
+    outstanding: () => [...outstanding.values()].map((saved) => ({ ...saved })),
+    resume(saved) {
+      for (const delivery of saved) start({ ...delivery });
     },
     log: () => entries.map((entry) => ({ ...entry })),
     async flush() {

@@ -12,6 +12,15 @@ export interface InvoiceBook {
   create(fields: Record<string, unknown>, context: InvoiceContext): Invoice;
   update(id: number, fields: Record<string, unknown>, now: string): Invoice;
   list(): Invoice[];
+  /** The invoices and the next id and number (the sandbox's document). */
+  saved(): SavedInvoices;
+  restore(saved: SavedInvoices): void;
+}
+
+export interface SavedInvoices {
+  nextId: number;
+  nextNumber: number;
+  invoices: Invoice[];
 }
 
 export interface InvoiceContext {
@@ -21,7 +30,7 @@ export interface InvoiceContext {
   userId: number;
 }
 
-export function createInvoiceBook(): InvoiceBook {
+export function createInvoiceBook(changed: () => void = () => {}): InvoiceBook {
   const invoices = new Map<number, Invoice>();
   let nextId = 1001;
   let nextNumber = 1;
@@ -40,14 +49,22 @@ export function createInvoiceBook(): InvoiceBook {
         ...fields,
       };
       invoices.set(invoice.id, invoice);
+      changed();
       return structuredClone(invoice);
     },
     update(id, fields, now) {
       const invoice = invoices.get(id);
       if (!invoice) throw new BridgeError('sandbox.not_found', 'Invoice was not found', { status: 404, context: { id } });
       Object.assign(invoice, { updatedAt: now }, fields, { id });
+      changed();
       return structuredClone(invoice);
     },
     list: () => [...invoices.values()].map((invoice) => structuredClone(invoice)),
+    saved: () => ({ nextId, nextNumber, invoices: [...invoices.values()] }),
+    restore(saved) {
+      invoices.clear();
+      for (const invoice of structuredClone(saved.invoices)) invoices.set(invoice.id, invoice);
+      ({ nextId, nextNumber } = saved);
+    },
   };
 }

@@ -10,6 +10,9 @@ export interface Random {
   pick<T>(items: readonly T[]): T;
   /** True with probability `p`. */
   chance(p: number): boolean;
+  /** The generator's position, to continue from after a restart (the sandbox's document). */
+  state(): number;
+  restore(state: number): void;
 }
 
 export function createRandom(seed: number): Random {
@@ -29,5 +32,9 @@ export function createRandom(seed: number): Random {
       return items[Math.floor(next() * items.length)] as T;
     },
     chance: (p) => next() < p,
+    state: () => state,
+    restore: (saved) => {
+      state = saved >>> 0;
+    },
   };
 }

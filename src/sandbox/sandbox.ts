@@ -6,6 +6,7 @@ import { createActivity, type Activity } from './activity.js';
 import { createControl } from './control.js';
 import { createCore } from './core.js';
 import { createDeliverer } from './deliveries.js';
+import { createDocumentKeeper } from './document.js';
 import { buildServer } from './server.js';
 import type { Sandbox, SandboxOptions } from './types.js';
 
@@ -45,8 +46,12 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       timeScale: options.retryTimeScale ?? 1,
       timeoutMs: options.deliveryTimeoutMs ?? 10_000,
       onAttempt: (attempt) => core.events.emit('delivery', attempt),
+      changed: () => core.events.emit('changed'),
     }),
   });
+  const keeper = options.document
+    ? createDocumentKeeper({ adapter: options.document, core, origin: { seed: options.seed ?? 1, students: options.students ?? 50 }, log })
+    : undefined;
   const control = createControl(core);
   const activity: Activity | undefined = options.activity
     ? createActivity({ control, random: core.random, clock, log, intervalMs: options.activity.intervalMs })
@@ -58,13 +63,14 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   let warming: Promise<void> | undefined;
 
   const start = async (): Promise<void> => {
+    const kept = await keeper?.load();
     app = await buildServer(core, control, log, stopping.signal);
     const address = await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });
     url = address.replace('[::1]', '127.0.0.1');
     activity?.start();
     // A big school's lists take seconds to render the first time: do it now, between requests.
     warming = core.school.warm(stopping.signal).catch((error: unknown) => log.warn({ err: error }, 'sandbox list warm-up failed'));
-    log.info({ url, students: options.students ?? 50 }, 'sandbox listening');
+    log.debug({ url, students: core.school.studentIds().length, ...(kept ? { school: kept } : {}) }, 'sandbox listening');
   };
 
   const stop = async (): Promise<void> => {
@@ -74,6 +80,8 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     await warming;
     await core.deliverer.stop();
     if (app) await closeBounded(app, STOP_GRACE_MS);
+    // After the deliverer: the deliveries it cut short are kept as under way.
+    await keeper?.flush();
     await dispatcher.close();
   };
 

@@ -4,9 +4,17 @@ import { generateSchool, type School } from './seed-data.js';
 import type { Student, User } from './types.js';
 import { studentView, userView, type StudentRow, type UserRow } from './views.js';
 
+/** What the sandbox's document keeps of the school: every row, and the next ids to give. */
+export interface SchoolRows {
+  students: StudentRow[];
+  users: UserRow[];
+  counters: SchoolState['counters'];
+}
+
 /**
  * The sandbox's students and users: rows kept in ascending id order (new ids are always the highest,
- * so inserts append), maps by id, and cached list bodies invalidated on every change.
+ * so inserts append), maps by id, and cached list bodies invalidated on every change. `changed` is
+ * told of every change (the sandbox's document is written after it).
  */
 export class SchoolState {
   private readonly studentRows: StudentRow[];
@@ -18,14 +26,38 @@ export class SchoolState {
   readonly counters: Pick<School, 'nextStudentId' | 'nextUserId' | 'nextContactId'>;
   private readonly studentsCache = createListCache<StudentRow>('students', (row) => this.studentOf(row));
   private readonly usersCache = createListCache<UserRow>('users', (row) => userView(row, null));
+  changed: () => void = () => {};
 
   constructor(seed: number, count: number) {
     const school = generateSchool(seed, count);
     this.studentRows = school.students;
     this.userRows = school.users;
     this.counters = { nextStudentId: school.nextStudentId, nextUserId: school.nextUserId, nextContactId: school.nextContactId };
+    this.index();
+  }
+
+  private index(): void {
+    this.usersById.clear();
+    this.studentsById.clear();
+    this.studentByUserId.clear();
     for (const row of this.userRows) this.usersById.set(row.id, row);
     for (const row of this.studentRows) this.indexStudent(row);
+  }
+
+  /** The rows as they are now (live: whoever keeps them copies or serializes them at once). */
+  rows(): SchoolRows {
+    return { students: this.studentRows, users: this.userRows, counters: this.counters };
+  }
+
+  /** Takes over saved rows (a copy of them) in place of the seeded ones. */
+  restore(saved: SchoolRows): void {
+    const copy = structuredClone(saved);
+    replaceAll(this.studentRows, copy.students);
+    replaceAll(this.userRows, copy.users);
+    Object.assign(this.counters, copy.counters);
+    this.index();
+    this.studentsCache.invalidateFrom(0);
+    this.usersCache.invalidateFrom(0);
   }
 
   private indexStudent(row: StudentRow): void {
@@ -116,6 +148,7 @@ export class SchoolState {
       this.indexStudent(student);
       this.studentsCache.invalidate(this.studentRows.length - 1);
     }
+    this.changed();
   }
 
   /** Call after mutating a row in place: drops the cached chunks that show it. */
@@ -123,10 +156,12 @@ export class SchoolState {
     this.usersCache.invalidate(indexOf(this.userRows, id));
     const studentId = this.studentByUserId.get(id);
     if (studentId !== undefined) this.touchStudent(studentId);
+    this.changed();
   }
 
   touchStudent(id: number): void {
     this.studentsCache.invalidate(indexOf(this.studentRows, id));
+    this.changed();
   }
 
   removeStudent(id: number): void {
@@ -139,6 +174,7 @@ export class SchoolState {
       if (userId != null && this.studentByUserId.get(userId) === id) this.studentByUserId.delete(userId);
     }
     this.studentsCache.invalidateFrom(index);
+    this.changed();
   }
 
   removeUser(id: number): void {
@@ -148,7 +184,14 @@ export class SchoolState {
     this.usersById.delete(id);
     this.studentByUserId.delete(id);
     this.usersCache.invalidateFrom(index);
+    this.changed();
   }
+}
+
+/** In place, element by element (a spread of 100,000 rows would overflow the call stack). */
+function replaceAll<T>(target: T[], rows: readonly T[]): void {
+  target.length = 0;
+  for (const row of rows) target.push(row);
 }
 
 function assertAscending(rows: readonly { id: number }[], id: number): void {

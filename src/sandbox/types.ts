@@ -1,5 +1,7 @@
+import type { Adapter } from 'lowdb';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
+import type { SandboxDocument } from './document.js';
 
 /**
  * The public shape of the sandbox: a simulated API v2 upstream. Resource shapes follow
@@ -259,6 +261,8 @@ export interface SandboxOptions {
   retryTimeScale?: number;  // multiplies the delivery back-off schedule; 1 = real (up to 3 days); e.g. 0.0001 for tests
   deliveryTimeoutMs?: number; // per delivery attempt, default 10000
   activity?: false | { intervalMs: number }; // a living school: new students, edits, archivals, invoices
+  /** Where the school is kept between runs (document.ts); absent: nothing is kept. */
+  document?: Adapter<SandboxDocument>;
   clock?: Clock;            // from src/clock.ts, default systemClock
   log?: Logger;
 }

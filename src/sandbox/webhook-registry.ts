@@ -20,9 +20,17 @@ export interface WebhookRegistry {
   remove(id: number, now: string): DeletedWebhook | undefined;
   list(): Webhook[];
   forEvent(event: string): Webhook[];
+  /** Every registration, deleted ones too, and the next id (the sandbox's document). */
+  saved(): SavedWebhooks;
+  restore(saved: SavedWebhooks): void;
 }
 
-export function createWebhookRegistry(): WebhookRegistry {
+export interface SavedWebhooks {
+  nextId: number;
+  webhooks: (Webhook & { deletedAt: string | null })[];
+}
+
+export function createWebhookRegistry(changed: () => void = () => {}): WebhookRegistry {
   const webhooks: (Webhook & { deletedAt: string | null })[] = [];
   let nextId = 1;
   const view = ({ id, event, callbackUrl, createdAt, updatedAt }: Webhook): Webhook => ({ id, event, callbackUrl, createdAt, updatedAt });
@@ -32,6 +40,7 @@ export function createWebhookRegistry(): WebhookRegistry {
     register(event, callbackUrl, now) {
       const webhook = { id: nextId++, event, callbackUrl, createdAt: now, updatedAt: now, deletedAt: null };
       webhooks.push(webhook);
+      changed();
       return view(webhook);
     },
     remove(id, now) {
@@ -39,9 +48,16 @@ export function createWebhookRegistry(): WebhookRegistry {
       if (!webhook) return undefined;
       webhook.deletedAt = now;
       webhook.updatedAt = now;
+      changed();
       return { id, isDeleted: true, deletedAt: now };
     },
     list: () => live().map(view),
     forEvent: (event) => live().filter((webhook) => webhook.event === event).map(view),
+    saved: () => ({ nextId, webhooks }),
+    restore(saved) {
+      webhooks.length = 0;
+      webhooks.push(...structuredClone(saved.webhooks));
+      nextId = saved.nextId;
+    },
   };
 }

@@ -33,8 +33,11 @@ export interface Store extends Component {
   health(): StoreHealth;
   /** Told when health changes (the intake's 503s, /readyz). */
   onHealth(listener: (health: StoreHealth) => void): () => void;
-  /** Where this replica's HTTP server (and admin API) answers, for the CLI and the other replicas. */
-  advertise(url: string): Promise<void>;
+  /**
+   * Where this replica's HTTP server (and admin API) answers, for the CLI and the other replicas;
+   * and its embedded sandbox, if it runs one, for the CLI beside it.
+   */
+  advertise(url: string, sandboxUrl?: string): Promise<void>;
 }
 
 export type StoreHealth = { ok: true } | { ok: false; reason: string; since: number };

@@ -44,7 +44,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       return value;
     } catch (error) {
       if (!(error instanceof BridgeError) || error.code !== 'upstream.aborted') {
-        last = { ok: !isContactFailure(error), at: clock.now(), error: describeError(error) };
+        last = { ok: !isContactFailure(error), at: clock.now(), error: describeError(error), ...(error instanceof BridgeError ? { code: error.code } : {}) };
       }
       throw error;
     }

@@ -121,6 +121,8 @@ export interface LastContact {
   /** Epoch ms (clock.now()) when the call finished. */
   at: number;
   error?: string;
+  /** The failure's stable code (`upstream.auth`: the credentials are refused). */
+  code?: string;
 }
 
 export interface UpstreamClient {

@@ -97,7 +97,8 @@ export function createEventOperator(options: OperatorOptions): EventOperator {
   };
 }
 
-function summarize(entry: QuarantineEntry): QuarantineSummary {
+/** A quarantined delivery as `events quarantine list` shows it. */
+export function summarize(entry: QuarantineEntry): QuarantineSummary {
   const signedMs = entry.timestamp > 1e11 ? entry.timestamp : entry.timestamp * 1000;
   const signed = new Date(signedMs);
   return {

@@ -29,7 +29,7 @@ export async function reconcileWebhooks(
   if (options.dryRun) return result;
   for (const event of plan.create) {
     const webhook = await api.registerWebhook(event, wanted.callbackUrl, opts);
-    options.log?.info({ id: webhook.id, event, callbackUrl: wanted.callbackUrl }, 'webhook registered');
+    options.log?.info({ id: webhook.id, event, callbackUrl: wanted.callbackUrl }, `webhook registered: ${event} → ${wanted.callbackUrl}`);
     result.created.push(webhook);
   }
   for (const { webhook, why } of plan.delete) {

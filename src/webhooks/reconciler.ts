@@ -106,7 +106,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     for (let attempts = 1; !signal.aborted; attempts++) {
       try {
         const result = await reconcile({ signal });
-        log.info({ created: result.created.length, deleted: result.deleted.length, kept: result.plan.keep.length }, 'webhook registrations converged');
+        log.info({ created: result.created.length, deleted: result.deleted.length, kept: result.plan.keep.length }, `webhook registrations converged: ${result.created.length} created, ${result.deleted.length} deleted, ${result.plan.keep.length} kept`);
         return;
       } catch (error) {
         if (signal.aborted) return;

@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
 import { stringify } from 'yaml';
-import { maskSecrets } from '../../config/index.js';
+import { maskSecrets, type LoadedConfig } from '../../config/index.js';
 import { isBridgeError } from '../../errors.js';
 import { CliExit } from '../errors.js';
-import { globalOptions, loadCliConfig } from '../context.js';
+import { runConnectChecks } from '../connect-checks.js';
+import { embeddedHolder, globalOptions, loadCliConfig } from '../context.js';
 
 export function registerConfigCommand(program: Command): void {
   const config = program.command('config').description('inspect the configuration');
@@ -11,14 +12,24 @@ export function registerConfigCommand(program: Command): void {
     .command('check')
     .description('validate the config; print it resolved, with defaults and secrets masked (exit 0), or the errors (exit 2)')
     .option('--json', 'print JSON instead of YAML')
-    .action((options: { json?: boolean }, command: Command) => {
+    .option('--connect', 'also reach the store, the upstream (with the credentials) and every connector\'s target; exit 1 if any fails')
+    .action(async (options: { json?: boolean; connect?: boolean }, command: Command) => {
+      let loaded: LoadedConfig;
       try {
-        const { file, config: resolved } = loadCliConfig(globalOptions(command));
-        const masked = maskSecrets(resolved);
-        process.stdout.write(options.json ? `${JSON.stringify(masked, null, 2)}\n` : `# ${file}: valid\n${stringify(masked)}`);
+        loaded = loadCliConfig(globalOptions(command));
       } catch (error) {
         if (isBridgeError(error) && error.code.startsWith('config.')) throw new CliExit(2, error.message);
         throw error;
       }
+      const masked = maskSecrets(loaded.config);
+      if (!options.connect) {
+        process.stdout.write(options.json ? `${JSON.stringify(masked, null, 2)}\n` : `# ${loaded.file}: valid\n${stringify(masked)}`);
+        return;
+      }
+      const checks = await runConnectChecks(loaded.config, await embeddedHolder(loaded.config));
+      if (options.json) process.stdout.write(`${JSON.stringify({ file: loaded.file, checks }, null, 2)}\n`);
+      else process.stdout.write(`# ${loaded.file}: valid\n${checks.map((c) => `${c.ok ? 'ok  ' : 'FAIL'}  ${c.item}: ${c.detail}`).join('\n')}\n`);
+      const failed = checks.filter((c) => !c.ok).length;
+      if (failed > 0) throw new CliExit(1, `${failed} of ${checks.length} checks failed`);
     });
 }

@@ -1,13 +1,10 @@
 import type { Command } from 'commander';
-import { pino } from 'pino';
 import type { App } from '../../app.js';
-import { formatDeliveries } from '../../outbox/index.js';
-import { openStore, type DeliveryFilter, type ListedDelivery } from '../../store/index.js';
+import { formatDeliveries, RETRY_WAIT_MS, retryAndReport, type RetryReport, type RetryTarget } from '../../outbox/index.js';
+import type { DeliveryFilter, ListedDelivery } from '../../store/index.js';
+import { withReadableStore } from '../beside-daemon.js';
 import { CliExit } from '../errors.js';
-import { awaitDeliveries, callAdmin, embeddedHolder, globalOptions, loadCliConfig, runOneShot } from '../context.js';
-
-/** How long `deliveries retry` waits for the retried deliveries before it gives up (they stay queued). */
-const RETRY_WAIT_MS = 120_000;
+import { callAdmin, embeddedHolder, globalOptions, loadCliConfig, runOneShot } from '../context.js';
 
 interface ListOptions {
   state?: string;
@@ -44,13 +41,11 @@ export function registerDeliveriesCommand(program: Command): void {
     .action(async (id: string | undefined, options: RetryOptions, command: Command) => {
       if (!id === !options.allDead) throw new CliExit(1, 'name one delivery id, or pass --all-dead');
       const body = id ? { id } : { allDead: true as const, ...(options.connector ? { connector: options.connector } : {}) };
+      // In-process or through the daemon, the same report: each retried delivery's next outcome.
       const report = await runOneShot(
         command,
         (app) => retryHere(app, body),
-        async (call) => {
-          const answer = (await call('/admin/deliveries/retry', body)) as { retried: string[] };
-          return { retried: answer.retried, delivered: [], failed: [], viaDaemon: true };
-        },
+        async (call) => (await call('/admin/deliveries/retry', body)) as RetryReport,
       );
       printRetry(report, Boolean(options.json));
     });
@@ -63,53 +58,30 @@ function parseFilter(options: ListOptions): DeliveryFilter {
   return { ...(options.state ? { state: options.state } : {}), ...(options.connector ? { connector: options.connector } : {}) };
 }
 
-/** Read-only: straight from the store (no delivery starts), or from the daemon that holds the embedded one. */
+/**
+ * Read-only: straight from the store (no delivery starts). Beside a daemon holding the embedded
+ * store: from the daemon with an admin token (it knows which are in flight), else read beside it.
+ */
 async function listDeliveries(command: Command, filter: DeliveryFilter): Promise<ListedDelivery[]> {
   const { config } = loadCliConfig(globalOptions(command));
   const holder = await embeddedHolder(config);
-  if (holder) {
-    const token = config.server.adminToken;
-    if (!token) throw new CliExit(1, `a daemon (pid ${holder.pid}) holds the store ${config.store.dir}; set server.adminToken so this command can ask it`);
+  const token = config.server.adminToken;
+  if (holder && token) {
     const answer = (await callAdmin(holder, token, '/admin/deliveries/list', filter)) as { deliveries: ListedDelivery[] };
     return answer.deliveries;
   }
-  const store = openStore(config.store, pino({ level: 'silent' }));
-  await store.start();
-  try {
-    return await store.outbox.list(filter);
-  } finally {
-    await store.stop();
-  }
+  return withReadableStore(config, holder, (store) => store.outbox.list(filter));
 }
 
-interface RetryReport {
-  retried: string[];
-  delivered: string[];
-  failed: { id: string; status: string; lastError?: string }[];
-  viaDaemon?: boolean;
-}
-
-async function retryHere(app: App, body: { id: string } | { allDead: true; connector?: string }): Promise<RetryReport> {
-  let retried: string[];
-  if ('id' in body) {
-    const entry = await app.outbox.retry(body.id);
-    if (!entry) throw new CliExit(1, `no delivery "${body.id}" (see: schoolbridge deliveries list)`);
-    retried = [entry.id];
-  } else retried = await app.outbox.retryAllDead(body.connector);
-  await awaitDeliveries(app, RETRY_WAIT_MS);
-  const report: RetryReport = { retried, delivered: [], failed: [] };
-  for (const id of retried) {
-    const delivery = await app.outbox.get(id);
-    if (!delivery) report.delivered.push(id);
-    else report.failed.push({ id, status: delivery.status, ...(delivery.lastError ? { lastError: delivery.lastError } : {}) });
-  }
+async function retryHere(app: App, target: RetryTarget): Promise<RetryReport> {
+  const report = await retryAndReport(app.outbox, target, RETRY_WAIT_MS);
+  if (!report) throw new CliExit(1, `no delivery "${'id' in target ? target.id : ''}" (see: schoolbridge deliveries list)`);
   return report;
 }
 
 function printRetry(report: RetryReport, json: boolean): void {
   if (json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else if (report.retried.length === 0) process.stdout.write('no dead deliveries\n');
-  else if (report.viaDaemon) process.stdout.write(`the daemon retries ${report.retried.length}: ${report.retried.join(', ')}\n`);
   else {
     for (const id of report.delivered) process.stdout.write(`delivered  ${id}\n`);
     for (const f of report.failed) process.stdout.write(`${f.status.padEnd(9)}  ${f.id}${f.lastError ? `  (${f.lastError})` : ''}\n`);

@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
+import { registerCompletionCommand } from './completion.js';
 import { registerConfigCommand } from './config-check.js';
 import { registerDeliveriesCommand } from './deliveries.js';
 import { registerEventsCommand } from './events.js';
 import { registerExportCommand } from './export.js';
+import { registerResyncCommand } from './resync.js';
 import { registerSandboxCommand } from './sandbox.js';
 import { registerStartCommand } from './start.js';
 import { registerSyncCommand } from './sync.js';
@@ -20,4 +22,6 @@ export const commandRegistrations: ((program: Command) => void)[] = [
   registerDeliveriesCommand,
   registerSyncCommand,
   registerExportCommand,
+  registerResyncCommand,
+  registerCompletionCommand,
 ];

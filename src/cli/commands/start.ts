@@ -1,6 +1,9 @@
 import type { Command } from 'commander';
-import { createApp } from '../../app.js';
+import type { Logger } from 'pino';
+import { createApp, type App } from '../../app.js';
+import { createDeliveryReport } from '../../outbox/delivery-report.js';
 import { cliLogger, globalOptions, loadCliConfig } from '../context.js';
+import { checkStoreDir, explainFsError } from '../explain.js';
 
 /** How long SIGTERM may take before we exit anyway (README "Commands": ≤ 10 s). */
 const STOP_DEADLINE_MS = 9_500;
@@ -13,39 +16,64 @@ export function registerStartCommand(program: Command): void {
       const globals = globalOptions(command);
       const loaded = loadCliConfig(globals);
       const log = cliLogger(loaded, globals);
-      const app = await createApp({ config: loaded.config, log, mode: 'daemon' });
-      await app.start();
+      await checkStoreDir(loaded.config);
+      // The handlers go in before anything starts: the server listens during app.start(), and a
+      // SIGTERM then (docker stop, npm passing it on) must stop the daemon cleanly, not kill it.
+      const stop = stopSignal(log);
+      let app: App;
+      try {
+        app = await createApp({ config: loaded.config, log, mode: 'daemon' });
+        await app.start();
+      } catch (error) {
+        stop.dispose();
+        throw explainFsError(error, loaded.config);
+      }
+      const deliveries = createDeliveryReport({ outbox: app.outbox, log: log.child({ component: 'outbox' }) });
       const adminUrl = app.server?.url;
-      if (adminUrl) await app.store.advertise(adminUrl);
-      log.info({ config: loaded.file, url: adminUrl, callbackUrl: app.callbackUrl() }, 'schoolbridge started');
+      if (adminUrl) await app.store.advertise(adminUrl, app.sandbox?.url);
+      log.info({ config: loaded.file, url: adminUrl, callbackUrl: app.callbackUrl() }, `schoolbridge is running: status page ${adminUrl}/`);
 
-      await new Promise<void>((resolve) => {
-        let stopping = false;
-        const onSignal = (signal: NodeJS.Signals) => {
-          if (stopping) {
-            log.warn({ signal }, 'second signal: exiting now');
-            process.exit(1);
-          }
-          stopping = true;
-          log.info({ signal }, 'stopping');
-          const deadline = setTimeout(() => {
-            log.error('stop took too long; exiting');
-            process.exit(1);
-          }, STOP_DEADLINE_MS);
-          deadline.unref();
-          app.stop().then(
-            () => {
-              log.info('stopped');
-              resolve();
-            },
-            (error: unknown) => {
-              log.error({ err: error }, 'stop failed');
-              resolve();
-            },
-          );
-        };
-        process.once('SIGTERM', onSignal);
-        process.once('SIGINT', onSignal);
-      });
+      await stop.signalled;
+      try {
+        await app.stop();
+        deliveries.stop();
+        log.info('stopped');
+      } catch (error) {
+        log.error({ err: error }, 'stop failed');
+      }
     });
+}
+
+/**
+ * `signalled` resolves at the first SIGTERM or SIGINT, and from then on the stop is bounded: a
+ * second signal, or STOP_DEADLINE_MS, exits at once with 1. `dispose` gives the signals back to
+ * Node.js (a start that failed must not outlive them).
+ */
+function stopSignal(log: Logger): { signalled: Promise<NodeJS.Signals>; dispose(): void } {
+  let stopping = false;
+  let resolve!: (signal: NodeJS.Signals) => void;
+  const signalled = new Promise<NodeJS.Signals>((done) => (resolve = done));
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal }, 'stopping');
+    const deadline = setTimeout(() => {
+      log.error('stop took too long; exiting');
+      process.exit(1);
+    }, STOP_DEADLINE_MS);
+    deadline.unref();
+    resolve(signal);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return {
+    signalled,
+    dispose() {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+    },
+  };
 }

@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import type { CycleResult } from '../../poll/index.js';
 import { cycleJson, formatChange, formatCycle } from '../../poll/format.js';
 import { dryRunCycle } from '../../poll/dry-run.js';
-import { awaitDeliveries, callAdmin, embeddedHolder, globalOptions, loadCliConfig, runOneShot } from '../context.js';
+import { dryRunBesideDaemon } from '../beside-daemon.js';
+import { awaitDeliveries, callAdmin, cliLogger, embeddedHolder, globalOptions, loadCliConfig, runOneShot } from '../context.js';
 import { CliExit } from '../errors.js';
 import { withProgress } from '../progress.js';
 
@@ -41,13 +42,18 @@ async function realRun(command: Command): Promise<CycleResult & { pendingDeliver
   );
 }
 
-/** A dry run reads the real snapshot (or asks the daemon that holds it) and commits nothing. */
+/**
+ * A dry run reads the real snapshot and commits nothing: beside a daemon holding the embedded store,
+ * it asks the daemon when there is an admin token, and otherwise reads the store beside it.
+ */
 async function dryRun(command: Command): Promise<CycleResult> {
-  const { config } = loadCliConfig(globalOptions(command));
+  const globals = globalOptions(command);
+  const loaded = loadCliConfig(globals);
+  const { config } = loaded;
   const holder = await embeddedHolder(config);
   if (holder) {
     const token = config.server.adminToken;
-    if (!token) throw new CliExit(1, `a daemon (pid ${holder.pid}) holds the store ${config.store.dir}; set server.adminToken so sync --dry-run can ask it`);
+    if (!token) return dryRunBesideDaemon(config, holder, cliLogger(loaded, { ...globals, quiet: true }));
     const answer = (await callAdmin(holder, token, '/admin/sync', { dryRun: true })) as CycleResult;
     if (answer.dryRun !== true) throw new CliExit(1, 'the daemon does not support dry runs and ran a real cycle');
     return answer;

@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import Database from 'better-sqlite3';
+import { openDatabase, pragma } from './handles.js';
 
 /**
  * The checkpointer: a connection of its own, in a thread of its own, that copies the WAL back into
@@ -11,9 +11,9 @@ const port = parentPort;
 if (!port) throw new Error('checkpoint-thread.ts runs only as a worker thread');
 const { file, intervalMs, restartFrames } = workerData as { file: string; intervalMs: number; restartFrames: number };
 
-const db = new Database(file, { fileMustExist: true });
-db.pragma('synchronous = FULL');
-db.pragma('cache_size = -2000');
+const db = openDatabase(file, { fileMustExist: true });
+pragma(db, 'synchronous = FULL');
+pragma(db, 'cache_size = -2000');
 
 interface Checkpoint {
   busy: number;
@@ -26,7 +26,7 @@ let paused = false;
 const timer = setInterval(() => {
   if (paused) return;
   try {
-    const [done] = db.pragma('wal_checkpoint(PASSIVE)') as Checkpoint[];
+    const [done] = pragma(db, 'wal_checkpoint(PASSIVE)') as Checkpoint[];
     if (done && done.log >= restartFrames && done.checkpointed === done.log) {
       paused = true;
       port.postMessage({ t: 'restart' });

@@ -1,5 +1,6 @@
 import { Worker, parentPort } from 'node:worker_threads';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openDatabase, pragma } from './handles.js';
 import { leasesOf } from './leases.js';
 import { BULK, operations, type OperationName, type Operations, type Self } from './operations.js';
 import { migrate } from './schema.js';
@@ -40,13 +41,13 @@ let checkpointer: Worker | undefined;
 let restartDue = false;
 
 function open(file: string, self: Self): void {
-  db = new Database(file);
-  db.pragma('journal_mode = WAL');
+  db = openDatabase(file);
+  pragma(db, 'journal_mode = WAL');
   // Each commit is on disk when it returns (the WAL is fsync'd): a webhook is acknowledged after it.
-  db.pragma('synchronous = FULL');
-  db.pragma('busy_timeout = 5000');
-  db.pragma('cache_size = -16000');
-  db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
+  pragma(db, 'synchronous = FULL');
+  pragma(db, 'busy_timeout = 5000');
+  pragma(db, 'cache_size = -16000');
+  pragma(db, `journal_size_limit = ${WAL_SIZE_LIMIT}`);
   migrate(db);
   ops = operations(self);
   startCheckpointer(file);
@@ -55,7 +56,7 @@ function open(file: string, self: Self): void {
 /** Checkpoints move to their own thread (checkpoint-thread.ts); if it dies, SQLite's own come back. */
 function startCheckpointer(file: string): void {
   const conn = db!;
-  conn.pragma('wal_autocheckpoint = 0');
+  pragma(conn, 'wal_autocheckpoint = 0');
   const worker = new Worker(new URL('./checkpoint-thread-boot.mjs', import.meta.url), { workerData: { file, intervalMs: CHECKPOINT_INTERVAL_MS, restartFrames: RESTART_FRAMES } });
   worker.unref();
   worker.on('error', () => {});
@@ -65,7 +66,7 @@ function startCheckpointer(file: string): void {
     schedule();
   });
   worker.on('exit', () => {
-    if (checkpointer === worker && db === conn) conn.pragma('wal_autocheckpoint = 1000');
+    if (checkpointer === worker && db === conn) pragma(conn, 'wal_autocheckpoint = 1000');
     if (checkpointer === worker) checkpointer = undefined;
   });
   checkpointer = worker;
@@ -82,12 +83,12 @@ function startCheckpointer(file: string): void {
 function restartWal(conn: Database.Database): void {
   restartDue = false;
   try {
-    conn.pragma('busy_timeout = 0');
-    conn.pragma('wal_checkpoint(RESTART)');
+    pragma(conn, 'busy_timeout = 0');
+    pragma(conn, 'wal_checkpoint(RESTART)');
   } catch {
     // the checkpointer goes on; the next round tries again
   } finally {
-    conn.pragma('busy_timeout = 5000');
+    pragma(conn, 'busy_timeout = 5000');
     checkpointer?.postMessage({ t: 'resume' });
   }
 }

@@ -1,8 +1,9 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { BridgeError } from '../../errors.js';
+import { openDatabase, pragma } from './handles.js';
 
 /**
  * One process holds an embedded store at a time. The lock is an exclusive SQLite transaction held
@@ -17,6 +18,8 @@ export interface LockInfo {
   startedAt: string;
   /** Where the holding daemon's admin API answers, once its server listens. */
   adminUrl?: string;
+  /** Where its embedded sandbox answers, for commands that talk to the upstream beside it. */
+  sandboxUrl?: string;
 }
 
 export interface HeldLock {
@@ -28,10 +31,10 @@ const LOCK_FILE = 'schoolbridge.lock';
 const HOLDER_FILE = 'schoolbridge.holder.json';
 
 function tryLock(dir: string): Database.Database | undefined {
-  const db = new Database(path.join(dir, LOCK_FILE), { timeout: 0 });
+  const db = openDatabase(path.join(dir, LOCK_FILE), { timeout: 0 });
   try {
-    db.pragma('locking_mode = EXCLUSIVE');
-    db.pragma('journal_mode = MEMORY');
+    pragma(db, 'locking_mode = EXCLUSIVE');
+    pragma(db, 'journal_mode = MEMORY');
     db.exec('BEGIN EXCLUSIVE');
     return db;
   } catch (error) {

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { BridgeError } from '../../errors.js';
 import { SNAPSHOT_STREAMS } from '../tables.js';
+import { pragma, pragmaValue } from './handles.js';
 
 /**
  * The SQLite schema, one migration per version (`PRAGMA user_version` holds the last one applied).
@@ -54,7 +55,7 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** Brings the database to SCHEMA_VERSION; a newer database (a downgrade) is refused. */
 export function migrate(db: Database.Database): void {
-  const current = db.pragma('user_version', { simple: true }) as number;
+  const current = pragmaValue(db, 'user_version') as number;
   if (current > SCHEMA_VERSION) {
     throw new BridgeError(
       'store.schema_newer',
@@ -64,7 +65,7 @@ export function migrate(db: Database.Database): void {
   for (let version = current; version < SCHEMA_VERSION; version++) {
     db.transaction(() => {
       db.exec(MIGRATIONS[version]!);
-      db.pragma(`user_version = ${version + 1}`);
+      pragma(db, `user_version = ${version + 1}`);
     })();
   }
 }

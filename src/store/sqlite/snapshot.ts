@@ -4,7 +4,7 @@ import { CHAIN_LENGTH, snapshotTable } from '../tables.js';
 import { enqueue, keepCreatedTexts } from './enqueue.js';
 import { createRanges, createdPending } from './ranges.js';
 import { putState } from './state.js';
-import { forgetStatements, sql } from './statements.js';
+import { sql } from './statements.js';
 
 /**
  * The poll snapshot on SQLite: a table per stream keyed by the record id (the rowid, so rows are kept
@@ -74,7 +74,6 @@ export function begin(db: Db, stream: SnapshotStream, kind: 'fresh' | 'changes')
 
 export function discard(db: Db, stream: SnapshotStream): void {
   db.exec(`DROP TABLE IF EXISTS ${snapshotTable(stream, 'next')}; DROP TABLE IF EXISTS ${snapshotTable(stream, 'changes')}`);
-  forgetStatements(db);
 }
 
 export function stageFresh(db: Db, stream: SnapshotStream, fresh: FreshRows): void {
@@ -101,7 +100,6 @@ export function applyFresh(db: Db, stream: SnapshotStream, state: StatePatch, cr
   // Counted as staged: count(*) would read the whole new table, holding every other call meanwhile.
   const { n } = sql(db, 'SELECT staged AS n FROM snapshot_meta WHERE stream = ?').get(stream) as { n: number };
   db.exec(`DROP TABLE ${snapshotTable(stream)}; ALTER TABLE ${next} RENAME TO ${snapshotTable(stream)}`);
-  forgetStatements(db);
   if (created) createRanges(db, stream, n, created.detectedAt, created.connectors, created.now);
   bumpVersion(db, stream, n);
   putState(db, state);

@@ -183,9 +183,9 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     },
     health: () => (state === 'open' ? health.current() : { ok: false, reason: 'store not open', since: self.startedAt }),
     onHealth: (listener) => health.on(listener),
-    async advertise(at) {
+    async advertise(at, sandboxUrl) {
       url = at;
-      await lock?.update({ adminUrl: at });
+      await lock?.update({ adminUrl: at, ...(sandboxUrl ? { sandboxUrl } : {}) });
       await store.replicas.beat(clock.now(), at);
     },
     async start() {

@@ -1,0 +1,76 @@
+import { pino, type Logger } from 'pino';
+import { Registry } from 'prom-client';
+import { Agent } from 'undici';
+import { systemClock } from '../clock.js';
+import type { Config } from '../config/index.js';
+import { createPoller, type CycleResult, type OutboxPort } from '../poll/index.js';
+import { openStore, type InboxStore, type LockInfo, type OutboxStore } from '../store/index.js';
+import { openStoreReader } from '../store/sqlite/reader.js';
+import { createUpstream } from '../upstream-part.js';
+import { CliExit } from './errors.js';
+
+/**
+ * Read-only commands beside a daemon that holds the embedded store, with no admin token: they read
+ * the database file (read-only, beside the writer) and talk to the daemon's own sandbox, whose
+ * address its holder file gives. Nothing here writes the store or delivers.
+ */
+export interface ReadableStore {
+  inbox: Pick<InboxStore, 'quarantined'>;
+  outbox: Pick<OutboxStore, 'list'>;
+}
+
+/** The store as a read-only command reads it: beside the daemon that holds it, or opened for the command. */
+export async function withReadableStore<T>(config: Config, holder: LockInfo | undefined, work: (store: ReadableStore) => Promise<T>): Promise<T> {
+  if (holder) {
+    const reader = openStoreReader(config.store.dir);
+    try {
+      return await work(reader);
+    } finally {
+      reader.close();
+    }
+  }
+  const store = openStore(config.store, pino({ level: 'silent' }));
+  await store.start();
+  try {
+    return await work(store);
+  } finally {
+    await store.stop();
+  }
+}
+
+/** The daemon's sandbox, when the upstream is the embedded one; it must have said where it answers. */
+export function daemonSandbox(config: Config, holder: LockInfo | undefined): string | undefined {
+  if (!holder || config.upstream.baseUrl !== 'sandbox') return undefined;
+  if (holder.sandboxUrl) return holder.sandboxUrl;
+  throw new CliExit(1, `the daemon (pid ${holder.pid}) holding ${config.store.dir} does not say where its sandbox answers; stop it and start it again with this version`);
+}
+
+/** A dry run's outbox: it commits nothing, so nothing is enqueued or woken. */
+const NOTHING_DELIVERED: OutboxPort = {
+  subscribers: () => [],
+  enqueue: async () => 0,
+  notify: () => {},
+  holdDeliveries: () => () => {},
+};
+
+/** `sync --dry-run` beside the daemon: the upstream (its sandbox) against the snapshot it keeps. */
+export async function dryRunBesideDaemon(config: Config, holder: LockInfo, log: Logger): Promise<CycleResult> {
+  const sandboxUrl = daemonSandbox(config, holder);
+  const reader = openStoreReader(config.store.dir);
+  const dispatcher = new Agent({ connect: { timeout: config.upstream.connectTimeoutMs } });
+  try {
+    const { upstream } = await createUpstream(config, { clock: systemClock, dispatcher, log, mode: 'oneshot', sandboxUrl });
+    const poller = createPoller({
+      store: reader, upstream, outbox: NOTHING_DELIVERED, poll: config.poll, log: log.child({ component: 'poll' }), metrics: new Registry(),
+    });
+    await poller.start();
+    try {
+      return await poller.runCycle({ dryRun: true, trigger: 'cli' });
+    } finally {
+      await poller.stop();
+    }
+  } finally {
+    reader.close();
+    await dispatcher.close().catch(() => {});
+  }
+}

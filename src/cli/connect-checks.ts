@@ -1,0 +1,104 @@
+import { mkdir, unlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import pg from 'pg';
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import { Agent, type Dispatcher } from 'undici';
+import { systemClock } from '../clock.js';
+import type { Config } from '../config/index.js';
+import { maskSecrets } from '../config/index.js';
+import { createConnectorInstances } from '../outbox/index.js';
+import { describeError, isBridgeError } from '../errors.js';
+import type { LockInfo } from '../store/index.js';
+import { createUpstream } from '../upstream-part.js';
+import { explainFsError } from './explain.js';
+
+/**
+ * `config check --connect`: what the daemon needs from the world, tried now, each item on its own —
+ * the store, the upstream with the configured credentials, and each connector's target (the same
+ * checks the daemon runs for /readyz). Each says ok, or what is wrong and which key fixes it.
+ */
+export interface ConnectCheck {
+  item: string;
+  ok: boolean;
+  detail: string;
+}
+
+const CONNECT_TIMEOUT_MS = 10_000;
+
+export async function runConnectChecks(config: Config, holder: LockInfo | undefined): Promise<ConnectCheck[]> {
+  const dispatcher = new Agent({ connect: { timeout: config.upstream.connectTimeoutMs } });
+  try {
+    return [await checkStore(config), await checkUpstream(config, holder, dispatcher), ...(await checkConnectors(config, dispatcher))];
+  } finally {
+    await dispatcher.close().catch(() => {});
+  }
+}
+
+async function checkStore(config: Config): Promise<ConnectCheck> {
+  if (config.store.driver === 'postgres') {
+    const where = String(maskSecrets(config.store.url));
+    const client = new pg.Client({ connectionString: config.store.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+    try {
+      await client.connect();
+      const { rows } = await client.query<{ server_version: string }>('SHOW server_version');
+      return { item: 'store', ok: true, detail: `PostgreSQL ${rows[0]?.server_version ?? ''} at ${where} answers` };
+    } catch (error) {
+      return { item: 'store', ok: false, detail: `cannot use the database at ${where}: ${describeError(error)}; fix store.url (DATABASE_URL in the examples)` };
+    } finally {
+      await client.end().catch(() => {});
+    }
+  }
+  // A file written and removed: it also fails on a read-only file system, which a mode check misses.
+  const probe = path.join(config.store.dir, `.write-check-${process.pid}`);
+  try {
+    await mkdir(config.store.dir, { recursive: true });
+    await writeFile(probe, '');
+    await unlink(probe);
+    return { item: 'store', ok: true, detail: `store.dir ${config.store.dir} is writable` };
+  } catch (error) {
+    const explained = explainFsError(error, config);
+    return { item: 'store', ok: false, detail: isBridgeError(explained) ? explained.message : `store.dir ${config.store.dir}: ${describeError(error)}` };
+  }
+}
+
+async function checkUpstream(config: Config, holder: LockInfo | undefined, dispatcher: Dispatcher): Promise<ConnectCheck> {
+  const where = config.upstream.baseUrl === 'sandbox' ? (holder?.sandboxUrl ? `the daemon's sandbox ${holder.sandboxUrl}` : 'the embedded sandbox') : config.upstream.baseUrl;
+  const credentials = config.upstream.token ? 'upstream.token' : 'upstream.clientId and upstream.clientSecret';
+  let stop: (() => Promise<void>) | undefined;
+  try {
+    const log = pino({ level: 'silent' });
+    const { sandbox, upstream } = await createUpstream(config, { clock: systemClock, dispatcher, log, mode: 'oneshot', sandboxUrl: config.upstream.baseUrl === 'sandbox' ? holder?.sandboxUrl : undefined });
+    stop = sandbox ? () => sandbox.stop() : undefined;
+    const registrations = await upstream.listWebhooks();
+    return { item: 'upstream', ok: true, detail: `${where} accepts ${credentials} (${registrations.length} webhook registration${registrations.length === 1 ? '' : 's'})` };
+  } catch (error) {
+    const code = isBridgeError(error) ? error.code : '';
+    const fix =
+      code === 'upstream.auth' ? `it refuses the credentials: fix ${credentials}`
+      : code === 'upstream.network' || code === 'upstream.timeout' ? 'cannot reach it: fix upstream.baseUrl, or the network between'
+      : 'it answers, but not as API v2 does: is upstream.baseUrl the service\'s base URL?';
+    return { item: 'upstream', ok: false, detail: `${where}: ${fix} (${describeError(error)})` };
+  } finally {
+    await stop?.();
+  }
+}
+
+async function checkConnectors(config: Config, dispatcher: Dispatcher): Promise<ConnectCheck[]> {
+  const instances = createConnectorInstances(config.connectors);
+  const signal = AbortSignal.timeout(CONNECT_TIMEOUT_MS * 3);
+  return Promise.all(
+    instances.map(async (instance, index) => {
+      const item = `connectors[${index}] ${instance.name} (${instance.connector.type})`;
+      const ctx = {
+        config: instance.config, dispatcher, clock: systemClock, log: pino({ level: 'silent' }), signal, metrics: new Registry(), cache: new Map(),
+      };
+      try {
+        const result = await instance.connector.check(ctx);
+        return { item, ok: result.ok, detail: result.ok ? 'ready' : result.reason };
+      } catch (error) {
+        return { item, ok: false, detail: describeError(error) };
+      }
+    }),
+  );
+}

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { configSchema } from '../config/index.js';
+import { BridgeError } from '../errors.js';
+import { explainFsError, keyOfPath } from './explain.js';
+
+const config = configSchema.parse({
+  store: { dir: '/data' },
+  connectors: [
+    { name: 'files', type: 'file', streams: ['students'], dir: '/data/out' },
+    { name: 'books', type: 'accounting', url: 'https://books.example', secret: 's', ledgerDir: '/srv/ledger' },
+  ],
+});
+const refused = (code: string, path: string) => Object.assign(new Error(`${code}: denied, open '${path}'`), { code, path });
+
+describe('a refused file system call names the config key that set the path', () => {
+  it.each([
+    ['/data/schoolbridge.lock', 'store.dir'],
+    ['/data', 'store.dir'],
+    ['/data/out/students.jsonl', 'connectors[0].dir'],
+    ['/data/out', 'connectors[0].dir'],
+    ['/srv/ledger/ledger-2026-11-22.csv', 'connectors[1].ledgerDir'],
+    ['/srv', 'connectors[1].ledgerDir'],
+    ['/etc/passwd', undefined],
+  ])('%s → %s', (path, key) => {
+    expect(keyOfPath(config, path)).toBe(key);
+  });
+
+  it('EACCES, EPERM and EROFS become config errors with the fix; others stay as they are', () => {
+    const explained = explainFsError(refused('EACCES', '/data/out'), config);
+    expect(explained).toBeInstanceOf(BridgeError);
+    expect((explained as BridgeError).code).toBe('fs.not_writable');
+    expect((explained as BridgeError).message).toMatch(/^connectors\[0\]\.dir: cannot write to \/data\/out: permission denied.*; make it writable for this user, or set connectors\[0\]\.dir to a directory that is$/);
+    expect((explainFsError(refused('EROFS', '/data'), config) as BridgeError).message).toMatch(/^store\.dir: cannot write to \/data: the file system is read-only/);
+    const other = refused('ENOSPC', '/data');
+    expect(explainFsError(other, config)).toBe(other);
+    const elsewhere = refused('EACCES', '/etc/passwd');
+    expect(explainFsError(elsewhere, config)).toBe(elsewhere);
+  });
+});

@@ -1,0 +1,83 @@
+import type { Delivery } from '../store/index.js';
+import type { Outbox } from './outbox.js';
+
+/** What `deliveries retry` reports, in-process or through the daemon: it exits 1 unless all were delivered. */
+export interface RetryReport {
+  retried: string[];
+  delivered: string[];
+  failed: { id: string; status: string; lastError?: string }[];
+}
+
+export type RetryTarget = { id: string } | { allDead: true; connector?: string };
+
+/** How often the store is asked about retried deliveries another process may be making (PostgreSQL replicas). */
+const LOOK_EVERY_MS = 250;
+
+/**
+ * The outcome of a retried delivery's next attempt, as the store shows it: gone (delivered), or
+ * attempted and not in flight (failed again: due later, or dead). Undefined while it waits or runs.
+ * A retry sets the attempts back to 0, and a claim counts its attempt.
+ */
+function outcomeOf(delivery: Delivery | undefined, now: number): 'delivered' | 'failed' | undefined {
+  if (!delivery) return 'delivered';
+  const inFlight = delivery.status === 'active' || (delivery.leaseUntil !== undefined && delivery.leaseUntil > now);
+  return delivery.attempts > 0 && !inFlight ? 'failed' : undefined;
+}
+
+/**
+ * Retries, then waits (at most `waitMs`) for the next outcome of every retried delivery: delivered,
+ * or failed again. This process's outbox says so at once; one made by another process (a replica on
+ * the same database) shows in the store. One with no outcome within the wait counts as not
+ * delivered. Resolves with undefined when `target` names no delivery.
+ */
+export async function retryAndReport(outbox: Outbox, target: RetryTarget, waitMs: number): Promise<RetryReport | undefined> {
+  const outcomes = new Map<string, 'delivered' | 'failed'>();
+  let wake: () => void = () => {};
+  const seen = (id: string, outcome: 'delivered' | 'failed') => {
+    if (!outcomes.has(id)) outcomes.set(id, outcome);
+    wake();
+  };
+  const offs = [
+    outbox.on('delivered', ({ delivery }) => seen(delivery.id, 'delivered')),
+    outbox.on('retry', ({ delivery }) => seen(delivery.id, 'failed')),
+    outbox.on('dead', ({ delivery }) => seen(delivery.id, 'failed')),
+  ];
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    let retried: string[];
+    if ('id' in target) {
+      const entry = await outbox.retry(target.id);
+      if (!entry) return undefined;
+      retried = [entry.id];
+    } else retried = await outbox.retryAllDead(target.connector);
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      for (const id of retried) {
+        if (outcomes.has(id)) continue;
+        const outcome = outcomeOf(await outbox.get(id), Date.now());
+        if (outcome) outcomes.set(id, outcome);
+      }
+      const left = deadline - Date.now();
+      if (retried.every((id) => outcomes.has(id)) || left <= 0) break;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        timer = setTimeout(resolve, Math.min(LOOK_EVERY_MS, left));
+      });
+      clearTimeout(timer);
+    }
+    const report: RetryReport = { retried, delivered: [], failed: [] };
+    for (const id of retried) {
+      if (outcomes.get(id) === 'delivered') {
+        report.delivered.push(id);
+        continue;
+      }
+      const delivery = await outbox.get(id);
+      if (!delivery) report.delivered.push(id);
+      else report.failed.push({ id, status: delivery.status, ...(delivery.lastError ? { lastError: delivery.lastError } : {}) });
+    }
+    return report;
+  } finally {
+    clearTimeout(timer);
+    for (const off of offs) off();
+  }
+}

@@ -1,0 +1,92 @@
+import type { Adapter } from 'lowdb';
+import type { Logger } from 'pino';
+import type { SandboxCore } from './core.js';
+import type { SavedDelivery } from './deliveries.js';
+import type { SavedInvoices } from './invoices.js';
+import type { SchoolRows } from './school.js';
+import type { SavedWebhooks } from './webhook-registry.js';
+
+/**
+ * The simulated school as one JSON document (lowdb), so that a sandbox started again continues where
+ * the last one stopped: the same students and users with their changes, the invoices and the next
+ * ids, the webhook registrations, the deliveries still under way, and the random generator's place.
+ * The daemon keeps it at `store.dir/sandbox.json`; without an adapter nothing is kept.
+ *
+ * It is written after every change, one write at a time, the changes made meanwhile going into the
+ * next (lowdb's JSONFile writes a temporary file and renames it, so the file is always whole). A
+ * kill -9 loses at most the changes of the write under way.
+ */
+export const DOCUMENT_FORMAT = 1;
+
+export interface SandboxDocument {
+  format: typeof DOCUMENT_FORMAT;
+  /** What the school was generated from: another seed or size generates a new one. */
+  seed: number;
+  students: number;
+  random: number;
+  school: SchoolRows;
+  invoices: SavedInvoices;
+  webhooks: SavedWebhooks;
+  deliveries: SavedDelivery[];
+}
+
+export interface Origin {
+  seed: number;
+  students: number;
+}
+
+export function documentOf(core: SandboxCore, origin: Origin): SandboxDocument {
+  return {
+    format: DOCUMENT_FORMAT, ...origin, random: core.random.state(), school: core.school.rows(),
+    invoices: core.invoices.saved(), webhooks: core.webhooks.saved(), deliveries: core.deliverer.outstanding(),
+  };
+}
+
+export interface DocumentKeeper {
+  /** Restores a saved school made from the same origin, else saves the new one; says which. */
+  load(): Promise<'restored' | 'new' | 'replaced'>;
+  /** Resolves once every change so far is written. */
+  flush(): Promise<void>;
+}
+
+export function createDocumentKeeper(options: { adapter: Adapter<SandboxDocument>; core: SandboxCore; origin: Origin; log: Logger }): DocumentKeeper {
+  const { adapter, core, origin, log } = options;
+  let writing: Promise<void> | undefined;
+  let dirty = false;
+
+  const write = (): void => {
+    if (writing) {
+      dirty = true;
+      return;
+    }
+    dirty = false;
+    writing = adapter
+      .write(documentOf(core, origin))
+      .catch((error: unknown) => log.warn({ err: error }, 'the sandbox could not save its school; it tries again at the next change'))
+      .finally(() => {
+        writing = undefined;
+        if (dirty) write();
+      });
+  };
+
+  return {
+    async load() {
+      const saved = await adapter.read();
+      const same = saved?.format === DOCUMENT_FORMAT && saved.seed === origin.seed && saved.students === origin.students;
+      if (saved && same) {
+        core.school.restore(saved.school);
+        core.invoices.restore(saved.invoices);
+        core.webhooks.restore(saved.webhooks);
+        core.random.restore(saved.random);
+      }
+      core.events.on('changed', write);
+      if (saved && same) core.deliverer.resume(saved.deliveries);
+      else write();
+      if (saved && !same) log.info({ was: { seed: saved.seed, students: saved.students }, now: origin }, 'sandbox.seed or sandbox.students changed: the simulated school starts anew');
+      return saved ? (same ? 'restored' : 'replaced') : 'new';
+    },
+    async flush() {
+      while (writing) await writing;
+    },
+  };
+}

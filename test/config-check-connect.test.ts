@@ -1,0 +1,85 @@
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
+import { startAccountingReceiver, type AccountingReceiver } from './accounting-receiver.js';
+import { freePort } from './support/net.js';
+import { testDatabase } from './support/pg-database.js';
+import { tempDir } from './support/temp.js';
+
+/**
+ * `config check --connect` tries what the daemon needs, item by item: the store, the upstream with
+ * the configured credentials, each connector's target (the /readyz checks); exit 1 if any fails.
+ */
+const BIN = path.resolve('bin/schoolbridge.js');
+let dir: string;
+let cleanup: () => Promise<void>;
+let sandbox: Sandbox;
+let receiver: AccountingReceiver;
+
+beforeAll(async () => {
+  ({ dir, cleanup } = await tempDir('sb-connect-'));
+  sandbox = createSandbox({ students: 2, clientId: 'school-id', clientSecret: 'right-secret', log: pino({ level: 'silent' }) });
+  await sandbox.start();
+  receiver = await startAccountingReceiver();
+  await writeFile(path.join(dir, 'a-file'), 'in the way');
+});
+afterAll(async () => {
+  await sandbox?.stop();
+  await receiver?.close();
+  await cleanup?.();
+});
+
+async function check(name: string, lines: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const file = path.join(dir, `${name}.yaml`);
+  await writeFile(file, lines.join('\n'));
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, '-c', file, 'config', 'check', '--connect'], (error, stdout, stderr) =>
+      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+const upstream = (secret: string) => `upstream: { baseUrl: "${sandbox.url}", clientId: school-id, clientSecret: ${secret} }`;
+
+describe('config check --connect', () => {
+  it('says ok for each item a working setup has, and exits 0', async () => {
+    const url = await testDatabase('connect');
+    const result = await check('good', [
+      upstream('right-secret'),
+      `store: { driver: postgres, url: "${url}" }`,
+      'connectors:',
+      `  - { name: files, type: file, streams: [students], dir: ${JSON.stringify(path.join(dir, 'out'))} }`,
+      `  - { name: books, type: accounting, url: "${receiver.url}", secret: s, ledgerDir: ${JSON.stringify(path.join(dir, 'ledger'))} }`,
+    ]);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    const lines = result.stdout.trim().split('\n').slice(1);
+    expect(lines).toEqual([
+      expect.stringMatching(/^ok {4}store: PostgreSQL \S+ at postgres:\/\/.* answers$/),
+      `ok    upstream: ${sandbox.url} accepts upstream.clientId and upstream.clientSecret (0 webhook registrations)`,
+      'ok    connectors[0] files (file): ready',
+      'ok    connectors[1] books (accounting): ready',
+    ]);
+  });
+
+  it('names what fails and what fixes it, each item on its own, and exits 1', async () => {
+    const closed = await freePort();
+    const result = await check('bad', [
+      upstream('wrong-secret'),
+      `store: { driver: postgres, url: "postgres://nobody:secret@127.0.0.1:${closed}/none" }`,
+      'connectors:',
+      `  - { name: files, type: file, streams: [students], dir: ${JSON.stringify(path.join(dir, 'a-file', 'out'))} }`,
+      `  - { name: books, type: accounting, url: "http://127.0.0.1:${closed}/books", secret: s }`,
+    ]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('4 of 4 checks failed\n');
+    const lines = result.stdout.trim().split('\n').slice(1);
+    expect(lines[0]).toMatch(/^FAIL {2}store: cannot use the database at postgres:\/\/nobody:\*\*\*@127\.0\.0\.1:\d+\/none: .*; fix store\.url/);
+    expect(lines[0]).not.toContain('secret');
+    expect(lines[1]).toMatch(new RegExp(`^FAIL  upstream: ${sandbox.url}: it refuses the credentials: fix upstream\\.clientId and upstream\\.clientSecret \\(upstream\\.auth: `));
+    expect(lines[2]).toMatch(/^FAIL {2}connectors\[0\] files \(file\): cannot write to .*a-file\/out: .*; fix its permissions or this connector's dir$/);
+    expect(lines[3]).toMatch(/^FAIL {2}connectors\[1\] books \(accounting\): cannot reach http:\/\/127\.0\.0\.1:\d+: /);
+  });
+});

@@ -1,0 +1,21 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * A failing test fails the run: vitest with the project's config — the global setup that starts
+ * PostgreSQL included — exits 1 when a test fails, so `npm test` and CI cannot pass a failing suite.
+ */
+describe('the test run', () => {
+  it('exits 1 when a test fails', async () => {
+    const vitest = path.resolve('node_modules/vitest/vitest.mjs');
+    const { FORCE_COLOR: _color, ...env } = process.env;
+    const run = await new Promise<{ code: number | null; output: string }>((resolve) => {
+      execFile(process.execPath, [vitest, 'run', '--config', 'test/fixtures/exit-code/vitest.config.ts'], { env: { ...env, CI: 'true', NO_COLOR: '1' } }, (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, output: stdout + stderr }),
+      );
+    });
+    expect(run.output).toMatch(/Tests +1 failed/);
+    expect(run.code).toBe(1);
+  }, 120_000);
+});

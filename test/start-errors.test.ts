@@ -1,0 +1,78 @@
+import { execFile } from 'node:child_process';
+import { createServer, type Server } from 'node:net';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.js';
+import { configSchema } from '../src/config/index.js';
+import { tempDir } from './support/temp.js';
+
+/** What a new user sees when the daemon cannot start: one line naming the fix, and nothing started behind it. */
+const BIN = path.resolve('bin/schoolbridge.js');
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function takenPort(): Promise<number> {
+  const server: Server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
+  return (server.address() as { port: number }).port;
+}
+
+function run(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<{ code: number; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: options.cwd, env: { ...process.env, SCHOOLBRIDGE_CONFIG: '', ...options.env } }, (error, _stdout, stderr) =>
+      resolve({ code: error ? Number(error.code ?? 1) : 0, stderr }),
+    );
+  });
+}
+
+describe('start-up failures', () => {
+  it('a port in use stops the start before any poll or export has run, naming server.port', async () => {
+    const { dir, cleanup } = await tempDir('sb-port-');
+    cleanups.push(cleanup);
+    const port = await takenPort();
+    const config = configSchema.parse({
+      sandbox: { students: 3 },
+      server: { host: '127.0.0.1', port },
+      poll: { onStart: true },
+      export: { onStart: true },
+      store: { dir: path.join(dir, 'data') },
+      connectors: [{ name: 'files', type: 'file', streams: ['students', 'users', 'roster'], dir: path.join(dir, 'out') }],
+    });
+    const app = await createApp({ config, log: pino({ level: 'silent' }), mode: 'daemon' });
+    const cycles: unknown[] = [];
+    app.poll.poller.on('cycle', (result) => cycles.push(result));
+    await expect(app.start()).rejects.toMatchObject({ code: 'server.port_in_use', message: expect.stringMatching(/server\.port \(SCHOOLBRIDGE_PORT/) });
+    await app.stop();
+    expect(cycles).toEqual([]);
+    expect(app.sandbox!.control.requestCount('GET', '/api/v2/students')).toBe(0);
+  });
+
+  it('on the command line: the error once, as the last line, with no poll, export or stack trace before it', async () => {
+    const { dir, cleanup } = await tempDir('sb-port-cli-');
+    cleanups.push(cleanup);
+    const port = await takenPort();
+    const { code, stderr } = await run(['start'], { cwd: dir, env: { SCHOOLBRIDGE_PORT: String(port) } });
+    expect(code).toBe(1);
+    const lines = stderr.trim().split('\n');
+    expect(lines.at(-1)).toBe(`schoolbridge: cannot listen on 127.0.0.1:${port}: another process uses the port; stop it, or choose another with server.port (SCHOOLBRIDGE_PORT in the embedded default)`);
+    expect(stderr.match(/cannot listen/g)).toHaveLength(1);
+    expect(stderr).not.toMatch(/poll|roster|export/);
+    expect(stderr).not.toMatch(/^\s+at /m);
+  });
+
+  it('a YAML syntax error is reported once, with its line and a caret, and exit 2', async () => {
+    const { dir, cleanup } = await tempDir('sb-yaml-');
+    cleanups.push(cleanup);
+    const config = path.join(dir, 'schoolbridge.yaml');
+    await writeFile(config, (await readFile('config/default.yaml', 'utf8')).replace('  port: ${SCHOOLBRIDGE_PORT:-8080}', '  port: [8080'));
+    const { code, stderr } = await run(['-c', config, 'start'], { cwd: dir });
+    expect(code).toBe(2);
+    expect(stderr.match(/not valid YAML/g)).toHaveLength(1);
+    expect(stderr).toMatch(/not valid YAML at line \d+, column \d+: .*\n(.*\|.*\n)+\s+\| +\^/);
+  });
+});
