@@ -35,6 +35,7 @@ COPY package.json ./
 COPY bin ./bin
 COPY src ./src
 COPY connectors ./connectors
+COPY sandbox ./sandbox
 COPY config ./config
 RUN mkdir /data && chown node:node /data
 VOLUME ["/data"]

@@ -18,7 +18,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Agent, fetch } from 'undici';
-import { createSandbox } from '../src/sandbox/index.js';
+import { createSandbox } from '../sandbox/index.js';
 import { createUpstreamClient } from '../src/upstream/index.js';
 
 const TOKEN = 'bench-token';

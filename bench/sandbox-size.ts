@@ -5,7 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { request } from 'undici';
-import { createSandbox } from '../src/sandbox/index.js';
+import { createSandbox } from '../sandbox/index.js';
 
 const students = Number(process.argv[2] ?? 100_000);
 

@@ -15,7 +15,7 @@ import { adminList, adminRetry, createConnectorInstances, createOutbox, type Out
 import { createPollPart, type PollPart } from './poll/index.js';
 import { createReadiness, type Readiness } from './readiness.js';
 import { resync, type ResyncProgress, type ResyncRequest, type ResyncResult } from './resync.js';
-import type { Sandbox } from './sandbox/index.js';
+import type { Sandbox } from '../sandbox/index.js';
 import { createServer, type Server } from './server.js';
 import { registerReplicaMetrics } from './status/replicas.js';
 import { registerStatusRoutes } from './status/status.js';

@@ -5,10 +5,10 @@ import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import type { Config } from './config/index.js';
-import { createSandbox, type Sandbox, type SandboxDocument } from './sandbox/index.js';
+import { createSandbox, type Sandbox, type SandboxDocument } from '../sandbox/index.js';
 import { createUpstreamClient, type UpstreamClient } from './upstream/index.js';
 
-/** The embedded sandbox's school, kept between runs beside the store (src/sandbox/document.ts). */
+/** The embedded sandbox's school, kept between runs beside the store (sandbox/document.ts). */
 export const SANDBOX_DOCUMENT = 'sandbox.json';
 
 export interface UpstreamDeps {

@@ -7,7 +7,7 @@ import { readLedgerRows } from './support/ledger.js';
 import { createApp, type App } from '../src/app.js';
 import { registerVerifySignatureCommand } from '../src/cli/commands/verify-signature.js';
 import { configSchema } from '../src/config/index.js';
-import type { DeliveryAttempt } from '../src/sandbox/types.js';
+import type { DeliveryAttempt } from '../sandbox/types.js';
 import { verifySignature } from '../src/signature/index.js';
 import { startAccountingReceiver, type AccountingReceiver } from './accounting-receiver.js';
 import { tempDir } from './support/temp.js';

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
+import { createSandbox, type Sandbox } from '../sandbox/index.js';
 import { signatureHeader } from '../src/signature/sign.js';
 import { eventually, freePort } from './support/net.js';
 import { testDatabase } from './support/pg-database.js';

@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
+import { createSandbox, type Sandbox } from '../sandbox/index.js';
 import { startAccountingReceiver, type AccountingReceiver } from './accounting-receiver.js';
 import { freePort } from './support/net.js';
 import { testDatabase } from './support/pg-database.js';

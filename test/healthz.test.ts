@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
 import { configSchema } from '../src/config/index.js';
-import { createSandbox } from '../src/sandbox/index.js';
+import { createSandbox } from '../sandbox/index.js';
 import { freePort } from './support/net.js';
 import { tempDir } from './support/temp.js';
 

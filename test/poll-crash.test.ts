@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMetricsRegistry } from '../src/metrics.js';
 import { createPoller } from '../src/poll/poller.js';
 import { recordingOutbox } from './support/poll.js';
-import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
+import { createSandbox, type Sandbox } from '../sandbox/index.js';
 import type { Store } from '../src/store/index.js';
 import { createUpstreamClient } from '../src/upstream/index.js';
 import { ENGINES, testStore, type TestStore } from './support/stores.js';

@@ -6,7 +6,7 @@ import { createMetricsRegistry } from '../src/metrics.js';
 import { createPoller, type Poller } from '../src/poll/poller.js';
 import { recordingOutbox, type RecordingOutbox } from './support/poll.js';
 import type { ChangeRecord } from '../src/records.js';
-import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
+import { createSandbox, type Sandbox } from '../sandbox/index.js';
 import type { Store } from '../src/store/index.js';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { createUpstreamClient } from '../src/upstream/index.js';

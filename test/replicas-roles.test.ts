@@ -2,7 +2,7 @@ import { createServer, request as httpRequest } from 'node:http';
 import path from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { createSandbox } from '../src/sandbox/index.js';
+import { createSandbox } from '../sandbox/index.js';
 import { eventBody, invoice } from './support/webhooks.js';
 import { eventually } from './support/net.js';
 import { testDatabase } from './support/pg-database.js';

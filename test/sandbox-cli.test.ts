@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { Command } from 'commander';
 import { afterEach, describe, expect, it } from 'vitest';
 import { registerSandboxCommand } from '../src/cli/commands/sandbox.js';
-import { CONTROL_ENDPOINTS } from '../src/sandbox/control-endpoints.js';
+import { CONTROL_ENDPOINTS } from '../sandbox/control-endpoints.js';
 
 /** `schoolbridge sandbox`: its --help tells an integrator everything, and it runs until SIGTERM. */
 function helpText(): string {

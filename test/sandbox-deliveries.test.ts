@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../src/clock.js';
-import { createSandbox, deliverySchedule, type Sandbox, type SandboxOptions } from '../src/sandbox/index.js';
+import { createSandbox, deliverySchedule, type Sandbox, type SandboxOptions } from '../sandbox/index.js';
 import { SPEC_FIELDS, startReceiver, type Receiver } from './support/sandbox.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSandbox } from '../src/sandbox/index.js';
+import { createSandbox } from '../sandbox/index.js';
 import { SPEC_FIELDS } from './support/sandbox.js';
 import { call, clock, DATE_TIME, expectAscending, expectUser, sandbox, STUDENTS, type Json } from './support/sandbox-api.js';
 

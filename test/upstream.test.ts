@@ -1,8 +1,8 @@
 import { pino } from 'pino';
 import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createSandbox } from '../src/sandbox/index.js';
-import type { Sandbox } from '../src/sandbox/index.js';
+import { createSandbox } from '../sandbox/index.js';
+import type { Sandbox } from '../sandbox/index.js';
 import { createUpstreamClient, type UpstreamClient, type UpstreamClientOptions } from '../src/upstream/index.js';
 import { testClock } from './support/clock.js';
 import { rejected as failure } from './support/errors.js';

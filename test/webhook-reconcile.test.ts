@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { Agent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../src/clock.js';
-import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
+import { createSandbox, type Sandbox } from '../sandbox/index.js';
 import { createUpstreamClient, type UpstreamClient } from '../src/upstream/index.js';
 import { reconcileWebhooks } from '../src/webhooks/reconcile.js';
 import { createReconciler, type RegistrationState } from '../src/webhooks/reconciler.js';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect } from 'vitest';
-import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { createSandbox, type Sandbox } from '../../sandbox/index.js';
 import { testClock, type TestClock } from './clock.js';
 import { SPEC_FIELDS } from './sandbox.js';
 

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { createLogger } from '../../log.js';
-import { createSandbox } from '../../sandbox/index.js';
-import { describeControlEndpoints } from '../../sandbox/control-endpoints.js';
+import { createSandbox } from '../../../sandbox/index.js';
+import { describeControlEndpoints } from '../../../sandbox/control-endpoints.js';
 
 /**
  * `schoolbridge sandbox`: the simulated upstream (docs/upstream.md), standalone, until SIGINT/SIGTERM.

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { ZodError } from 'zod';
-import { isBridgeError } from '../errors.js';
+import { isBridgeError } from '../src/errors.js';
 import { bearerGuard, registerAuthorize } from './auth-routes.js';
 import { registerApiRoutes } from './api-routes.js';
 import { registerControlRoutes } from './control-routes.js';

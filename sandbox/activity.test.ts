@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createActivity, pickAction, type ActivityAction } from './activity.js';
 import { createSandbox } from './sandbox.js';
 import { createRandom } from './prng.js';
-import { testClock } from '../../test/support/clock.js';
+import { testClock } from '../test/support/clock.js';
 import type { Sandbox } from './types.js';
 
 describe('pickAction', () => {

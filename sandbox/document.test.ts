@@ -2,7 +2,7 @@ import { Memory } from 'lowdb';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SandboxDocument } from './document.js';
 import { createSandbox } from './sandbox.js';
-import { startReceiver, type Receiver } from '../../test/support/sandbox.js';
+import { startReceiver, type Receiver } from '../test/support/sandbox.js';
 import type { Sandbox, SandboxOptions } from './types.js';
 
 /** The sandbox's school kept in a document (an in-memory lowdb adapter here; a JSON file in the daemon). */

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
-import { describeError } from '../errors.js';
+import type { Clock } from '../src/clock.js';
+import { describeError } from '../src/errors.js';
 import { CITIES, STREETS } from './names.js';
 import { makePerson } from './people.js';
 import type { Random } from './prng.js';

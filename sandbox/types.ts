@@ -1,6 +1,6 @@
 import type { Adapter } from 'lowdb';
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../src/clock.js';
 import type { SandboxDocument } from './document.js';
 
 /**

@@ -1,4 +1,4 @@
-import { yieldToLoop } from '../yielder.js';
+import { yieldToLoop } from '../src/yielder.js';
 
 /**
  * Serialized list bodies, cached in chunks: a 100,000-student list is rendered once, and a change

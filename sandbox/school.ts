@@ -1,4 +1,4 @@
-import { BridgeError } from '../errors.js';
+import { BridgeError } from '../src/errors.js';
 import { createListCache, type ListBody } from './list-cache.js';
 import { generateSchool, type School } from './seed-data.js';
 import type { Student, User } from './types.js';

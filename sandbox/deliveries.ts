@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import { request, type Dispatcher } from 'undici';
-import type { Clock } from '../clock.js';
-import { describeError } from '../errors.js';
-import { signatureHeader } from '../signature/index.js';
+import type { Clock } from '../src/clock.js';
+import { describeError } from '../src/errors.js';
+import { signatureHeader } from '../src/signature/index.js';
 import { deliverySchedule, nextRetryDelay } from './backoff.js';
 import type { DeliveryAttempt } from './types.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { testClock } from '../../test/support/clock.js';
+import { testClock } from '../test/support/clock.js';
 import { createTokenStore, parseBasicAuth, parseBearer } from './tokens.js';
 
 describe('TokenStore', () => {

@@ -1,4 +1,4 @@
-import { BridgeError } from '../errors.js';
+import { BridgeError } from '../src/errors.js';
 import { COURSES } from './names.js';
 import type { Random } from './prng.js';
 import type { Invoice } from './types.js';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { Agent } from 'undici';
-import { systemClock } from '../clock.js';
+import { systemClock } from '../src/clock.js';
 import { createActivity, type Activity } from './activity.js';
 import { createControl } from './control.js';
 import { createCore } from './core.js';

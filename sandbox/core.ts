@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../src/clock.js';
 import { formatDateTime } from './dates.js';
 import type { Deliverer } from './deliveries.js';
 import { createFaultBook, type FaultBook } from './faults.js';
