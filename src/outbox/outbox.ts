@@ -13,9 +13,10 @@ import { createLocalRoles } from '../store/local-roles.js';
 import { createConnectorChecks } from './connector-checks.js';
 import type { ConnectorInstance } from './connector-instance.js';
 import { OutboxEvents, type OutboxEvent, type OutboxEventPayload } from './events.js';
+import { waitIdle, withTimeout } from './idle.js';
 import { createOutboxMetrics } from './outbox-metrics.js';
 import type { RetryPolicy } from './retry-policy.js';
-import type { Settled } from './transitions.js';
+import { reportSettled } from './settled.js';
 import { ConnectorWorker, type WorkerHost } from './worker.js';
 
 export interface OutboxOptions {
@@ -119,7 +120,9 @@ export function createOutbox(options: OutboxOptions): Outbox {
     concurrency: options.delivery.concurrency ?? 4,
     isRunning: () => state === 'running',
     isHeld: () => holds > 0,
-    settled: onSettled,
+    settled: (worker, settled, startedAt) => {
+      delivered += reportSettled({ metrics, log, events, now: clock.now() }, worker.name, settled, startedAt);
+    },
   };
   const workers = options.connectors.map((instance) => new ConnectorWorker(host, instance, contextFor(instance)));
   const checks = createConnectorChecks({
@@ -145,23 +148,6 @@ export function createOutbox(options: OutboxOptions): Outbox {
       cache: new Map(),
       ...(options.users ? { users: options.users } : {}),
     };
-  }
-
-  function onSettled(worker: ConnectorWorker, settled: Settled[], startedAt: number): void {
-    const now = clock.now();
-    metrics.duration.observe({ connector: worker.name }, (now - startedAt) / 1000);
-    const outcomes = { done: 0, retry: 0, dead: 0 };
-    for (const result of settled) {
-      outcomes[result.kind] += 1;
-      if (result.kind === 'done') metrics.lag.observe({ connector: worker.name }, Math.max(0, now - result.delivery.enqueuedAt) / 1000);
-      if (result.kind === 'dead') log.warn({ id: result.delivery.id, error: result.delivery.lastError }, 'delivery dead');
-    }
-    delivered += outcomes.done;
-    for (const [outcome, count] of Object.entries(outcomes)) if (count > 0) metrics.deliveries.inc({ connector: worker.name, outcome }, count);
-    for (const result of settled) {
-      if (result.kind === 'done') events.emit('delivered', { delivery: result.delivery });
-      else events.emit(result.kind, { delivery: result.delivery, error: result.error });
-    }
   }
 
   function pumpAll(): void {
@@ -239,26 +225,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
       return retried;
     },
     counts: () => store.counts(),
-    async whenIdle() {
-      // A worker claims again after every batch, until a claim finds nothing: then it is not busy.
-      for (let looks = 0; ; looks++) {
-        const busy = workers.flatMap((w) => w.busy());
-        if (busy.length > 0) {
-          await Promise.allSettled(busy);
-          continue;
-        }
-        if (holds > 0 || state !== 'running') return;
-        const now = clock.now();
-        // A connector another replica serves is that replica's to deliver: not this outbox's to wait for.
-        const next = (w: ConnectorWorker) => store.nextRunAt(w.name).catch(() => undefined);
-        const due = await Promise.all(workers.map((w) => (w.hold ? w.serving().then((serving) => (serving ? next(w) : undefined)) : next(w))));
-        if (due.every((at) => at === undefined || at > now)) return;
-        // Due, yet no claim running: start one (after a pause if the last look found the same: the
-        // store may be refusing claims for now, and the workers retry by themselves shortly).
-        if (looks > 0) await new Promise((resolve) => setTimeout(resolve, 50));
-        pumpAll();
-      }
-    },
+    whenIdle: () =>
+      waitIdle({ workers, store, clock, pumpAll, stillWaiting: () => holds === 0 && state === 'running' }),
     deliveredCount: () => delivered,
     connectorState: (name) => checks.state(name),
     async connectors() {
@@ -314,17 +282,4 @@ function definedOnly(options: OutboxOptions): Partial<typeof DEFAULTS> {
   const out: Partial<typeof DEFAULTS> = {};
   for (const key of Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[]) if (options[key] !== undefined) out[key] = options[key];
   return out;
-}
-
-/** A real-time bound (not the injected clock: a fake clock must not make stop() hang). */
-async function withTimeout(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([work.then(() => true), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
