@@ -6,7 +6,7 @@ import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/index.js';
 import { registerConsoleRoutes } from './console/routes.js';
 import { createHistoryUpkeep, type HistoryUpkeep } from './history/upkeep.js';
-import { createHourlyCounts } from './history/hourly-counts.js';
+import { createHourlyCounts, type HourlyCounts } from './history/hourly-counts.js';
 import { registerAdminRoutes } from './http/admin-routes.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { applyConnectionCap, fastifyServerOptions } from './http/server-limits.js';
@@ -61,6 +61,8 @@ export interface App extends Component {
   readonly poll: PollPart;
   /** The console's background upkeep: history pruning and the snapshot's name index. */
   readonly history: HistoryUpkeep;
+  /** The webhook intake's outcomes per hour, kept in memory until flushed to the store. */
+  readonly intakeCounts: HourlyCounts;
   /** The signing secrets accepted on webhook deliveries: the current one first. */
   readonly webhookSecrets: readonly string[];
   /** The URL upstream calls (publicUrl + /webhooks/v2); known once the server listens. */
@@ -209,6 +211,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     webhooks,
     poll,
     history: upkeep,
+    intakeCounts,
     webhookSecrets,
     callbackUrl,
     start: () => lifecycle.start(),

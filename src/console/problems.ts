@@ -1,4 +1,4 @@
-import { publicError } from '../outbox/index.js';
+import { errorGroup, publicError } from '../outbox/index.js';
 import { namesOf } from './names.js';
 import type { ConsoleSources, Viewer } from './sources.js';
 
@@ -43,7 +43,7 @@ export async function problems(sources: ConsoleSources, viewer: Viewer): Promise
   ]);
   const groups = new Map<string, DeadGroup & { all: string[] }>();
   for (const d of dead) {
-    const error = publicError(d.lastError ?? '');
+    const error = errorGroup(d.lastError ?? '');
     const key = `${d.connector}\u0000${error}`;
     let group = groups.get(key);
     if (!group) {

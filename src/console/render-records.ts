@@ -32,6 +32,6 @@ export function renderRecords(found: { query: string; subjects: Subject[] }, tim
       ? `${escape(s.name || '(no name)')} <small class="muted">${s.stream === 'students' ? 'student' : 'user'} ${s.key}${s.userId !== undefined && s.stream === 'students' ? ` · user ${s.userId}` : ''}${s.email ? ` · ${escape(s.email)}` : ''}</small>`
       : `${escape(s.event)} <small class="muted">received ${escape(localTime(s.receivedAt, timeZone))}</small>`;
     const records = s.records.length === 0 ? '<p class="muted">no changes delivered within the history kept</p>' : s.records.map((t) => trail(t, timeZone, actions)).join('');
-    return `<section class="subject card"><h3>${title}</h3>${records}</section>`;
+    return `<section class="subject panel"><h3>${title}</h3>${records}</section>`;
   }).join('');
 }

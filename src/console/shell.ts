@@ -21,6 +21,7 @@ const token = () => sessionStorage.getItem(KEY) || '';
 const auth = () => (token() ? { authorization: 'Bearer ' + token() } : {});
 const say = (text) => { $('#console-message').textContent = text; };
 const form = $('#token-form');
+let refused = false;
 async function load(name, query) {
   const el = $('#console-' + name);
   const r = await fetch('/console/' + name + (query ? '?query=' + encodeURIComponent(query) : ''), { headers: auth(), cache: 'no-store' }).catch(() => undefined);
@@ -36,13 +37,13 @@ async function load(name, query) {
 }
 async function refresh() {
   if (!(await load('problems'))) return;
-  if (form && token()) form.hidden = true;
+  if (form && token() && !refused) form.hidden = true;
   await load('runs');
   const q = $('#search').value.trim();
   if (q) await load('records', q);
 }
 const done = (b) => b.retried ? 'Retried ' + b.retried.length + '.' : b.outcome ? 'Done: ' + b.outcome + (b.message ? ' — ' + b.message : '') + '.' : b.status ? 'Done: ' + b.status + '.' : 'Done.';
-form && form.addEventListener('submit', (e) => { e.preventDefault(); sessionStorage.setItem(KEY, $('#token').value.trim()); $('#token').value = ''; say(''); void refresh(); });
+form && form.addEventListener('submit', (e) => { e.preventDefault(); sessionStorage.setItem(KEY, $('#token').value.trim()); $('#token').value = ''; refused = false; say(''); void refresh(); });
 $('#search-form').addEventListener('submit', (e) => { e.preventDefault(); void load('records', $('#search').value.trim()); });
 document.addEventListener('click', async (e) => {
   const b = e.target.closest && e.target.closest('button.action');
@@ -52,7 +53,8 @@ document.addEventListener('click', async (e) => {
   say('Working…');
   const r = await fetch(b.dataset.path, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: b.dataset.body }).catch(() => undefined);
   const body = r ? await r.json().catch(() => ({})) : {};
-  say(!r ? 'The daemon did not answer.' : r.status === 401 ? 'Wrong token: nothing was changed.' : r.ok ? done(body) : 'Not done: ' + (body.message || body.error || 'HTTP ' + r.status));
+  if (r && r.status === 401 && form) { refused = true; form.hidden = false; }
+  say(!r ? 'The daemon did not answer.' : r.status === 401 ? 'Wrong token: nothing was changed. Enter the admin token again.' : r.ok ? done(body) : 'Not done: ' + (body.message || body.error || 'HTTP ' + r.status));
   b.disabled = false;
   await refresh();
 });
@@ -82,10 +84,10 @@ ${actions}
 }
 
 export const SHELL_CSS = `
-.row{display:flex;flex-wrap:wrap;gap:6px;align-items:center}
+[hidden]{display:none!important}.row{display:flex;flex-wrap:wrap;gap:6px;align-items:center}
 input[type=search],input[type=password]{flex:1 1 12rem;min-width:0;padding:6px;font:inherit}
 button{font:inherit;padding:5px 10px;border-radius:6px;border:1px solid #9aa3b2;background:#fff;cursor:pointer}
-.subject{margin:8px 0}.trail{border-top:1px solid #e3e6eb;margin-top:6px;padding-top:4px}
+.panel{background:#fff;border:1px solid #e3e6eb;border-radius:8px;padding:8px 10px}.subject{margin:8px 0}.trail{border-top:1px solid #e3e6eb;margin-top:6px;padding-top:4px}
 .state-done{color:#1f8a4c}.state-dead{color:#c0392b}.state-retrying{color:#b7791f}
 h3{font-size:.98rem;margin:.9rem 0 .3rem}small{overflow-wrap:anywhere}
 #console-message:empty{display:none}#console-message{background:#fff6d6;padding:4px 8px;border-radius:6px}

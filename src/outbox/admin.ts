@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ListedDelivery } from '../store/index.js';
 import type { Outbox } from './outbox.js';
-import { publicError } from './public-error.js';
+import { errorGroup } from './public-error.js';
 
 /**
  * What the admin API (`POST /admin/deliveries/retry`, `POST /admin/deliveries/list`) and the CLI's
@@ -32,7 +32,7 @@ export async function adminRetry(outbox: Outbox, body: unknown): Promise<AdminAn
   if ('group' in parsed.data) {
     const { connector, error } = parsed.data.group;
     const dead = await outbox.list({ state: 'dead', connector });
-    return { status: 200, body: { retried: await outbox.retryIds(dead.filter((d) => publicError(d.lastError ?? '') === error).map((d) => d.id)) } };
+    return { status: 200, body: { retried: await outbox.retryIds(dead.filter((d) => errorGroup(d.lastError ?? '') === error).map((d) => d.id)) } };
   }
   if ('id' in parsed.data) {
     const entry = await outbox.retry(parsed.data.id);

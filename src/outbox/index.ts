@@ -3,4 +3,4 @@ export { createConnectorInstances, type ConnectorInstance } from './connector-in
 export { backoffDelay, nextAttempt, type RetryPolicy } from './retry-policy.js';
 export { adminList, adminRetry, type AdminAnswer } from './admin.js';
 export { formatDeliveries } from './format.js';
-export { publicError } from './public-error.js';
+export { publicError, errorGroup } from './public-error.js';
