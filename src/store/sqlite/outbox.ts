@@ -106,7 +106,7 @@ export function claim(db: Db, owner: string, request: ClaimRequest): Claimed[] {
 
 /**
  * Each settlement that holds is kept as an attempt (history.ts), written with the outcomes in the
- * same transaction, all of the batch's in one statement.
+ * same transaction.
  */
 export function settle(db: Db, owner: string, settlements: readonly Settlement[]): string[] {
   const leases = leasesOf(db);
