@@ -1,6 +1,6 @@
 import { publicError } from '../outbox/index.js';
 import type { Stream } from '../records.js';
-import type { Attempt, InboxEntry, ListedDelivery, Person, Run } from '../store/index.js';
+import type { Attempt, CreatedRange, InboxEntry, ListedDelivery, Person, Run } from '../store/index.js';
 import { inboxIdOf } from '../webhooks/event-identity.js';
 import { recordLabel } from './names.js';
 import type { ConsoleSources, Viewer } from './sources.js';
@@ -51,10 +51,17 @@ export async function findRecords(sources: ConsoleSources, query: string, viewer
   } else {
     [found, events] = await Promise.all([people.search({ text: q }, SUBJECTS), inbox.search([q, q.replace(/\//g, '\\/')], SUBJECTS)]);
   }
-  const runs = await sources.store.history.runs({ since: sources.clock.now() - (sources.historyDays + 1) * DAY_MS, limit: 5000 });
+  const [runs, ranges] = await Promise.all([
+    sources.store.history.runs({ since: sources.clock.now() - (sources.historyDays + 1) * DAY_MS, limit: 5000 }),
+    found.length > 0 ? sources.store.outbox.ranges() : [],
+  ]);
   const subjects: Subject[] = [];
   for (const p of found) {
-    const records = await trails(sources, viewer, runs, { prefix: `${p.stream}:${p.key}:`, orderKey: `${p.stream}:${p.key}`, stream: p.stream });
+    // A first cycle's created change still owed by a range is no row yet: named by the person's chain.
+    const owed = p.chain === '' ? [] : ranges.filter((r) => r.stream === p.stream && p.key > (r.after ?? -Infinity) && p.key <= r.upto);
+    const records = await trails(sources, viewer, runs, {
+      prefix: `${p.stream}:${p.key}:`, orderKey: `${p.stream}:${p.key}`, stream: p.stream, owed: owed.length === 0 ? undefined : { recordId: `${p.stream}:${p.key}:${p.chain}`, ranges: owed },
+    });
     subjects.push({ kind: 'person', stream: p.stream, key: p.key, name: p.name, ...(p.email ? { email: p.email } : {}), ...(p.userId === undefined ? {} : { userId: p.userId }), records });
   }
   for (const e of events) {
@@ -64,7 +71,7 @@ export async function findRecords(sources: ConsoleSources, query: string, viewer
   return { query: q, subjects };
 }
 
-type TrailQuery = { prefix: string; orderKey: string; stream: Stream } | { recordIds: readonly string[]; entry: InboxEntry };
+type TrailQuery = { prefix: string; orderKey: string; stream: Stream; owed: { recordId: string; ranges: CreatedRange[] } | undefined } | { recordIds: readonly string[]; entry: InboxEntry };
 
 async function trails(sources: ConsoleSources, viewer: Viewer, runs: readonly Run[], query: TrailQuery): Promise<RecordTrail[]> {
   const { history, outbox } = sources.store;
@@ -74,7 +81,8 @@ async function trails(sources: ConsoleSources, viewer: Viewer, runs: readonly Ru
       ? outbox.lookup({ keys: sources.outbox.subscribers(query.stream).map((connector) => ({ connector, orderKey: query.orderKey })) })
       : outbox.lookup({ ids: query.recordIds.flatMap((id) => sources.outbox.subscribers(streamOf(id)).map((c) => `${c}:${id}`)) }),
   ]);
-  const ids = new Set<string>('prefix' in query ? [] : query.recordIds);
+  const ids = new Set<string>('prefix' in query ? (query.owed ? [query.owed.recordId] : []) : query.recordIds);
+  const owed = 'prefix' in query ? query.owed : undefined;
   for (const a of attempts) ids.add(a.recordId);
   for (const d of deliveries) ids.add(d.recordId);
   const out: RecordTrail[] = [];
@@ -82,12 +90,13 @@ async function trails(sources: ConsoleSources, viewer: Viewer, runs: readonly Ru
     const mine = attempts.filter((a) => a.recordId === recordId).sort((a, b) => a.at - b.at);
     const queued = deliveries.filter((d) => d.recordId === recordId);
     const connectors = new Set([...sources.outbox.subscribers(streamOf(recordId)), ...mine.map((a) => a.connector), ...queued.map((d) => d.connector)]);
-    const enqueuedAt = Math.min(...mine.map((a) => a.enqueuedAt), ...queued.map((d) => d.enqueuedAt));
+    const fromRange = owed?.recordId === recordId ? owed.ranges : [];
+    const enqueuedAt = Math.min(...mine.map((a) => a.enqueuedAt), ...queued.map((d) => d.enqueuedAt), ...fromRange.map((r) => Date.parse(r.detectedAt)));
     out.push({
       recordId,
       label: recordLabel(recordId),
       origin: 'entry' in query ? { kind: 'webhook', at: query.entry.receivedAtMs, verified: true, event: query.entry.event, reprocessed: query.entry.reprocessed } : pollOrigin(runs, enqueuedAt),
-      connectors: [...connectors].sort().map((c) => connectorTrail(c, mine.filter((a) => a.connector === c), queued.find((d) => d.connector === c), viewer)),
+      connectors: [...connectors].sort().map((c) => connectorTrail(c, mine.filter((a) => a.connector === c), queued.find((d) => d.connector === c), fromRange.find((r) => r.connector === c), viewer)),
     });
   }
   // Newest first: the change a person is looking for is usually the last.
@@ -104,11 +113,12 @@ function pollOrigin(runs: readonly Run[], enqueuedAt: number): RecordTrail['orig
   return run ? { kind: 'poll', at: run.startedAt, ...(run.id === undefined ? {} : { runId: run.id }), trigger: run.trigger } : { kind: 'poll', at: enqueuedAt };
 }
 
-function connectorTrail(connector: string, attempts: readonly Attempt[], delivery: ListedDelivery | undefined, viewer: Viewer): ConnectorTrail {
+function connectorTrail(connector: string, attempts: readonly Attempt[], delivery: ListedDelivery | undefined, range: CreatedRange | undefined, viewer: Viewer): ConnectorTrail {
   const shown = attempts.map(({ at, outcome, httpStatus, durationMs, error }) => ({
     at, outcome, ...(httpStatus === undefined ? {} : { httpStatus }), ...(durationMs === undefined ? {} : { durationMs }),
     ...(error === undefined ? {} : { error: viewer.authed ? error : publicError(error) }),
   }));
+  if (!delivery && range && attempts.at(-1)?.outcome !== 'done') return { connector, state: range.lastError ? 'retrying' : 'queued', nextRunAt: range.runAt, attempts: shown };
   if (!delivery) return { connector, state: attempts.at(-1)?.outcome === 'done' ? 'done' : 'unknown', attempts: shown };
   if (delivery.waitingFor) return { connector, state: 'waiting', waitingFor: delivery.waitingFor, attempts: shown };
   if (delivery.status === 'dead') return { connector, state: 'dead', attempts: shown };
