@@ -9,7 +9,7 @@ const DAY_MS = 86_400_000;
 /** Runs and counts per hour are kept at least this long: the console shows the last 30 days. */
 export const RUN_DAYS = 30;
 /** Rows of the name index brought up to date per store call: each call is one short transaction. */
-const PEOPLE_STEP = 2000;
+const PEOPLE_STEP = 500;
 
 /**
  * The console's background upkeep: forgets attempts older than `delivery.historyDays` and runs and
