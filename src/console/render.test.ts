@@ -30,6 +30,16 @@ describe('the console\'s HTML', () => {
     expect(renderProblems(problems({ badge: 'green', reasons: [], dead: [] }), 'UTC', true)).toContain('all good');
   });
 
+  it('lists deliveries held in quarantine with a release button, and retrying connectors with their next try', () => {
+    const html = renderProblems(problems({
+      quarantined: [{ id: 'invoice.created:5:abc', event: 'invoice.created', reason: 'stale', receivedAt: '2026-11-22T10:00:00.000Z' }],
+      retrying: [{ connector: 'books', count: 2, nextRunAt: Date.parse('2026-11-22T10:05:00Z'), lastError: 'accounting.unavailable (HTTP 503)' }],
+    }), 'Europe/Warsaw', true);
+    expect(html).toContain('too old');
+    expect(html).toContain('data-path="/admin/events/quarantine/release" data-body="{&quot;id&quot;:&quot;invoice.created:5:abc&quot;}"');
+    expect(html).toContain('<td data-label="next try">2026-11-22 11:05:00</td>');
+  });
+
   it('shows times in the school\'s zone', () => {
     expect(localTime(Date.parse('2026-11-22T10:00:00Z'), 'Europe/Warsaw')).toBe('2026-11-22 11:00:00');
     expect(localTime(undefined, 'Europe/Warsaw')).toBe('—');
