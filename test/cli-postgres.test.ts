@@ -96,6 +96,7 @@ afterAll(async () => {
 });
 
 describe('the CLI on store.driver: postgres, beside a running daemon', () => {
+  // Each command is a process of its own that loads the sources: a wider bound than the suite's.
   it('runs every command against the database', async () => {
     expect(await ok('config', 'check')).toMatch(/driver: postgres/);
 
@@ -151,5 +152,5 @@ describe('the CLI on store.driver: postgres, beside a running daemon', () => {
     daemon.kill('SIGTERM');
     const code = await new Promise<number | null>((resolve) => daemon.once('exit', resolve));
     expect(code, daemonOutput.slice(-2000)).toBe(0);
-  });
+  }, 180_000);
 });
