@@ -5,6 +5,9 @@ import type { Registry } from 'prom-client';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/index.js';
 import { createUserDirectory } from './connectors/user-directory.js';
+import { registerConsoleRoutes } from './console/routes.js';
+import { createHistoryUpkeep, type HistoryUpkeep } from './history/upkeep.js';
+import { createHourlyCounts, type HourlyCounts } from './history/hourly-counts.js';
 import { registerAdminRoutes } from './http/admin-routes.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { applyConnectionCap, fastifyServerOptions } from './http/server-limits.js';
@@ -59,6 +62,10 @@ export interface App extends Component {
   readonly webhooks: Webhooks;
   /** Poll and diff, the scheduler, the roster export. */
   readonly poll: PollPart;
+  /** The console's background upkeep: history pruning and the snapshot's name index. */
+  readonly history: HistoryUpkeep;
+  /** The webhook intake's outcomes per hour, kept in memory until flushed to the store. */
+  readonly intakeCounts: HourlyCounts;
   /** The signing secrets accepted on webhook deliveries: the current one first. */
   readonly webhookSecrets: readonly string[];
   /** The URL upstream calls (publicUrl + /webhooks/v2); known once the server listens. */
@@ -143,9 +150,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   }
 
   // --- webhook intake and registration reconcile ---------------------------------------
+  // The intake's outcomes per hour, for the console; flushed to the store in the background.
+  const intakeCounts = createHourlyCounts({ kind: 'webhook', store: store.history, clock, log: log.child({ component: 'history' }) });
+  if (mode === 'daemon') components.push(intakeCounts);
   const webhooks = createWebhooks({
     config: config.webhooks, mode, http, store, sink: outbox, upstream, secrets: webhookSecrets, callbackUrl,
-    clock, log, metrics, random,
+    clock, log, metrics, random, ...(mode === 'daemon' ? { count: (label: string) => intakeCounts.add(label) } : {}),
     // The reconciler starts before the server (pushed last) and needs its URL: wait until it listens.
     whenListening: async (signal) => {
       if (server) await server.listening(signal);
@@ -162,8 +172,20 @@ export async function createApp(options: AppOptions): Promise<App> {
   const resyncSnapshot: App['resync'] = (request, onProgress) =>
     resync({ connectors: config.connectors, snapshot: store.snapshot, outbox: store.outbox, notify: () => outbox.notify(), clock }, request, onProgress);
 
+  // --- the console's history: pruned, and the snapshot's names indexed, in the background ---------
+  const upkeep = createHistoryUpkeep({ store, clock, log: log.child({ component: 'history' }), historyDays: config.delivery.historyDays });
+  if (mode === 'daemon') {
+    components.push(upkeep);
+    poll.poller.on('cycle', (result) => {
+      if (result.outcome === 'ok' && !result.dryRun) void upkeep.refreshPeople();
+    });
+  }
+
   // --- status page and admin API --------------------------------------------------------
-  registerStatusRoutes(http, { readiness, clock, timezone: config.poll.timezone, callbackUrl, outbox, webhooks, poll, store });
+  const consoleRoutes = registerConsoleRoutes(http, {
+    store, outbox, quarantine: () => webhooks.operator.listQuarantine(), clock, timezone: config.poll.timezone, historyDays: config.delivery.historyDays,
+  }, { adminToken: config.server.adminToken, consolePublic: config.server.consolePublic });
+  registerStatusRoutes(http, { readiness, clock, timezone: config.poll.timezone, callbackUrl, outbox, webhooks, poll, store, console: consoleRoutes });
   if (mode === 'daemon') registerReplicaMetrics(metrics, store, clock);
   registerAdminRoutes(http, config.server.adminToken, {
     '/admin/sync': (body) => poll.sync({ dryRun: body.dryRun === true, trigger: 'admin' }),
@@ -201,6 +223,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     outbox,
     webhooks,
     poll,
+    history: upkeep,
+    intakeCounts,
     webhookSecrets,
     callbackUrl,
     resync: resyncSnapshot,

@@ -57,7 +57,7 @@ const other = invoiceRecord({ id: 'invoices:invoice.created:2002:cccccccccccc', 
 
 describe('accounting connector: one delivery', () => {
   it('POSTs the versioned body with Idempotency-Key and a signature the receiver can verify', async () => {
-    expect(await deliver(context(), [v1])).toEqual([{ status: 'done' }]);
+    expect(await deliver(context(), [v1])).toEqual([{ status: 'done', httpStatus: 200 }]);
     const [request] = receiver.requests;
     expect(request?.method).toBe('POST');
     expect(request?.headers['content-type']).toBe('application/json');
@@ -143,7 +143,7 @@ describe('accounting connector: exactly once', () => {
     const [first] = await deliver(ctx, [v1]);
     expect(first).toMatchObject({ status: 'retry', error: { code: 'accounting.ledger_read' } });
     await rm(blocked);
-    expect(await deliver(ctx, [v1])).toEqual([{ status: 'done' }]);
+    expect(await deliver(ctx, [v1])).toEqual([{ status: 'done', httpStatus: 200 }]);
     expect((await ledgerRows()).map((row) => row.recordId)).toEqual([v1.id]);
     expect(receiver.accepted.size).toBe(1);
   });

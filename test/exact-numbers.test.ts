@@ -94,8 +94,8 @@ describe('every connector receives each number literal as received (property)', 
         expect(lines.at(-1)).toContain(`"record":${expected}}`);
 
         const before = receiver.requests.length;
-        expect(await webhookConnector.deliver(hook, [stored()])).toEqual([{ status: 'done' }]);
-        expect(await accountingConnector.deliver(books, [stored()])).toEqual([{ status: 'done' }]);
+        expect(await webhookConnector.deliver(hook, [stored()])).toEqual([{ status: 'done', httpStatus: 200 }]);
+        expect(await accountingConnector.deliver(books, [stored()])).toEqual([{ status: 'done', httpStatus: 200 }]);
         const [posted, feed] = receiver.requests.slice(before).map((r) => r.body.toString('utf8'));
         expect(posted).toContain(`"record":${expected}}`);
         expect(feed).toContain(`"invoiceId":${id},`);

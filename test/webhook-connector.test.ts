@@ -12,7 +12,7 @@ describe('webhook connector', () => {
     const clock = testClock(TEST_NOW_MS, { sleep: 'timers' });
     const record = change('students', 12, 'created');
     const outcomes = await webhookConnector.deliver(context(clock, { headers: { 'X-Api-Key': 'k1', 'Idempotency-Key': 'forged' } }), [StoredRecord.of(record)]);
-    expect(outcomes).toEqual([{ status: 'done' }]);
+    expect(outcomes).toEqual([{ status: 'done', httpStatus: 200 }]);
     const [got] = receiver.received;
     expect(JSON.parse(got!.body)).toEqual(record);
     expect(got!.headers['content-type']).toBe('application/json');
@@ -31,7 +31,7 @@ describe('webhook connector', () => {
     const json = `{"id":"${id}", "stream":"users", "key":9, "fee":1.50, "city":"\\u0141\\u00f3d\\u017a", "street":"Żółta 1"}`;
     const stored = new StoredRecord(id, 'users', json);
     expect(JSON.stringify(stored.record)).not.toBe(json);
-    expect(await webhookConnector.deliver(context(clock), [stored])).toEqual([{ status: 'done' }]);
+    expect(await webhookConnector.deliver(context(clock), [stored])).toEqual([{ status: 'done', httpStatus: 200 }]);
     const [got] = receiver.received;
     expect(got!.body).toBe(json);
     expect(got!.headers['idempotency-key']).toBe(id);
@@ -74,7 +74,7 @@ describe('webhook connector', () => {
   it('a receiver that answers 200 and trickles its body: done at the deadline, one POST, its connection dropped', async () => {
     receiver.respond = () => ({ status: 200, body: 'trickle' });
     const [outcome] = await webhookConnector.deliver(context(testClock(TEST_NOW_MS, { sleep: 'timers' }), { timeoutMs: 300 }), [StoredRecord.of(change('users', 1))]);
-    expect(outcome).toEqual({ status: 'done' });
+    expect(outcome).toEqual({ status: 'done', httpStatus: 200 });
     await receiver.whenCutOff(1);
     expect(receiver.received).toHaveLength(1);
   });

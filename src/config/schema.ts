@@ -50,6 +50,11 @@ const serverSchema = z.strictObject({
   connectionTimeoutMs: int({ min: 100 }).default(300_000),
   /** Connections open at once at most; more are closed as they arrive. */
   maxConnections: int({ min: 1 }).default(256),
+  /**
+   * Whether the operator console (its sections on `/` and /api/*) is open without the admin token.
+   * It shows names and e-mails, so by default it is not. Receiver error bodies need the token anyway.
+   */
+  consolePublic: z.boolean().default(false),
 });
 
 const webhooksSchema = z.strictObject({
@@ -97,6 +102,8 @@ const deliverySchema = z.strictObject({
     .default({ baseMs: 1000, maxMs: 3_600_000 }),
   /** Deliveries in flight at once per connector. */
   concurrency: int({ min: 1, max: 64 }).default(4),
+  /** Days each delivery attempt is kept for the console's record trails, then pruned in the background. */
+  historyDays: int({ min: 1, max: 3650 }).default(14),
 });
 
 const logSchema = z.strictObject({

@@ -14,7 +14,7 @@ export function classifyResponse(
   now: number,
   code = 'webhook',
 ): DeliveryOutcome {
-  if (status >= 200 && status < 300) return { status: 'done' };
+  if (status >= 200 && status < 300) return { status: 'done', httpStatus: status };
   const detail = excerpt.trim() ? `: ${excerpt.trim().replace(/\s+/g, ' ').slice(0, 200)}` : '';
   if (isRetryableStatus(status)) {
     const retryAfterMs = parseRetryAfter(headers['retry-after'], now);

@@ -26,7 +26,8 @@ export interface ConnectorContext<C = unknown> {
 
 /** The outcome of delivering one record. Anything other than `done` keeps the record in the outbox. */
 export type DeliveryOutcome =
-  | { status: 'done' }
+  /** `httpStatus`: the receiver's answer, when there was one (kept in the record's attempt history). */
+  | { status: 'done'; httpStatus?: number }
   /** Worth trying again later (5xx, 408, 429, network, timeouts); `retryAfterMs` from the server if it said. */
   | { status: 'retry'; error: BridgeError; retryAfterMs?: number }
   /** Trying again will not help (other 4xx, a record the target cannot take): dead at once, kept, retryable by hand. */

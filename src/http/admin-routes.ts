@@ -11,7 +11,8 @@ export interface AdminReply {
 /** `POST <path>` → handler(JSON body). A handler returns a reply, or a plain value (200). */
 export type AdminHandlers = Record<string, (body: Record<string, unknown>) => Promise<AdminReply | unknown> | AdminReply | unknown>;
 
-function tokenMatches(header: string | undefined, token: string): boolean {
+/** Whether an Authorization header carries the token (compared in constant time). */
+export function tokenMatches(header: string | undefined, token: string): boolean {
   const match = /^Bearer (.+)$/.exec(header ?? '');
   if (!match) return false;
   const given = Buffer.from(match[1]!);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ListedDelivery } from '../store/index.js';
 import type { Outbox } from './outbox.js';
+import { errorGroup } from './public-error.js';
 import { retryAndReport, type RetryReport, type RetryTarget } from './retry-report.js';
 
 /**
@@ -10,6 +11,9 @@ import { retryAndReport, type RetryReport, type RetryTarget } from './retry-repo
  */
 const retryBody = z.union([
   z.strictObject({ id: z.string().min(1) }),
+  z.strictObject({ ids: z.array(z.string().min(1)).min(1).max(10_000) }),
+  /** A group of the console's problems: the dead deliveries of a connector failing with one error (publicError). */
+  z.strictObject({ group: z.strictObject({ connector: z.string().min(1), error: z.string() }) }),
   z.strictObject({ allDead: z.literal(true), connector: z.string().min(1).optional() }),
 ]);
 
@@ -26,12 +30,23 @@ export const RETRY_WAIT_MS = 120_000;
 /** Retries and answers once every retried delivery has an outcome (bounded): the CLI exits 1 unless all were delivered. */
 export async function adminRetry(outbox: Outbox, body: unknown, waitMs = RETRY_WAIT_MS): Promise<AdminAnswer<RetryReport>> {
   const parsed = retryBody.safeParse(body ?? {});
-  if (!parsed.success) return { status: 400, body: { error: 'send {"id":"<delivery id>"} or {"allDead":true,"connector"?:"<name>"}' } };
-  const target: RetryTarget = 'id' in parsed.data
-    ? { id: parsed.data.id }
-    : { allDead: true, ...(parsed.data.connector ? { connector: parsed.data.connector } : {}) };
+  if (!parsed.success) {
+    return { status: 400, body: { error: 'send {"id":"<delivery id>"}, {"ids":[…]}, {"group":{"connector":"<name>","error":"<error>"}} or {"allDead":true,"connector"?:"<name>"}' } };
+  }
+  const target = await targetOf(outbox, parsed.data);
   const report = await retryAndReport(outbox, target, waitMs);
   return report ? { status: 200, body: report } : { status: 404, body: { error: `no delivery "${'id' in target ? target.id : ''}"` } };
+}
+
+/** A group of the console's problems is the ids of its dead deliveries as they are now. */
+async function targetOf(outbox: Outbox, body: z.infer<typeof retryBody>): Promise<RetryTarget> {
+  if ('group' in body) {
+    const { connector, error } = body.group;
+    const dead = await outbox.list({ state: 'dead', connector });
+    return { ids: dead.filter((d) => errorGroup(d.lastError ?? '') === error).map((d) => d.id) };
+  }
+  if ('allDead' in body) return { allDead: true, ...(body.connector ? { connector: body.connector } : {}) };
+  return body;
 }
 
 export async function adminList(outbox: Outbox, body: unknown): Promise<AdminAnswer<{ deliveries: ListedDelivery[] }>> {

@@ -4,4 +4,4 @@ export { backoffDelay, nextAttempt, type RetryPolicy } from './retry-policy.js';
 export { adminList, adminRetry, RETRY_WAIT_MS, type AdminAnswer } from './admin.js';
 export { retryAndReport, type RetryReport, type RetryTarget } from './retry-report.js';
 export { formatDeliveries } from './format.js';
-export { publicError } from './public-error.js';
+export { publicError, errorGroup } from './public-error.js';

@@ -77,6 +77,8 @@ export interface Outbox extends Component {
   /** Puts a dead (or waiting) delivery back to pending, due now, with a fresh retry window. */
   retry(id: string): Promise<Delivery | undefined>;
   retryAllDead(connector?: string): Promise<string[]>;
+  /** Several dead (or waiting) deliveries back to pending at once; the ids retried (one in flight is left to its outcome). */
+  retryIds(ids: readonly string[]): Promise<string[]>;
   counts(): Promise<Map<string, OutboxCounts>>;
   /** Resolves when nothing is due or in flight (a held outbox: when nothing is in flight). */
   whenIdle(): Promise<void>;
@@ -222,6 +224,11 @@ export function createOutbox(options: OutboxOptions): Outbox {
     async retryAllDead(connector) {
       const retried = await store.retry({ allDead: true, ...(connector === undefined ? {} : { connector }) }, clock.now());
       outbox.notify();
+      return retried;
+    },
+    async retryIds(ids) {
+      const retried = ids.length === 0 ? [] : await store.retry({ ids }, clock.now());
+      if (retried.length > 0) outbox.notify();
       return retried;
     },
     counts: () => store.counts(),

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { publicError } from './public-error.js';
+import { errorGroup, publicError } from './public-error.js';
 
 describe('publicError', () => {
   it.each([
@@ -24,5 +24,14 @@ describe('publicError', () => {
         expect(shown).toBe(`${code} (HTTP ${status})`);
       }),
     );
+  });
+});
+
+describe('errorGroup', () => {
+  it('groups deliveries that failed the same way, whatever number of attempts each made', () => {
+    const after = (n: number) => `expired after ${n} attempts; last error: webhook.unavailable: the receiver answered 500: nope`;
+    expect(errorGroup(after(3))).toBe(errorGroup(after(12)));
+    expect(errorGroup(after(3))).toBe('webhook.unavailable (HTTP 500); gave up after retrying');
+    expect(errorGroup('webhook.rejected: the receiver answered 422: {"email":"a@b.pl"}')).toBe('webhook.rejected (HTTP 422)');
   });
 });

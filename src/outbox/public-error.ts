@@ -16,3 +16,11 @@ export function publicError(lastError: string): string {
   const what = code ? `${code}${status ? ` (HTTP ${status})` : ''}` : rest === '' ? '' : 'error';
   return expired ? `${what}; expired after ${expired[1]} attempts` : what;
 }
+
+/**
+ * The console's group of a dead delivery's error: publicError without the number of attempts, so
+ * that deliveries failing the same way are one group however often each was tried.
+ */
+export function errorGroup(lastError: string): string {
+  return publicError(lastError).replace(/; expired after \d+ attempts$/, '; gave up after retrying');
+}

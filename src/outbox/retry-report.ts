@@ -8,7 +8,7 @@ export interface RetryReport {
   failed: { id: string; status: string; lastError?: string }[];
 }
 
-export type RetryTarget = { id: string } | { allDead: true; connector?: string };
+export type RetryTarget = { id: string } | { ids: readonly string[] } | { allDead: true; connector?: string };
 
 /** How often the store is asked about retried deliveries another process may be making (PostgreSQL replicas). */
 const LOOK_EVERY_MS = 250;
@@ -49,7 +49,8 @@ export async function retryAndReport(outbox: Outbox, target: RetryTarget, waitMs
       const entry = await outbox.retry(target.id);
       if (!entry) return undefined;
       retried = [entry.id];
-    } else retried = await outbox.retryAllDead(target.connector);
+    } else if ('ids' in target) retried = await outbox.retryIds(target.ids);
+    else retried = await outbox.retryAllDead(target.connector);
     const deadline = Date.now() + waitMs;
     for (;;) {
       for (const id of retried) {

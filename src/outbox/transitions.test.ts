@@ -29,6 +29,12 @@ describe('delivery transitions', () => {
     expect(result.settlement).toMatchObject({ id: 'a:r1', fence: 3, at: t0 + 10 });
   });
 
+  it('keeps the call\'s duration and the receiver\'s status with the settlement, for the attempt history', () => {
+    expect(settle(claimed, { status: 'done', httpStatus: 201 }, { ...ctx, durationMs: 42 }).settlement).toMatchObject({ durationMs: 42, httpStatus: 201 });
+    expect(settle(claimed, { status: 'dead', error: permanent }, { ...ctx, durationMs: 7 }).settlement).toMatchObject({ durationMs: 7, httpStatus: 400 });
+    expect(settle(claimed, { status: 'done' }, ctx).settlement).not.toHaveProperty('httpStatus');
+  });
+
   it('a retry interrupted by stop is due at once and not counted', () => {
     expect(settle(claimed, { status: 'retry', error: transient }, { ...ctx, stopping: true }).settlement).toMatchObject({ status: 'pending', attempts: 0, runAt: t0 + 10 });
   });

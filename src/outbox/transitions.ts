@@ -17,12 +17,18 @@ export interface SettleContext {
   random: number;
   /** The daemon is stopping: an interrupted attempt does not count, and it is due again at once. */
   stopping: boolean;
+  /** How long the connector's call took (kept with the attempt). */
+  durationMs?: number;
 }
 
 /** The outcome of a claimed delivery (its attempt already counted by the claim) given the connector's answer. */
 export function settle(claimed: Delivery, outcome: DeliveryOutcome, ctx: SettleContext): Settled {
   const base = recorded(claimed, ctx.now);
-  const key = { id: claimed.id, fence: claimed.fence, at: ctx.now, connector: claimed.connector, ...(claimed.range ? { range: claimed.range } : {}) };
+  const httpStatus = outcome.status === 'done' ? outcome.httpStatus : outcome.error.status;
+  const key = {
+    id: claimed.id, fence: claimed.fence, at: ctx.now, connector: claimed.connector, ...(claimed.range ? { range: claimed.range } : {}),
+    ...(ctx.durationMs === undefined ? {} : { durationMs: ctx.durationMs }), ...(httpStatus === undefined ? {} : { httpStatus }),
+  };
   if (outcome.status === 'done') return { kind: 'done', delivery: base, settlement: { ...key, status: 'done' } };
   const error = outcome.error;
   const lastError = describeError(error);

@@ -197,7 +197,8 @@ export class ConnectorWorker {
     let next = 0;
     const outcomes = records.map((r): DeliveryOutcome => (r ? delivered[next++]! : { status: 'dead', error: missing }));
     const now = clock.now();
-    const context = { now, policy: this.host.policy, stopping: !this.host.isRunning() };
+    // A batch's records share one call, and so its duration.
+    const context = { now, policy: this.host.policy, stopping: !this.host.isRunning(), durationMs: now - startedAt };
     const results = claimed.map((c, i) => settle(c.delivery, outcomes[i]!, { ...context, random: this.host.random() }));
     let recorded: Set<string>;
     try {

@@ -53,7 +53,7 @@ export function createPollPart(options: PollPartOptions): PollPart {
     warmWorkers: options.mode === 'daemon', replica: store.replicaId,
   });
   const exporter = createRosterExporter({
-    poller, snapshot: store.snapshot, state: store.state, outbox, clock, metrics, timezone: config.export.timezone ?? config.poll.timezone, log: options.log.child({ component: 'roster' }),
+    poller, snapshot: store.snapshot, state: store.state, history: store.history, replica: store.replicaId, outbox, clock, metrics, timezone: config.export.timezone ?? config.poll.timezone, log: options.log.child({ component: 'roster' }),
   });
   options.readiness.register('poll', () => poller.readiness());
   let lastExport: ExportResult | undefined;

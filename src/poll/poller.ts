@@ -4,7 +4,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { describeError, isBridgeError } from '../errors.js';
 import type { Component } from '../lifecycle.js';
 import type { ReadinessState } from '../readiness.js';
-import type { SnapshotStore, StateStore } from '../store/index.js';
+import type { HistoryStore, Run, SnapshotStore, StateStore } from '../store/index.js';
 import { CycleAbort, emptySummary, runPollCycle, type CycleDeps, type CyclePhases, type CycleResult } from './cycle.js';
 import { createListWorker, type ListWorker } from './list-worker.js';
 import { createPollMetrics, type PollMetrics } from './poll-metrics.js';
@@ -13,7 +13,7 @@ import { cycleLine } from './format.js';
 import { POLLED_STREAMS } from './snapshot.js';
 
 export interface PollerOptions {
-  store: { snapshot: SnapshotStore; state: StateStore };
+  store: { snapshot: SnapshotStore; state: StateStore; history?: Pick<HistoryStore, 'recordRun'> };
   upstream: ListSource;
   outbox: OutboxPort;
   poll: { initial: 'emit' | 'baseline'; maxDeleteRatio: number };
@@ -105,7 +105,10 @@ export function createPoller(options: PollerOptions): Poller {
     logResult(log, result);
     if (!result.dryRun) {
       const lastCycle: LastCycle = { startedAt: result.startedAt, outcome: result.outcome, trigger: result.trigger, durationMs: result.durationMs, ...(options.replica ? { replica: options.replica } : {}) };
-      void state.put({ [LAST_CYCLE_KEY]: lastCycle }).catch((error: unknown) => log.debug({ err: describeError(error) }, 'the last cycle was not recorded'));
+      const patch = { [LAST_CYCLE_KEY]: lastCycle };
+      const history = options.store.history;
+      // The run (the console's history) and the last cycle (every status page) in one transaction.
+      void (history ? history.recordRun(cycleRun(result, options.replica), patch) : state.put(patch)).catch((error: unknown) => log.debug({ err: describeError(error) }, 'the last cycle was not recorded'));
     }
     for (const listener of listeners) listener(result);
   };
@@ -168,6 +171,19 @@ async function runOne(deps: CycleDeps, opts: RunCycleOptions, signal: AbortSigna
     if (isBridgeError(error)) return result({ outcome: 'failed', reason: error.code, message: describeError(error) });
     throw error;
   }
+}
+
+/** A cycle as the console's run history keeps it: counts per stream and op. */
+export function cycleRun(result: CycleResult, replica?: string): Run {
+  const counts: Run['counts'] = {};
+  for (const stream of POLLED_STREAMS) {
+    const { fetched, created, updated, deleted, baselined } = result.streams[stream];
+    counts[stream] = { fetched, created, updated, deleted, baselined };
+  }
+  return {
+    kind: 'poll', trigger: result.trigger, startedAt: Date.parse(result.startedAt), durationMs: result.durationMs, outcome: result.outcome,
+    counts, ...(result.reason ? { reason: result.reason } : {}), ...(result.message ? { message: result.message } : {}), ...(replica ? { replica } : {}),
+  };
 }
 
 function observe(metrics: PollMetrics, result: CycleResult): void {

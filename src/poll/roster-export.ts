@@ -4,7 +4,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { describeError, isBridgeError } from '../errors.js';
 import { counter, gauge } from '../metrics.js';
 import type { RosterRow } from '../records.js';
-import type { SnapshotStore, StateStore } from '../store/index.js';
+import type { HistoryStore, SnapshotStore, StateStore } from '../store/index.js';
 import type { CycleResult } from './cycle.js';
 import type { Poller } from './poller.js';
 import type { OutboxPort } from './ports.js';
@@ -44,6 +44,9 @@ export interface RosterExporterOptions {
   log: Logger;
   metrics: Registry;
   clock?: Clock;
+  /** Where each export is kept as a run (the console's history). */
+  history?: Pick<HistoryStore, 'recordRun'>;
+  replica?: string;
 }
 
 export const LAST_EXPORT_KEY = 'roster.lastExport';
@@ -58,6 +61,19 @@ export function createRosterExporter(options: RosterExporterOptions): RosterExpo
 
   async function exportRoster(opts: { trigger?: string; signal?: AbortSignal } = {}): Promise<ExportResult> {
     const trigger = opts.trigger ?? 'manual';
+    const startedAt = clock.now();
+    const result = await exportOnce(trigger, opts);
+    const run = {
+      kind: 'export' as const, trigger, startedAt, durationMs: clock.now() - startedAt, outcome: result.outcome,
+      counts: { roster: { rows: result.rows, enqueued: result.enqueued ? 1 : 0 } },
+      ...(result.reason ? { reason: result.reason } : {}), ...(result.message ? { message: result.message } : {}),
+      ...(options.replica ? { replica: options.replica } : {}),
+    };
+    await options.history?.recordRun(run).catch((error: unknown) => log.debug({ err: describeError(error) }, 'the export run was not recorded'));
+    return result;
+  }
+
+  async function exportOnce(trigger: string, opts: { signal?: AbortSignal }): Promise<ExportResult> {
     const cycle = await poller.runCycle({ trigger: `export:${trigger}`, ...(opts.signal ? { signal: opts.signal } : {}) });
     if (cycle.outcome !== 'ok') {
       return finish({ outcome: 'failed', reason: cycle.reason, message: `the fresh poll did not succeed: ${cycle.message ?? cycle.outcome}`, rows: 0, enqueued: false, cycle });

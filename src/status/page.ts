@@ -1,3 +1,5 @@
+import { cardTable, TABLE_CSS } from '../console/html.js';
+import { SHELL_CSS } from '../console/shell.js';
 import type { ReadinessState } from '../readiness.js';
 import type { ReplicaView } from './replicas.js';
 
@@ -21,10 +23,7 @@ export interface StatusSnapshot {
 const escape = (value: unknown): string =>
   String(value ?? '—').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-const row = (cells: unknown[], tag = 'td') => `<tr>${cells.map((c) => `<${tag}>${escape(c)}</${tag}>`).join('')}</tr>`;
-
-const table = (head: string[], rows: unknown[][], empty: string) =>
-  rows.length === 0 ? `<p class="muted">${escape(empty)}</p>` : `<table><thead>${row(head, 'th')}</thead><tbody>${rows.map((r) => row(r)).join('')}</tbody></table>`;
+const table = (head: string[], rows: (string | number | undefined)[][], empty: string) => cardTable(head, rows, empty);
 
 /** An ISO time as local `YYYY-MM-DD HH:MM:SS` (short enough for a phone); anything else as it is. */
 function localTime(value: string | undefined, timeZone: string | undefined): string | undefined {
@@ -34,8 +33,12 @@ function localTime(value: string | undefined, timeZone: string | undefined): str
   return new Intl.DateTimeFormat('sv-SE', { timeZone, dateStyle: 'short', timeStyle: 'medium' }).format(date);
 }
 
-/** A plain server-rendered page (pure: snapshot in, HTML out) that refreshes itself every 15 s. */
-export function renderStatusPage(s: StatusSnapshot): string {
+/**
+ * A plain server-rendered page (pure: snapshot in, HTML out). With the console (`consoleHtml`) its
+ * script keeps the problems fresh and the page does not reload itself (a search or a token being
+ * typed would be lost); without it, it reloads every 15 s.
+ */
+export function renderStatusPage(s: StatusSnapshot, consoleHtml = ''): string {
   const at = (value: string | undefined) => localTime(value, s.timeZone);
   const reasons = Object.entries(s.readiness).filter(([, state]) => !state.ok) as [string, { ok: false; reason: string }][];
   const queue = s.connectors.reduce((sum, c) => sum + c.queueDepth, 0);
@@ -43,7 +46,7 @@ export function renderStatusPage(s: StatusSnapshot): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="refresh" content="15">
+${consoleHtml ? '' : '<meta http-equiv="refresh" content="15">'}
 <title>schoolbridge — ${s.ready ? 'ready' : 'not ready'}</title>
 <style>
 body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:960px;padding:12px;color:#1d2330;background:#f7f8fa}
@@ -53,11 +56,10 @@ h1{font-size:1.3rem;margin:.2rem 0}h2{font-size:1.05rem;margin:1.2rem 0 .4rem}
 .cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:8px}
 .card{background:#fff;border:1px solid #e3e6eb;border-radius:8px;padding:8px 10px}
 .card b{display:block;font-size:1.15rem;overflow-wrap:anywhere}
-table{border-collapse:collapse;width:100%;background:#fff;font-size:.9rem;display:block;overflow-x:auto}
-th,td{border-bottom:1px solid #e3e6eb;padding:4px 8px;text-align:left;white-space:nowrap}
+${TABLE_CSS}${SHELL_CSS}
 </style></head><body>
 <h1>schoolbridge <span id="readiness" class="badge ${s.ready ? 'ok' : 'bad'}">${s.ready ? 'ready' : 'not ready'}</span></h1>
-<p class="muted">as of ${escape(at(s.generatedAt))}${s.timeZone ? ` (${escape(s.timeZone)})` : ''} · refreshes every 15 s</p>
+<p class="muted">as of ${escape(at(s.generatedAt))}${s.timeZone ? ` (${escape(s.timeZone)})` : ''} · ${consoleHtml ? 'problems refresh every 15 s' : 'refreshes every 15 s'}</p>
 ${reasons.length ? `<ul id="reasons">${reasons.map(([name, state]) => `<li><b>${escape(name)}</b>: ${escape(state.reason)}</li>`).join('')}</ul>` : ''}
 <div class="cards">
 <div class="card">last poll<b id="last-poll">${escape(at(s.poll.lastRunAt))}</b>${escape(s.poll.lastOutcome ?? '')}</div>
@@ -67,6 +69,7 @@ ${reasons.length ? `<ul id="reasons">${reasons.map(([name, state]) => `<li><b>${
 <div class="card">dead deliveries<b id="dead-count">${dead}</b></div>
 <div class="card">events today<b id="events-received">${s.events.receivedToday}</b>rejected <span id="events-rejected">${s.events.rejectedToday}</span> · quarantined <span id="events-quarantined">${s.events.quarantined}</span></div>
 </div>
+${consoleHtml}
 <h2>Connectors</h2>
 ${table(['name', 'type', 'streams', 'queue', 'dead', 'check'], s.connectors.map((c) => [c.name, c.type, c.streams.join(', '), c.queueDepth, c.dead, c.check]), 'no connectors configured')}
 <h2>Webhook registrations</h2>

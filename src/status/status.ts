@@ -19,6 +19,8 @@ export interface StatusSources {
   webhooks: Webhooks;
   poll: PollPart;
   store: Pick<Store, 'replicaId' | 'replicas' | 'roles' | 'state'>;
+  /** The operator console's part of the page (console/routes.ts). */
+  console?: { shell(): Promise<string> };
 }
 
 /**
@@ -93,7 +95,10 @@ export function registerStatusRoutes(http: FastifyInstance, sources: StatusSourc
     };
   };
 
-  http.get('/', async (_request, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(renderStatusPage(await snapshot())));
+  http.get('/', async (_request, reply) => {
+    const [figures, shell] = await Promise.all([snapshot(), sources.console?.shell() ?? '']);
+    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(renderStatusPage(figures, shell));
+  });
   http.get('/status.json', async () => snapshot());
   return { snapshot };
 }

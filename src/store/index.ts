@@ -2,3 +2,4 @@ export type * from './port.js';
 export { openStore, type StoreConfig } from './open.js';
 export { liveHolder, type LockInfo } from './sqlite/lock.js';
 export { CHAIN_LENGTH, SNAPSHOT_STREAMS, REPLICA_TTL_MS } from './tables.js';
+export { HOUR_MS, hourOf } from './history-port.js';

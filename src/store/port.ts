@@ -1,5 +1,8 @@
 import type { Component } from '../lifecycle.js';
 import type { Stream } from '../records.js';
+import type { HistoryStore, PeopleStore } from './history-port.js';
+
+export type * from './history-port.js';
 
 /**
  * The store port (docs/store.md): everything schoolbridge keeps, shaped by the domain — the webhook
@@ -23,6 +26,10 @@ export interface Store extends Component {
   readonly state: StateStore;
   readonly replicas: ReplicaStore;
   readonly roles: RoleStore;
+  /** Attempts, runs and counts per hour, for the operator console. */
+  readonly history: HistoryStore;
+  /** The names of the people in the snapshot, for the operator console. */
+  readonly people: PeopleStore;
   /**
    * Told when another process changed what this one may act on: deliveries became due (`outbox`),
    * a role was given up (`roles`). Only a shared store tells anything; a listener must still look
@@ -92,6 +99,8 @@ export interface InboxStore {
   release(id: string, entry: InboxEntry, records: readonly Enqueue[]): Promise<'released' | 'duplicate' | 'missing'>;
   /** Forgets events received before `beforeMs`; resolves with how many. */
   prune(beforeMs: number): Promise<number>;
+  /** Stored events whose body contains one of `texts` (ASCII case ignored), newest first, at most `limit`. */
+  search(texts: readonly string[], limit: number): Promise<InboxEntry[]>;
 }
 
 // --- outbox ----------------------------------------------------------------------------------------
@@ -168,7 +177,13 @@ export interface CreatedParts {
 export type Settlement = (
   | { id: string; fence: number; status: 'done'; at: number }
   | { id: string; fence: number; status: 'pending' | 'dead'; at: number; runAt: number; attempts: number; lastError: string }
-) & { connector: string; range?: RangeItem };
+) & {
+  connector: string;
+  range?: RangeItem;
+  /** How long the attempt took, and the receiver's HTTP status if it answered: kept in the attempt's history. */
+  durationMs?: number;
+  httpStatus?: number;
+};
 
 export interface ClaimRequest {
   connector: string;
@@ -189,6 +204,25 @@ export interface ListedDelivery extends Delivery {
   waitingFor?: string;
 }
 
+/** What a retry by hand puts back: one delivery, several, or every dead one (of a connector). */
+export type RetryTarget = { id: string } | { ids: readonly string[] } | { allDead: true; connector?: string };
+
+export interface DeliveryLookup {
+  ids?: readonly string[];
+  keys?: readonly { connector: string; orderKey: string }[];
+}
+
+/** A connector's deliveries that failed and wait for their next try. */
+export interface Retrying {
+  connector: string;
+  count: number;
+  /** The soonest next try. */
+  nextRunAt: number;
+  lastAttemptAt?: number;
+  /** The error of the latest failed attempt. */
+  lastError: string;
+}
+
 export interface OutboxCounts {
   /** Not done and not dead: pending, in flight, waiting behind another, and owed by a created range. */
   depth: number;
@@ -204,8 +238,10 @@ export interface CreatedRange {
   connector: string;
   stream: SnapshotStream;
   detectedAt: string;
-  /** Created changes not delivered yet. */
+  /** Created changes not delivered yet: those of the keys after `after` (all, when absent) up to `upto`. */
   remaining: number;
+  after?: number;
+  upto: number;
   runAt: number;
   attempts: number;
   lastError?: string;
@@ -223,9 +259,13 @@ export interface OutboxStore {
    */
   settle(settlements: readonly Settlement[]): Promise<string[]>;
   /** Dead (or waiting) deliveries back to pending, due now, with a fresh retry window; the ids retried. */
-  retry(target: { id: string } | { allDead: true; connector?: string }, now: number): Promise<string[]>;
+  retry(target: RetryTarget, now: number): Promise<string[]>;
   get(id: string): Promise<Delivery | undefined>;
   list(filter?: DeliveryFilter): Promise<ListedDelivery[]>;
+  /** The deliveries with these ids, and those of these connectors' order keys, in enqueue order. */
+  lookup(query: DeliveryLookup): Promise<ListedDelivery[]>;
+  /** Per connector, the deliveries waiting for another try after a failure (ranges included). */
+  retrying(): Promise<Retrying[]>;
   counts(): Promise<Map<string, OutboxCounts>>;
   ranges(): Promise<CreatedRange[]>;
   /** The earliest runAt of a connector's pending deliveries and ranges not in flight (its worker's next wake-up). */

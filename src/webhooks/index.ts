@@ -37,6 +37,8 @@ export interface WebhooksOptions {
   metrics: Registry;
   random?: () => number;
   whenListening?: (signal: AbortSignal) => Promise<void>;
+  /** Told each delivery's outcome (`stored`, `duplicate`, `rejected:<reason>`, `quarantined`): the counts per hour. */
+  count?: (label: string) => void;
 }
 
 /** Webhook intake and registration reconcile, built and wired as one part of the app. */
@@ -51,7 +53,7 @@ export interface Webhooks {
 
 export function createWebhooks(options: WebhooksOptions): Webhooks {
   const { config, store, sink, clock, log } = options;
-  const metrics = createIntakeMetrics(options.metrics);
+  const metrics = createIntakeMetrics(options.metrics, options.count);
   const intake = createIntake({
     store: store.inbox, health: () => store.health(), sink, clock, metrics, secrets: options.secrets, toleranceSeconds: config.toleranceSeconds,
     log: log.child({ component: 'webhook-intake' }),

@@ -1,5 +1,6 @@
 import type { Enqueue, InboxEntry, QuarantineEntry } from '../port.js';
 import type { Db } from './db.js';
+import { likeContains } from '../history-rules.js';
 import { deliveryId } from '../tables.js';
 import { enqueue } from './enqueue.js';
 import { CHANNEL } from './listener.js';
@@ -97,13 +98,14 @@ export async function accepts(db: Db, batch: readonly Accept[]): Promise<('store
   });
 }
 
+const toEntry = (row: InboxRow): InboxEntry => ({
+  id: row.id, event: row.event, receivedAt: row.received_at, receivedAtMs: row.received_at_ms,
+  body: row.body, recordIds: JSON.parse(row.record_ids) as string[], reprocessed: row.reprocessed,
+});
+
 export async function getEvent(db: Db, id: string): Promise<InboxEntry | undefined> {
   const { rows } = await db.query<InboxRow>('SELECT * FROM inbox WHERE id = $1', [id]);
-  const row = rows[0];
-  return row && {
-    id: row.id, event: row.event, receivedAt: row.received_at, receivedAtMs: row.received_at_ms,
-    body: row.body, recordIds: JSON.parse(row.record_ids) as string[], reprocessed: row.reprocessed,
-  };
+  return rows[0] && toEntry(rows[0]);
 }
 
 export async function reprocess(db: Db, id: string, expected: number, recordIds: string[], records: readonly Enqueue[], now: number): Promise<boolean> {
@@ -135,4 +137,13 @@ export async function release(db: Db, id: string, entry: InboxEntry, records: re
 
 export async function prune(db: Db, beforeMs: number): Promise<number> {
   return (await db.query('DELETE FROM inbox WHERE received_at_ms < $1', [beforeMs])).rowCount ?? 0;
+}
+
+/** A scan of the inbox (it keeps a few days of events), bounded by `limit` matches; ILIKE ignores case. */
+export async function search(db: Db, texts: readonly string[], limit: number): Promise<InboxEntry[]> {
+  const patterns = texts.filter((t) => t !== '').map(likeContains);
+  if (patterns.length === 0) return [];
+  const { rows } = await db.query<InboxRow>('SELECT * FROM inbox WHERE body ILIKE ANY($1::text[]) ORDER BY received_at_ms DESC LIMIT $2',
+    [patterns, Math.max(0, Math.floor(limit))]);
+  return rows.map(toEntry);
 }

@@ -1,10 +1,11 @@
 import type { Stream } from '../../records.js';
 import type {
-  ClaimRequest, Claimed, Delivery, DeliveryFilter, DeliveryStatus, ListedDelivery, OutboxCounts, Settlement, SnapshotStream,
+  ClaimRequest, Claimed, Delivery, DeliveryFilter, DeliveryStatus, ListedDelivery, OutboxCounts, RetryTarget, Settlement, SnapshotStream,
 } from '../port.js';
 import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, TAKEOVER_GRACE_MS, snapshotTable } from '../tables.js';
 import type { Db } from './db.js';
 import { notifyOutbox } from './enqueue.js';
+import { KEEP_ATTEMPTS } from './history.js';
 import { claimRange, rangeCounts, rangeNextRunAt, reclaimRanges, settleRange } from './ranges.js';
 
 /**
@@ -15,7 +16,7 @@ import { claimRange, rangeCounts, rangeNextRunAt, reclaimRanges, settleRange } f
  * fence) is what marks it in flight, and as no index covers those columns a claim is a HOT update
  * (no index entry written) and a lease that ran out needs nobody to return it.
  */
-interface DeliveryRow {
+export interface DeliveryRow {
   seq: number;
   id: string;
   connector: string;
@@ -86,6 +87,7 @@ async function claimedRows(db: Db, rows: readonly DeliveryRow[], now: number): P
   });
 }
 
+/** Each delivery that settles is kept as an attempt, by the statement that settles it (KEEP_ATTEMPTS). */
 export async function settle(db: Db, owner: string, settlements: readonly Settlement[]): Promise<string[]> {
   const fromRanges = new Map<string, Settlement[]>();
   for (const s of settlements) {
@@ -102,16 +104,30 @@ export async function settle(db: Db, owner: string, settlements: readonly Settle
   const failed = own.filter((s): s is Extract<Settlement, { runAt: number }> => s.status !== 'done');
   // By `= ANY`, each row's fence looked up beside it: a join with the list would scan the table.
   const finished = done.length === 0 ? [] : (await db.query<{ id: string; connector: string; order_key: string; record_id: string }>(`
-    DELETE FROM outbox_delivery WHERE id = ANY($1::text[]) AND status = 'pending' AND lease_owner = $3
-      AND fence = ($2::bigint[])[array_position($1::text[], id)]
-    RETURNING id, connector, order_key, record_id`, [done.map((s) => s.id), done.map((s) => s.fence), owner])).rows;
+    WITH finished AS (
+      DELETE FROM outbox_delivery WHERE id = ANY($1::text[]) AND status = 'pending' AND lease_owner = $3
+        AND fence = ($2::bigint[])[array_position($1::text[], id)]
+      RETURNING id, connector, order_key, record_id, enqueued_at
+    ), settled AS (
+      SELECT f.*, s.at, 'done' AS outcome, s.http_status, s.duration_ms, NULL::text AS error
+      FROM finished f JOIN unnest($1::text[], $4::bigint[], $5::int[], $6::int[]) AS s(id, at, http_status, duration_ms) ON s.id = f.id
+    )${KEEP_ATTEMPTS('$3')}
+    SELECT id, connector, order_key, record_id FROM finished`,
+  [done.map((s) => s.id), done.map((s) => s.fence), owner, done.map((s) => s.at), done.map((s) => s.httpStatus ?? null), done.map((s) => s.durationMs ?? null)])).rows;
   const retried = failed.length === 0 ? [] : (await db.query<{ id: string }>(`
-    UPDATE outbox_delivery d SET status = s.status, last_attempt_at = s.at, lease_owner = NULL, lease_until = NULL,
-      run_at = s.run_at, attempts = s.attempts, last_error = s.last_error
-    FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::int[], $7::text[]) AS s(id, fence, status, at, run_at, attempts, last_error)
-    WHERE d.id = ANY($1::text[]) AND d.id = s.id AND d.status = 'pending' AND d.fence = s.fence AND d.lease_owner = $8 RETURNING d.id`, [
+    WITH settled AS (
+      UPDATE outbox_delivery d SET status = s.status, last_attempt_at = s.at, lease_owner = NULL, lease_until = NULL,
+        run_at = s.run_at, attempts = s.attempts, last_error = s.last_error
+      FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::int[], $7::text[], $9::int[], $10::int[])
+        AS s(id, fence, status, at, run_at, attempts, last_error, http_status, duration_ms)
+      WHERE d.id = ANY($1::text[]) AND d.id = s.id AND d.status = 'pending' AND d.fence = s.fence AND d.lease_owner = $8
+      RETURNING d.id, d.connector, d.record_id, d.enqueued_at, s.at, CASE s.status WHEN 'pending' THEN 'retry' ELSE 'dead' END AS outcome,
+        s.http_status, s.duration_ms, s.last_error AS error
+    )${KEEP_ATTEMPTS('$8')}
+    SELECT id FROM settled`, [
     failed.map((s) => s.id), failed.map((s) => s.fence), failed.map((s) => s.status), failed.map((s) => s.at),
     failed.map((s) => s.runAt), failed.map((s) => s.attempts), failed.map((s) => s.lastError), owner,
+    failed.map((s) => s.httpStatus ?? null), failed.map((s) => s.durationMs ?? null),
   ])).rows;
   if (finished.length > 0) {
     // The oldest delivery waiting behind each finished head becomes the head.
@@ -131,12 +147,12 @@ export async function settle(db: Db, owner: string, settlements: readonly Settle
   return settlements.filter((s) => settled.has(s.id)).map((s) => s.id);
 }
 
-export async function retry(db: Db, target: { id: string } | { allDead: true; connector?: string }, now: number): Promise<string[]> {
+export async function retry(db: Db, target: RetryTarget, now: number): Promise<string[]> {
   const reset = `status = 'pending', attempts = 0, enqueued_at = $1, run_at = $1, lease_owner = NULL, lease_until = NULL`;
   // A delivery in flight is left alone: its outcome decides.
-  const { rows } = 'id' in target
-    ? await db.query<{ id: string; seq: number }>(`UPDATE outbox_delivery SET ${reset} WHERE id = $2 AND status IN ('dead', 'pending')
-      AND (lease_until IS NULL OR lease_until <= $1) RETURNING id, seq`, [now, target.id])
+  const { rows } = 'id' in target || 'ids' in target
+    ? await db.query<{ id: string; seq: number }>(`UPDATE outbox_delivery SET ${reset} WHERE id = ANY($2::text[]) AND status IN ('dead', 'pending')
+      AND (lease_until IS NULL OR lease_until <= $1) RETURNING id, seq`, [now, 'id' in target ? [target.id] : target.ids])
     : await db.query<{ id: string; seq: number }>(`UPDATE outbox_delivery SET ${reset} WHERE status = 'dead' AND ($2::text IS NULL OR connector = $2) RETURNING id, seq`, [now, target.connector ?? null]);
   if (rows.length > 0) await notifyOutbox(db);
   return rows.sort((a, b) => a.seq - b.seq).map((r) => r.id);

@@ -13,7 +13,10 @@ import { createPool, prepared, transaction, type Db } from './db.js';
 import * as inbox from './inbox.js';
 import { createListener } from './listener.js';
 import { enqueue } from './enqueue.js';
+import * as history from './history.js';
 import * as outbox from './outbox.js';
+import * as outboxLookup from './outbox-lookup.js';
+import * as people from './people.js';
 import * as ranges from './ranges.js';
 import { createPgRoles, releaseAll } from './roles.js';
 import { migrate } from './schema.js';
@@ -134,6 +137,7 @@ export function createPgStore(options: PgStoreOptions): Store {
       quarantined: () => read((db) => inbox.quarantined(db)),
       release: (id, entry, records) => write((db) => inbox.release(db, id, entry, records)),
       prune: (before) => write((db) => inbox.prune(db, before)),
+      search: (texts, limit) => read((db) => inbox.search(db, texts, limit)),
     },
     outbox: {
       enqueue: (records, patch = {}) => write(async (db) => {
@@ -150,6 +154,8 @@ export function createPgStore(options: PgStoreOptions): Store {
       nextRunAt: (connector) => read((db) => outbox.nextRunAt(db, connector)),
       ranges: () => read((db) => ranges.ranges(db)),
       sweep: (now) => write((db) => outbox.sweep(db, now)),
+      lookup: (query) => read((db) => outboxLookup.lookup(db, query, clock.now())),
+      retrying: () => read((db) => outboxLookup.retrying(db)),
     },
     snapshot: {
       size: (stream) => read((db) => snapshot.size(db, stream)),
@@ -197,6 +203,19 @@ export function createPgStore(options: PgStoreOptions): Store {
     state: {
       get: <T>(key: string) => read(async (db) => (await state.getState(db, key)) as T | undefined),
       put: (patch) => write((db) => state.putState(db, patch)),
+    },
+    history: {
+      recordRun: (run, patch = {}) => write((db) => history.recordRun(db, self.id, run, patch)),
+      runs: (query) => read((db) => history.runs(db, query)),
+      count: (entries) => write((db) => history.count(db, self.id, entries)),
+      tallies: (kind, since) => read((db) => history.tallies(db, kind, since)),
+      attempts: (filter) => read((db) => history.attempts(db, filter)),
+      prune: (before) => write((db) => history.prune(db, before)),
+    },
+    people: {
+      refresh: (stream, limit) => write((db) => people.refresh(db, stream, limit)),
+      search: (query, limit) => read((db) => people.search(db, query, limit)),
+      get: (refs) => read((db) => people.get(db, refs)),
     },
     replicas: {
       beat: (now, at) => write((db) => state.beat(db, self, now, at ?? url)),

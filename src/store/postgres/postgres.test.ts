@@ -3,13 +3,14 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { testDatabase } from '../../../test/support/pg-database.js';
 import { describeStoreConformance, event, freshRows, record } from '../conformance.js';
+import { describeHistoryConformance } from '../conformance-history.js';
 import { createPgStore } from './pg-store.js';
 import { SCHEMA_VERSION } from './schema.js';
 
 const log = pino({ level: 'silent' });
 let last = '';
 
-describeStoreConformance('postgres', {
+const postgres = {
   async open() {
     last = await testDatabase('conf');
     return createPgStore({ url: last, log });
@@ -17,7 +18,10 @@ describeStoreConformance('postgres', {
   async second() {
     return createPgStore({ url: last, log });
   },
-});
+};
+
+describeStoreConformance('postgres', postgres);
+describeHistoryConformance('postgres', postgres);
 
 describe('postgres schema', () => {
   it('is created once when several replicas start on an empty database at the same moment', async () => {

@@ -1,7 +1,9 @@
+import { attemptOutcome } from '../history-rules.js';
 import type { ClaimRequest, Claimed, CreatedRange, Settlement, SnapshotStream } from '../port.js';
 import { REPLICA_TTL_MS, TAKEOVER_GRACE_MS, deliveryId, snapshotTable } from '../tables.js';
 import type { Db } from './db.js';
 import { enqueueLazy, notifyOutbox } from './enqueue.js';
+import { KEEP_ATTEMPTS } from './history.js';
 
 /**
  * Created ranges on PostgreSQL: the layout of the SQLite ones (sqlite/ranges.ts), the lease in the
@@ -85,12 +87,24 @@ export async function claimRange(db: Db, owner: string, request: ClaimRequest, l
   }
 }
 
-/** The outcome of one claimed batch of a range (see sqlite/ranges.ts), only while its lease still holds. */
+/**
+ * The outcome of one claimed batch of a range (see sqlite/ranges.ts), only while its lease still
+ * holds; the statement that checks the lease keeps the batch's attempts (outbox.ts, KEEP_ATTEMPTS).
+ */
 export async function settleRange(db: Db, owner: string, batch: readonly Settlement[]): Promise<string[]> {
   const first = batch[0]!;
   const { stream } = first.range!;
-  const { rows: [range] } = await db.query<RangeRow>(`SELECT * FROM outbox_range WHERE connector = $1 AND stream = $2 AND fence = $3 AND lease_owner = $4
-    AND claimed_to IS NOT NULL FOR UPDATE`, [first.connector, stream, first.fence, owner]);
+  const { rows: [range] } = await db.query<RangeRow>(`WITH held AS (
+      SELECT * FROM outbox_range WHERE connector = $1 AND stream = $2 AND fence = $3 AND lease_owner = $4 AND claimed_to IS NOT NULL FOR UPDATE
+    ), settled AS (
+      SELECT s.record_id, held.connector, held.enqueued_at, s.at, s.outcome, s.http_status, s.duration_ms, s.error
+      FROM held CROSS JOIN unnest($5::text[], $6::bigint[], $7::text[], $8::int[], $9::int[], $10::text[]) AS s(record_id, at, outcome, http_status, duration_ms, error)
+    )${KEEP_ATTEMPTS('$4')}
+    SELECT * FROM held`, [
+    first.connector, stream, first.fence, owner, batch.map((s) => `${stream}:${s.range!.key}:${s.range!.chain}`), batch.map((s) => s.at),
+    batch.map((s) => attemptOutcome(s.status)), batch.map((s) => s.httpStatus ?? null), batch.map((s) => s.durationMs ?? null),
+    batch.map((s) => (s.status === 'done' ? null : s.lastError)),
+  ]);
   if (!range) return [];
   const failed = batch.filter((s): s is Extract<Settlement, { runAt: number }> => s.status !== 'done');
   if (failed.length === batch.length && failed.every((s) => s.status === 'pending')) {
@@ -144,7 +158,8 @@ export async function rangeNextRunAt(db: Db, connector: string): Promise<number 
 export async function ranges(db: Db): Promise<CreatedRange[]> {
   const { rows } = await db.query<RangeRow & { last_error: string | null }>('SELECT * FROM outbox_range ORDER BY connector, stream');
   return rows.map((r) => ({
-    connector: r.connector, stream: r.stream, detectedAt: r.detected_at, remaining: r.remaining, runAt: r.run_at, attempts: r.attempts,
+    connector: r.connector, stream: r.stream, detectedAt: r.detected_at, remaining: r.remaining, upto: r.upto, runAt: r.run_at, attempts: r.attempts,
+    ...(r.after === null ? {} : { after: r.after }),
     ...(r.last_error === null ? {} : { lastError: r.last_error }),
   }));
 }

@@ -61,6 +61,24 @@ const MIGRATIONS: readonly string[] = [
   CREATE TABLE tick (job text PRIMARY KEY, slot bigint NOT NULL, replica text NOT NULL, claimed_at bigint NOT NULL);
   ALTER TABLE snapshot_meta ADD COLUMN stage_fence bigint NOT NULL DEFAULT 0;
   `,
+  // The operator console (sqlite/schema.ts says what each table holds). Record ids sort bytewise
+  // ("C"), so that every record of a person is a range of the index (`students:123:` and on).
+  `
+  CREATE TABLE delivery_attempt (
+    seq bigserial PRIMARY KEY, record_id text COLLATE "C" NOT NULL, connector text NOT NULL, enqueued_at bigint NOT NULL, at bigint NOT NULL,
+    outcome text NOT NULL, http_status integer, duration_ms integer, error text);
+  CREATE INDEX delivery_attempt_record ON delivery_attempt (record_id);
+  CREATE TABLE run (
+    id bigserial PRIMARY KEY, kind text NOT NULL, trigger text NOT NULL, started_at bigint NOT NULL, duration_ms bigint NOT NULL,
+    outcome text NOT NULL, reason text, message text, counts text NOT NULL, replica text);
+  CREATE TABLE tally (
+    kind text NOT NULL, hour bigint NOT NULL, label text NOT NULL, replica text NOT NULL, n bigint NOT NULL,
+    PRIMARY KEY (kind, hour, label, replica));
+  CREATE TABLE person (
+    stream text NOT NULL, key bigint NOT NULL, chain text NOT NULL, user_id bigint, name text NOT NULL, email text, search text NOT NULL,
+    PRIMARY KEY (stream, key));
+  CREATE TABLE person_meta (stream text PRIMARY KEY, version bigint, pass_version bigint, after bigint);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

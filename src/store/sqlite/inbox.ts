@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Enqueue, InboxEntry, QuarantineEntry } from '../port.js';
+import { likeContains } from '../history-rules.js';
 import { enqueue } from './enqueue.js';
 import { sql } from './statements.js';
 
@@ -41,12 +42,14 @@ export function accept(db: Db, entry: InboxEntry, records: readonly Enqueue[]): 
   return 'stored';
 }
 
+const toEntry = (row: InboxRow): InboxEntry => ({
+  id: row.id, event: row.event, receivedAt: row.received_at, receivedAtMs: row.received_at_ms,
+  body: row.body, recordIds: JSON.parse(row.record_ids) as string[], reprocessed: row.reprocessed,
+});
+
 export function getEvent(db: Db, id: string): InboxEntry | undefined {
   const row = sql(db, 'SELECT * FROM inbox WHERE id = ?').get(id) as InboxRow | undefined;
-  return row && {
-    id: row.id, event: row.event, receivedAt: row.received_at, receivedAtMs: row.received_at_ms,
-    body: row.body, recordIds: JSON.parse(row.record_ids) as string[], reprocessed: row.reprocessed,
-  };
+  return row && toEntry(row);
 }
 
 export function reprocess(db: Db, id: string, expected: number, recordIds: string[], records: readonly Enqueue[], now: number): boolean {
@@ -78,4 +81,13 @@ export function release(db: Db, id: string, entry: InboxEntry, records: readonly
 
 export function prune(db: Db, beforeMs: number): number {
   return sql(db, 'DELETE FROM inbox WHERE received_at_ms < ?').run(beforeMs).changes;
+}
+
+/** A scan of the inbox (it keeps a few days of events), bounded by `limit` matches; LIKE ignores ASCII case. */
+export function search(db: Db, texts: readonly string[], limit: number): InboxEntry[] {
+  const patterns = texts.filter((t) => t !== '').map(likeContains);
+  if (patterns.length === 0) return [];
+  const rows = sql(db, `SELECT * FROM inbox WHERE EXISTS (SELECT 1 FROM json_each(?) p WHERE inbox.body LIKE p.value ESCAPE '\\')
+    ORDER BY received_at_ms DESC LIMIT ?`).all(JSON.stringify(patterns), Math.max(0, Math.floor(limit))) as InboxRow[];
+  return rows.map(toEntry);
 }

@@ -1,8 +1,11 @@
 import type Database from 'better-sqlite3';
 import type { Replica } from '../port.js';
 import { enqueue } from './enqueue.js';
+import * as history from './history.js';
 import * as inbox from './inbox.js';
 import * as outbox from './outbox.js';
+import * as outboxLookup from './outbox-lookup.js';
+import * as people from './people.js';
 import * as ranges from './ranges.js';
 import * as snapshot from './snapshot.js';
 import * as state from './state.js';
@@ -22,6 +25,7 @@ export function operations(self: Self) {
     quarantined: inbox.quarantined,
     release: inbox.release,
     prune: inbox.prune,
+    searchInbox: inbox.search,
 
     enqueue: (db: Database.Database, records: Parameters<typeof enqueue>[1], now: number, patch: Parameters<typeof state.putState>[1]) => {
       const added = enqueue(db, records, now);
@@ -36,6 +40,8 @@ export function operations(self: Self) {
     counts: outbox.counts,
     nextRunAt: outbox.nextRunAt,
     sweep: outbox.sweep,
+    lookup: outboxLookup.lookup,
+    retrying: outboxLookup.retrying,
 
     size: snapshot.size,
     version: snapshot.version,
@@ -51,6 +57,16 @@ export function operations(self: Self) {
     materializeCreated: ranges.materializeCreated,
     createdPending: ranges.createdPending,
     ranges: ranges.ranges,
+
+    recordRun: (db: Database.Database, run: Parameters<typeof history.recordRun>[2], patch: Parameters<typeof state.putState>[1]) => history.recordRun(db, self.id, run, patch),
+    runs: history.runs,
+    count: (db: Database.Database, entries: Parameters<typeof history.count>[2]) => history.count(db, self.id, entries),
+    tallies: history.tallies,
+    attempts: history.attempts,
+    pruneHistory: history.prune,
+    refreshPeople: people.refresh,
+    searchPeople: people.search,
+    getPeople: people.get,
 
     getState: state.getState,
     putState: state.putState,
@@ -72,4 +88,6 @@ export type OperationName = keyof Operations;
  */
 export const BULK: ReadonlySet<OperationName> = new Set<OperationName>([
   'index', 'scan', 'begin', 'stageFresh', 'stageChanges', 'discard', 'applyFresh', 'applyChanges', 'materializeCreated', 'list', 'counts',
+  // The console's scans and its background upkeep.
+  'searchInbox', 'retrying', 'pruneHistory', 'refreshPeople', 'searchPeople',
 ]);

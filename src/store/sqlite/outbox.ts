@@ -1,9 +1,10 @@
 import type Database from 'better-sqlite3';
 import type { Stream } from '../../records.js';
 import type {
-  ClaimRequest, Claimed, Delivery, DeliveryFilter, DeliveryStatus, ListedDelivery, OutboxCounts, Settlement, SnapshotStream,
+  ClaimRequest, Claimed, Delivery, DeliveryFilter, DeliveryStatus, ListedDelivery, OutboxCounts, RetryTarget, Settlement, SnapshotStream,
 } from '../port.js';
 import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, snapshotTable } from '../tables.js';
+import { attemptRow, recordAttempts, type AttemptRow } from './history.js';
 import { leasesOf } from './leases.js';
 import { claimRange, rangeCounts, rangeNextRunAt, settleRange } from './ranges.js';
 import { sql } from './statements.js';
@@ -18,7 +19,7 @@ import { sql } from './statements.js';
  */
 type Db = Database.Database;
 
-interface DeliveryRow {
+export interface DeliveryRow {
   seq: number;
   id: string;
   connector: string;
@@ -103,11 +104,16 @@ export function claim(db: Db, owner: string, request: ClaimRequest): Claimed[] {
   return [...out, ...claimRange(db, owner, request, request.limit - out.length)];
 }
 
+/**
+ * Each settlement that holds is kept as an attempt (history.ts), written with the outcomes in the
+ * same transaction.
+ */
 export function settle(db: Db, owner: string, settlements: readonly Settlement[]): string[] {
   const leases = leasesOf(db);
   const settled: string[] = [];
   const fromRanges = new Map<string, Settlement[]>();
-  const done: string[] = [];
+  const done = new Map<string, Settlement>();
+  const attempts: AttemptRow[] = [];
   for (const s of settlements) {
     if (s.range) {
       const group = `${s.connector}\u0000${s.range.stream}`;
@@ -118,17 +124,21 @@ export function settle(db: Db, owner: string, settlements: readonly Settlement[]
     }
     if (!leases.end(s.id, s.fence, owner)) continue;
     if (s.status === 'done') {
-      done.push(s.id);
+      done.set(s.id, s);
       continue;
     }
-    const row = sql(db, `UPDATE outbox_delivery SET status = ?, run_at = ?, attempts = ?, last_error = ?, last_attempt_at = ? WHERE id = ? RETURNING id`)
-      .get(s.status, s.runAt, s.attempts, s.lastError, s.at, s.id);
-    if (row) settled.push(s.id);
+    const row = sql(db, `UPDATE outbox_delivery SET status = ?, run_at = ?, attempts = ?, last_error = ?, last_attempt_at = ? WHERE id = ? RETURNING record_id, enqueued_at`)
+      .get(s.status, s.runAt, s.attempts, s.lastError, s.at, s.id) as { record_id: string; enqueued_at: number } | undefined;
+    if (row) {
+      settled.push(s.id);
+      attempts.push(attemptRow(s, row.record_id, row.enqueued_at));
+    }
   }
-  for (const batch of fromRanges.values()) settled.push(...settleRange(db, owner, batch));
-  if (done.length === 0) return settled;
-  const finished = sql(db, `DELETE FROM outbox_delivery WHERE id IN (SELECT value FROM json_each(?)) RETURNING id, connector, order_key, record_id`)
-    .all(JSON.stringify(done)) as { id: string; connector: string; order_key: string; record_id: string }[];
+  for (const batch of fromRanges.values()) settled.push(...settleRange(db, owner, batch, attempts));
+  const finished = done.size === 0 ? [] : sql(db, `DELETE FROM outbox_delivery WHERE id IN (SELECT value FROM json_each(?)) RETURNING id, connector, order_key, record_id, enqueued_at`)
+    .all(JSON.stringify([...done.keys()])) as { id: string; connector: string; order_key: string; record_id: string; enqueued_at: number }[];
+  for (const f of finished) attempts.push(attemptRow(done.get(f.id)!, f.record_id, f.enqueued_at));
+  recordAttempts(db, owner, attempts);
   if (finished.length === 0) return settled;
   for (const f of finished) settled.push(f.id);
   promoteNext(db, finished);
@@ -149,12 +159,17 @@ function promoteNext(db: Db, finished: readonly { connector: string; order_key: 
   }
 }
 
-export function retry(db: Db, target: { id: string } | { allDead: true; connector?: string }, now: number): string[] {
+export function retry(db: Db, target: RetryTarget, now: number): string[] {
   const reset = `status = 'pending', attempts = 0, enqueued_at = ?, run_at = ?`;
-  if ('id' in target) {
-    if (leasesOf(db).held(target.id, now)) return []; // in flight: its outcome decides
-    const row = sql(db, `UPDATE outbox_delivery SET ${reset} WHERE id = ? AND status IN ('dead', 'pending') RETURNING id`).get(now, now, target.id) as { id: string } | undefined;
-    return row ? [row.id] : [];
+  if ('id' in target || 'ids' in target) {
+    const one = sql(db, `UPDATE outbox_delivery SET ${reset} WHERE id = ? AND status IN ('dead', 'pending') RETURNING id, seq`);
+    const rows: { id: string; seq: number }[] = [];
+    for (const id of 'id' in target ? [target.id] : target.ids) {
+      if (leasesOf(db).held(id, now)) continue; // in flight: its outcome decides
+      const row = one.get(now, now, id) as { id: string; seq: number } | undefined;
+      if (row) rows.push(row);
+    }
+    return rows.sort((a, b) => a.seq - b.seq).map((r) => r.id);
   }
   const rows = target.connector === undefined
     ? sql(db, `UPDATE outbox_delivery SET ${reset} WHERE status = 'dead' RETURNING id, seq`).all(now, now)

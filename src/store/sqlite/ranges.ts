@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import type { ClaimRequest, Claimed, CreatedRange, Settlement, SnapshotStream } from '../port.js';
 import { deliveryId, snapshotTable } from '../tables.js';
 import { enqueueLazy } from './enqueue.js';
+import { attemptRow, type AttemptRow } from './history.js';
 import { leasesOf } from './leases.js';
 import { sql } from './statements.js';
 
@@ -103,15 +104,17 @@ export function claimRange(db: Db, owner: string, request: ClaimRequest, limit: 
 /**
  * The outcome of one claimed batch of a range (all its settlements share its fence). All done: the
  * cursor moves on. All to be tried again: the range waits, as one delivery would. Otherwise each that
- * is not done becomes a delivery row with its outcome, and the cursor moves on.
+ * is not done becomes a delivery row with its outcome, and the cursor moves on. Each is an attempt
+ * of its record, added to `attempts` for the caller to write.
  */
-export function settleRange(db: Db, owner: string, batch: readonly Settlement[]): string[] {
+export function settleRange(db: Db, owner: string, batch: readonly Settlement[], attempts: AttemptRow[]): string[] {
   const first = batch[0]!;
   const { stream } = first.range!;
   const lease = leasesOf(db).end(leaseId(first.connector, stream), first.fence, owner);
   if (!lease?.batch) return [];
   const range = sql(db, 'SELECT * FROM outbox_range WHERE connector = ? AND stream = ?').get(first.connector, stream) as RangeRow | undefined;
   if (!range) return [];
+  for (const s of batch) attempts.push(attemptRow(s, `${stream}:${s.range!.key}:${s.range!.chain}`, range.enqueued_at));
   const failed = batch.filter((s): s is Extract<Settlement, { runAt: number }> => s.status !== 'done');
   if (failed.length === batch.length && failed.every((s) => s.status === 'pending')) {
     sql(db, 'UPDATE outbox_range SET run_at = ?, attempts = ?, last_error = ?, last_attempt_at = ? WHERE connector = ? AND stream = ?').run(Math.min(...failed.map((s) => s.runAt)), Math.max(...failed.map((s) => s.attempts)), failed[0]!.lastError, first.at, first.connector, stream);
@@ -159,7 +162,8 @@ export function rangeNextRunAt(db: Db, connector: string, now: number): number |
 
 export function ranges(db: Db): CreatedRange[] {
   return (sql(db, 'SELECT * FROM outbox_range ORDER BY connector, stream').all() as RangeRow[]).map((r) => ({
-    connector: r.connector, stream: r.stream, detectedAt: r.detected_at, remaining: r.remaining, runAt: r.run_at, attempts: r.attempts,
+    connector: r.connector, stream: r.stream, detectedAt: r.detected_at, remaining: r.remaining, upto: r.upto, runAt: r.run_at, attempts: r.attempts,
+    ...(r.after === null ? {} : { after: r.after }),
     ...(r.last_error === null ? {} : { lastError: r.last_error }),
   }));
 }

@@ -49,6 +49,25 @@ const MIGRATIONS: readonly string[] = [
     id TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL, started_at INTEGER NOT NULL,
     heartbeat_at INTEGER NOT NULL, url TEXT);
   `,
+  // The operator console: each delivery attempt (found by record id, and by a person's records as
+  // a prefix of it), the poll cycles and roster exports, counts per hour (each replica its own
+  // rows), and the names of the people in the snapshot with how far their index has come.
+  `
+  CREATE TABLE delivery_attempt (
+    seq INTEGER PRIMARY KEY, record_id TEXT NOT NULL, connector TEXT NOT NULL, enqueued_at INTEGER NOT NULL, at INTEGER NOT NULL,
+    outcome TEXT NOT NULL, http_status INTEGER, duration_ms INTEGER, error TEXT);
+  CREATE INDEX delivery_attempt_record ON delivery_attempt (record_id);
+  CREATE TABLE run (
+    id INTEGER PRIMARY KEY, kind TEXT NOT NULL, trigger TEXT NOT NULL, started_at INTEGER NOT NULL, duration_ms INTEGER NOT NULL,
+    outcome TEXT NOT NULL, reason TEXT, message TEXT, counts TEXT NOT NULL, replica TEXT);
+  CREATE TABLE tally (
+    kind TEXT NOT NULL, hour INTEGER NOT NULL, label TEXT NOT NULL, replica TEXT NOT NULL, n INTEGER NOT NULL,
+    PRIMARY KEY (kind, hour, label, replica)) WITHOUT ROWID;
+  CREATE TABLE person (
+    stream TEXT NOT NULL, key INTEGER NOT NULL, chain TEXT NOT NULL, user_id INTEGER, name TEXT NOT NULL, email TEXT, search TEXT NOT NULL,
+    PRIMARY KEY (stream, key)) WITHOUT ROWID;
+  CREATE TABLE person_meta (stream TEXT PRIMARY KEY, version INTEGER, pass_version INTEGER, after INTEGER);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -35,6 +35,7 @@ const UNAVAILABLE = /^SQLITE_(FULL|IOERR|CANTOPEN|READONLY|NOMEM|BUSY|LOCKED|PRO
 /** Calls that only read: their failure does not say the store cannot write. */
 const READS: ReadonlySet<OperationName> = new Set<OperationName>([
   'getEvent', 'quarantined', 'getDelivery', 'list', 'counts', 'nextRunAt', 'size', 'version', 'index', 'rows', 'scan', 'createdPending', 'ranges', 'getState', 'live',
+  'searchInbox', 'lookup', 'retrying', 'runs', 'tallies', 'attempts', 'searchPeople', 'getPeople',
 ]);
 
 /**
@@ -145,6 +146,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       quarantined: () => call('quarantined'),
       release: (id, entry, records) => call('release', id, entry, records),
       prune: (before) => call('prune', before),
+      search: (texts, limit) => call('searchInbox', texts, limit),
     },
     outbox: {
       enqueue: (records, patch = {}) => call('enqueue', records, clock.now(), patch),
@@ -157,6 +159,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       ranges: () => call('ranges'),
       nextRunAt: (connector) => call('nextRunAt', connector, clock.now()),
       sweep: (now) => call('sweep', now),
+      lookup: (query) => call('lookup', query, clock.now()),
+      retrying: () => call('retrying'),
     },
     snapshot: {
       size: (stream) => call('size', stream),
@@ -176,6 +180,19 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     state: {
       get: async <T>(key: string) => (await call('getState', key)) as T | undefined,
       put: (patch) => call('putState', patch),
+    },
+    history: {
+      recordRun: (run, patch = {}) => call('recordRun', run, patch),
+      runs: (query) => call('runs', query),
+      count: (entries) => call('count', entries),
+      tallies: (kind, since) => call('tallies', kind, since),
+      attempts: (filter) => call('attempts', filter),
+      prune: (before) => call('pruneHistory', before),
+    },
+    people: {
+      refresh: (stream, limit) => call('refreshPeople', stream, limit),
+      search: (query, limit) => call('searchPeople', query, limit),
+      get: (refs) => call('getPeople', refs),
     },
     replicas: {
       beat: (now, at) => call('beat', now, at ?? url),

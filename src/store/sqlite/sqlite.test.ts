@@ -4,6 +4,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll } from 'vitest';
 import { describeStoreConformance } from '../conformance.js';
+import { describeHistoryConformance } from '../conformance-history.js';
 import { createSqliteStore } from './sqlite-store.js';
 
 const dirs: string[] = [];
@@ -11,10 +12,13 @@ afterAll(async () => {
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
 
-describeStoreConformance('sqlite', {
+const sqlite = {
   async open() {
     const dir = await mkdtemp(path.join(tmpdir(), 'sb-sqlite-'));
     dirs.push(dir);
     return createSqliteStore({ dir, log: pino({ level: 'silent' }) });
   },
-});
+};
+
+describeStoreConformance('sqlite', sqlite);
+describeHistoryConformance('sqlite', sqlite);

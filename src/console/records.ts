@@ -1,0 +1,127 @@
+import { publicError } from '../outbox/index.js';
+import type { Stream } from '../records.js';
+import type { Attempt, CreatedRange, InboxEntry, ListedDelivery, Person, Run } from '../store/index.js';
+import { inboxIdOf } from '../webhooks/event-identity.js';
+import { recordLabel } from './names.js';
+import type { ConsoleSources, Viewer } from './sources.js';
+import type { TrailState } from './words.js';
+
+/** People and events a search gives at most; attempts read per subject at most. */
+const SUBJECTS = 10;
+const ATTEMPTS = 200;
+const DAY_MS = 86_400_000;
+
+export interface ConnectorTrail {
+  connector: string;
+  state: TrailState;
+  /** When it will be tried again (retrying), or the delivery it waits behind (waiting). */
+  nextRunAt?: number;
+  waitingFor?: string;
+  attempts: Omit<Attempt, 'recordId' | 'connector' | 'enqueuedAt'>[];
+}
+
+export interface RecordTrail {
+  recordId: string;
+  label: string;
+  /** Where it came from: the poll cycle that found the change, or the webhook delivery. */
+  origin: { kind: 'poll'; at: number; runId?: number; trigger?: string } | { kind: 'webhook'; at: number; verified: true; event: string; reprocessed: number } | { kind: 'unknown' };
+  connectors: ConnectorTrail[];
+}
+
+export type Subject =
+  | { kind: 'person'; stream: 'students' | 'users'; key: number; name: string; email?: string; userId?: number; records: RecordTrail[] }
+  | { kind: 'event'; id: string; event: string; receivedAt: number; records: RecordTrail[] };
+
+/** What a search finds: people (from the snapshot's names) and webhook events (from their bodies). */
+export async function findRecords(sources: ConsoleSources, query: string, viewer: Viewer): Promise<{ query: string; subjects: Subject[] }> {
+  const q = query.trim().slice(0, 200);
+  if (q === '') return { query: q, subjects: [] };
+  const { people, inbox } = sources.store;
+  let found: Person[] = [];
+  let events: InboxEntry[] = [];
+  const person = /^(students|users):(\d{1,15})(?::|$)/.exec(q);
+  if (person) {
+    found = (await people.get([{ stream: person[1] as Person['stream'], key: Number(person[2]) }]));
+    if (found.length === 0) found = [{ stream: person[1] as Person['stream'], key: Number(person[2]), chain: '', name: '' }];
+  } else if (/^(events|invoices):/.test(q)) {
+    const entry = await inbox.get(inboxIdOf(q));
+    events = entry ? [entry] : [];
+  } else if (/^\d{1,15}$/.test(q)) {
+    [found, events] = await Promise.all([people.search({ id: Number(q) }, SUBJECTS), inbox.search([`"id":${q},`, `"id":${q}}`, `"id":"${q}"`], SUBJECTS)]);
+  } else {
+    [found, events] = await Promise.all([people.search({ text: q }, SUBJECTS), inbox.search([q, q.replace(/\//g, '\\/')], SUBJECTS)]);
+  }
+  const [runs, ranges] = await Promise.all([
+    sources.store.history.runs({ since: sources.clock.now() - (sources.historyDays + 1) * DAY_MS, limit: 5000 }),
+    found.length > 0 ? sources.store.outbox.ranges() : [],
+  ]);
+  const subjects: Subject[] = [];
+  for (const p of found) {
+    // A first cycle's created change still owed by a range is no row yet: named by the person's chain.
+    const owed = p.chain === '' ? [] : ranges.filter((r) => r.stream === p.stream && p.key > (r.after ?? -Infinity) && p.key <= r.upto);
+    const records = await trails(sources, viewer, runs, {
+      prefix: `${p.stream}:${p.key}:`, orderKey: `${p.stream}:${p.key}`, stream: p.stream, owed: owed.length === 0 ? undefined : { recordId: `${p.stream}:${p.key}:${p.chain}`, ranges: owed },
+    });
+    subjects.push({ kind: 'person', stream: p.stream, key: p.key, name: p.name, ...(p.email ? { email: p.email } : {}), ...(p.userId === undefined ? {} : { userId: p.userId }), records });
+  }
+  for (const e of events) {
+    const records = await trails(sources, viewer, runs, { recordIds: e.recordIds, entry: e });
+    subjects.push({ kind: 'event', id: e.id, event: e.event, receivedAt: e.receivedAtMs, records });
+  }
+  return { query: q, subjects };
+}
+
+type TrailQuery = { prefix: string; orderKey: string; stream: Stream; owed: { recordId: string; ranges: CreatedRange[] } | undefined } | { recordIds: readonly string[]; entry: InboxEntry };
+
+async function trails(sources: ConsoleSources, viewer: Viewer, runs: readonly Run[], query: TrailQuery): Promise<RecordTrail[]> {
+  const { history, outbox } = sources.store;
+  const [attempts, deliveries] = await Promise.all([
+    history.attempts('prefix' in query ? { prefixes: [query.prefix], limit: ATTEMPTS } : { recordIds: query.recordIds, limit: ATTEMPTS }),
+    'prefix' in query
+      ? outbox.lookup({ keys: sources.outbox.subscribers(query.stream).map((connector) => ({ connector, orderKey: query.orderKey })) })
+      : outbox.lookup({ ids: query.recordIds.flatMap((id) => sources.outbox.subscribers(streamOf(id)).map((c) => `${c}:${id}`)) }),
+  ]);
+  const ids = new Set<string>('prefix' in query ? (query.owed ? [query.owed.recordId] : []) : query.recordIds);
+  const owed = 'prefix' in query ? query.owed : undefined;
+  for (const a of attempts) ids.add(a.recordId);
+  for (const d of deliveries) ids.add(d.recordId);
+  const out: RecordTrail[] = [];
+  for (const recordId of ids) {
+    const mine = attempts.filter((a) => a.recordId === recordId).sort((a, b) => a.at - b.at);
+    const queued = deliveries.filter((d) => d.recordId === recordId);
+    const connectors = new Set([...sources.outbox.subscribers(streamOf(recordId)), ...mine.map((a) => a.connector), ...queued.map((d) => d.connector)]);
+    const fromRange = owed?.recordId === recordId ? owed.ranges : [];
+    const enqueuedAt = Math.min(...mine.map((a) => a.enqueuedAt), ...queued.map((d) => d.enqueuedAt), ...fromRange.map((r) => Date.parse(r.detectedAt)));
+    out.push({
+      recordId,
+      label: recordLabel(recordId),
+      origin: 'entry' in query ? { kind: 'webhook', at: query.entry.receivedAtMs, verified: true, event: query.entry.event, reprocessed: query.entry.reprocessed } : pollOrigin(runs, enqueuedAt),
+      connectors: [...connectors].sort().map((c) => connectorTrail(c, mine.filter((a) => a.connector === c), queued.find((d) => d.connector === c), fromRange.find((r) => r.connector === c), viewer)),
+    });
+  }
+  // Newest first: the change a person is looking for is usually the last.
+  return out.sort((a, b) => originAt(b) - originAt(a));
+}
+
+const originAt = (t: RecordTrail) => (t.origin.kind === 'unknown' ? 0 : t.origin.at);
+const streamOf = (recordId: string): Stream => recordId.slice(0, recordId.indexOf(':')) as Stream;
+
+/** The cycle that committed the change: the poll run that was running when the delivery was enqueued. */
+function pollOrigin(runs: readonly Run[], enqueuedAt: number): RecordTrail['origin'] {
+  if (!Number.isFinite(enqueuedAt)) return { kind: 'unknown' };
+  const run = runs.find((r) => r.kind === 'poll' && r.startedAt <= enqueuedAt && enqueuedAt <= r.startedAt + r.durationMs + 1000);
+  return run ? { kind: 'poll', at: run.startedAt, ...(run.id === undefined ? {} : { runId: run.id }), trigger: run.trigger } : { kind: 'poll', at: enqueuedAt };
+}
+
+function connectorTrail(connector: string, attempts: readonly Attempt[], delivery: ListedDelivery | undefined, range: CreatedRange | undefined, viewer: Viewer): ConnectorTrail {
+  const shown = attempts.map(({ at, outcome, httpStatus, durationMs, error }) => ({
+    at, outcome, ...(httpStatus === undefined ? {} : { httpStatus }), ...(durationMs === undefined ? {} : { durationMs }),
+    ...(error === undefined ? {} : { error: viewer.authed ? error : publicError(error) }),
+  }));
+  if (!delivery && range && attempts.at(-1)?.outcome !== 'done') return { connector, state: range.lastError ? 'retrying' : 'queued', nextRunAt: range.runAt, attempts: shown };
+  if (!delivery) return { connector, state: attempts.at(-1)?.outcome === 'done' ? 'done' : 'unknown', attempts: shown };
+  if (delivery.waitingFor) return { connector, state: 'waiting', waitingFor: delivery.waitingFor, attempts: shown };
+  if (delivery.status === 'dead') return { connector, state: 'dead', attempts: shown };
+  if (delivery.status === 'active') return { connector, state: 'in-flight', attempts: shown };
+  return { connector, state: delivery.lastError ? 'retrying' : 'queued', nextRunAt: delivery.runAt, attempts: shown };
+}

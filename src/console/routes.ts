@@ -1,0 +1,68 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { tokenMatches } from '../http/admin-routes.js';
+import { problems } from './problems.js';
+import { findRecords } from './records.js';
+import { renderProblems } from './render-problems.js';
+import { renderRecords } from './render-records.js';
+import { renderRuns } from './render-runs.js';
+import { runsView } from './runs.js';
+import { renderShell } from './shell.js';
+import type { ConsoleSources, Viewer } from './sources.js';
+
+export interface ConsoleOptions {
+  adminToken: string | undefined;
+  /** server.consolePublic: the console without the token (error texts still need it). */
+  consolePublic: boolean;
+}
+
+/**
+ * The operator console's routes: JSON for scripts (`/api/problems`, `/api/runs`,
+ * `/api/records?query=`) and the same as HTML sections for the page (`/console/<section>`). Unless
+ * the console is public they need `Authorization: Bearer <server.adminToken>`, and say so (401)
+ * otherwise. Returns what `GET /` embeds.
+ */
+export function registerConsoleRoutes(http: FastifyInstance, sources: ConsoleSources, options: ConsoleOptions): { shell(): Promise<string> } {
+  const viewerOf = (request: FastifyRequest): Viewer => ({ authed: options.adminToken !== undefined && tokenMatches(request.headers.authorization, options.adminToken) });
+  const deny = (reply: FastifyReply, viewer: Viewer) => {
+    if (options.consolePublic || viewer.authed) return false;
+    void reply.code(401).header('www-authenticate', 'Bearer').header('cache-control', 'no-store').send({
+      error: 'unauthorized',
+      message: options.adminToken
+        ? 'the console needs Authorization: Bearer <server.adminToken> (or server.consolePublic: true)'
+        : 'the console needs server.adminToken, which is not set (or server.consolePublic: true)',
+    });
+    return true;
+  };
+  const actions = options.adminToken !== undefined;
+  const tz = sources.timezone;
+  const sections = {
+    problems: async (_q: string, v: Viewer) => ({ json: await problems(sources, v), html: (p: Awaited<ReturnType<typeof problems>>) => renderProblems(p, tz, actions) }),
+    runs: async () => ({ json: await runsView(sources), html: (r: Awaited<ReturnType<typeof runsView>>) => renderRuns(r, tz) }),
+    records: async (q: string, v: Viewer) => ({ json: await findRecords(sources, q, v), html: (r: Awaited<ReturnType<typeof findRecords>>) => renderRecords(r, tz, actions) }),
+  } as const;
+
+  for (const [name, build] of Object.entries(sections)) {
+    const query = (request: FastifyRequest) => String((request.query as Record<string, unknown>).query ?? '');
+    http.get(`/api/${name}`, async (request, reply) => {
+      const viewer = viewerOf(request);
+      if (deny(reply, viewer)) return reply;
+      const { json } = await build(query(request), viewer);
+      return reply.header('cache-control', 'no-store').send(json);
+    });
+    http.get(`/console/${name}`, async (request, reply) => {
+      const viewer = viewerOf(request);
+      if (deny(reply, viewer)) return reply;
+      const { json, html } = await build(query(request), viewer);
+      return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send((html as (v: typeof json) => string)(json));
+    });
+  }
+
+  return {
+    async shell() {
+      if (!options.consolePublic) return renderShell({ actions });
+      const viewer = { authed: false };
+      const [p, r] = await Promise.all([problems(sources, viewer), runsView(sources)]);
+      return renderShell({ actions, rendered: { problems: renderProblems(p, tz, actions), runs: renderRuns(r, tz) } });
+    },
+  };
+}

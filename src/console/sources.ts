@@ -1,0 +1,23 @@
+import type { Clock } from '../clock.js';
+import type { Outbox } from '../outbox/index.js';
+import type { Store } from '../store/index.js';
+import type { QuarantineSummary } from '../webhooks/index.js';
+
+/** What the console reads: the store's history, names, inbox and outbox, and the live outbox. */
+export interface ConsoleSources {
+  store: Pick<Store, 'history' | 'people' | 'inbox' | 'outbox'>;
+  outbox: Pick<Outbox, 'list' | 'connectors' | 'subscribers'>;
+  quarantine: () => Promise<QuarantineSummary[]>;
+  clock: Clock;
+  /** Times are shown in this zone (poll.timezone). */
+  timezone: string;
+  historyDays: number;
+}
+
+/**
+ * Who asks: `authed` with the admin token. Receiver error texts (they can echo what was sent) go
+ * only to those; everyone else gets our error code and the HTTP status (publicError).
+ */
+export interface Viewer {
+  authed: boolean;
+}

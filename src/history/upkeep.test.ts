@@ -1,0 +1,37 @@
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { createHistoryUpkeep } from './upkeep.js';
+
+const DAY = 86_400_000;
+const NOW = 100 * DAY;
+const log = pino({ level: 'silent' });
+
+describe('history upkeep', () => {
+  it('forgets attempts after historyDays, and runs after 30 days or historyDays if longer', async () => {
+    const asked: { attempts: number; runs: number }[] = [];
+    const store = { history: { prune: async (before: { attempts: number; runs: number }) => (asked.push(before), 0) }, people: { refresh: async () => false } };
+    await createHistoryUpkeep({ store, clock: { now: () => NOW } as never, log, historyDays: 14 }).prune();
+    await createHistoryUpkeep({ store, clock: { now: () => NOW } as never, log, historyDays: 60 }).prune();
+    expect(asked).toEqual([{ attempts: NOW - 14 * DAY, runs: NOW - 30 * DAY }, { attempts: NOW - 60 * DAY, runs: NOW - 60 * DAY }]);
+  });
+
+  it('walks each stream of the name index until it has caught up, and once more when asked during a walk', async () => {
+    const steps: string[] = [];
+    let left = 2;
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const people = {
+      refresh: async (stream: string) => {
+        steps.push(stream);
+        if (steps.length === 1) await gate;
+        return stream === 'students' && --left > 0;
+      },
+    };
+    const upkeep = createHistoryUpkeep({ store: { history: { prune: async () => 0 }, people }, clock: { now: () => NOW } as never, log, historyDays: 14 });
+    const first = upkeep.refreshPeople();
+    const second = upkeep.refreshPeople();
+    release();
+    await Promise.all([first, second]);
+    expect(steps).toEqual(['students', 'students', 'users', 'students', 'users']);
+  });
+});

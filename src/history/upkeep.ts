@@ -1,0 +1,97 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import { describeError } from '../errors.js';
+import type { Component } from '../lifecycle.js';
+import type { HistoryStore, PeopleStore } from '../store/index.js';
+import { SNAPSHOT_STREAMS } from '../store/index.js';
+
+const DAY_MS = 86_400_000;
+/** Runs and counts per hour are kept at least this long: the console shows the last 30 days. */
+export const RUN_DAYS = 30;
+/** Rows of the name index brought up to date per store call: each call is one short transaction. */
+const PEOPLE_STEP = 500;
+
+/**
+ * The console's background upkeep: forgets attempts older than `delivery.historyDays` and runs and
+ * counts older than the runs' window (hourly), and keeps the snapshot's name index up to date
+ * (every `refreshMs`, and when asked after a poll cycle). Nothing of it is on a request's path.
+ */
+export interface HistoryUpkeep extends Component {
+  /** The name index after the snapshot moved; resolves once it has caught up. */
+  refreshPeople(): Promise<void>;
+  prune(): Promise<number>;
+}
+
+export function createHistoryUpkeep(options: {
+  store: { history: Pick<HistoryStore, 'prune'>; people: Pick<PeopleStore, 'refresh'> };
+  clock: Clock;
+  log: Logger;
+  historyDays: number;
+  refreshMs?: number;
+  pruneMs?: number;
+}): HistoryUpkeep {
+  const { store, clock, log } = options;
+  const refreshMs = options.refreshMs ?? 30_000;
+  const pruneMs = options.pruneMs ?? 3_600_000;
+  let refreshing: Promise<void> | undefined;
+  let again = false;
+  let stopping: AbortController | undefined;
+  let loop: Promise<void> | undefined;
+
+  const walk = async () => {
+    for (const stream of SNAPSHOT_STREAMS) {
+      while (!stopping?.signal.aborted && (await store.people.refresh(stream, PEOPLE_STEP)));
+    }
+  };
+  // One walk at a time; a request during a walk makes one more after it.
+  const refreshPeople = (): Promise<void> => {
+    if (refreshing) {
+      again = true;
+      return refreshing;
+    }
+    refreshing = (async () => {
+      do {
+        again = false;
+        await walk().catch((error: unknown) => log.warn({ err: describeError(error) }, 'the console name index could not be refreshed'));
+      } while (again);
+      refreshing = undefined;
+    })();
+    return refreshing;
+  };
+
+  const prune = async () => {
+    const now = clock.now();
+    const gone = await store.history.prune({ attempts: now - options.historyDays * DAY_MS, runs: now - Math.max(RUN_DAYS, options.historyDays) * DAY_MS });
+    if (gone > 0) log.info({ pruned: gone }, 'forgot delivery attempts and runs older than their keeping time');
+    return gone;
+  };
+
+  return {
+    name: 'history-upkeep',
+    refreshPeople,
+    prune,
+    async start() {
+      if (loop) return;
+      const abort = new AbortController();
+      stopping = abort;
+      loop = (async () => {
+        let lastPrune = -Infinity;
+        while (!abort.signal.aborted) {
+          if (clock.now() - lastPrune >= pruneMs) {
+            lastPrune = clock.now();
+            await prune().catch((error: unknown) => log.warn({ err: describeError(error) }, 'pruning the delivery history failed'));
+          }
+          await refreshPeople();
+          await clock.sleep(refreshMs, abort.signal).catch(() => {});
+        }
+      })();
+    },
+    async stop() {
+      if (!loop) return;
+      stopping?.abort(new Error('stopping'));
+      await loop;
+      await refreshing;
+      loop = undefined;
+    },
+  };
+}

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import type { ListedDelivery } from '../store/index.js';
+import { adminRetry } from './admin.js';
+import type { Outbox } from './outbox.js';
+
+const dead = (id: string, lastError: string) => ({ id, connector: 'hook', lastError }) as ListedDelivery;
+
+function outbox() {
+  const retried: string[][] = [];
+  const fake = {
+    list: async () => [
+      dead('hook:a', 'expired after 3 attempts; last error: webhook.unavailable: the receiver answered 500: x'),
+      dead('hook:b', 'expired after 9 attempts; last error: webhook.unavailable: the receiver answered 500: y'),
+      dead('hook:c', 'webhook.rejected: the receiver answered 422: z'),
+    ],
+    retryIds: async (ids: readonly string[]) => (retried.push([...ids]), [...ids]),
+    // Every retried delivery is gone from the store at once: delivered.
+    get: async () => undefined,
+    on: () => () => {},
+  } as unknown as Outbox;
+  return { fake, retried };
+}
+
+describe('admin retry', () => {
+  it('retries a group of dead deliveries: one connector, one error, however many attempts each made', async () => {
+    const { fake, retried } = outbox();
+    const answer = await adminRetry(fake, { group: { connector: 'hook', error: 'webhook.unavailable (HTTP 500); gave up after retrying' } });
+    expect(answer).toEqual({ status: 200, body: { retried: ['hook:a', 'hook:b'], delivered: ['hook:a', 'hook:b'], failed: [] } });
+    expect(retried).toEqual([['hook:a', 'hook:b']]);
+  });
+
+  it('retries deliveries named by id, and refuses a body it does not know', async () => {
+    const { fake } = outbox();
+    expect(await adminRetry(fake, { ids: ['hook:c'] })).toEqual({ status: 200, body: { retried: ['hook:c'], delivered: ['hook:c'], failed: [] } });
+    expect((await adminRetry(fake, { ids: [] })).status).toBe(400);
+    expect((await adminRetry(fake, { group: { connector: 'hook' } })).status).toBe(400);
+  });
+});

@@ -1,0 +1,58 @@
+import { hourOf, type Run, type TallyEntry } from './history-port.js';
+import type { Retrying } from './port.js';
+
+/** What every engine's history does alike (sqlite/history.ts, postgres/history.ts). Pure. */
+
+/** The changes of a successful poll run, as counts of the hour it started in (the console's chart). */
+export function changeTallies(run: Run): TallyEntry[] {
+  if (run.kind !== 'poll' || run.outcome !== 'ok') return [];
+  const hour = hourOf(run.startedAt);
+  const out: TallyEntry[] = [];
+  for (const [stream, ops] of Object.entries(run.counts)) {
+    for (const op of ['created', 'updated', 'deleted']) if ((ops[op] ?? 0) > 0) out.push({ hour, kind: 'change', label: `${stream}:${op}`, n: ops[op]! });
+  }
+  return out;
+}
+
+/**
+ * The first text after every text that starts with `prefix` (its last character one up): the ids of
+ * a prefix are a range `[prefix, prefixEnd(prefix))` of a bytewise-ordered index.
+ */
+export function prefixEnd(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+}
+
+/** The outcome an attempt is kept with, from the status its settlement gives the delivery. */
+export const attemptOutcome = (status: 'done' | 'pending' | 'dead'): 'done' | 'retry' | 'dead' => (status === 'pending' ? 'retry' : status);
+
+/** A LIKE pattern (escape character `\`) for texts that contain `text`. */
+export const likeContains = (text: string): string => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** A connector's deliveries (or a range) waiting for another try, as an engine reads them. */
+export interface RetryingRow {
+  connector: string;
+  n: number;
+  next_run_at: number;
+  last_attempt_at: number | null;
+  last_error: string;
+}
+
+/** One summary per connector of its rows and ranges: counts add up, the soonest try and the latest error win. */
+export function mergeRetrying(rows: readonly RetryingRow[]): Retrying[] {
+  const out = new Map<string, Retrying>();
+  for (const row of rows) {
+    const seen = out.get(row.connector);
+    const last = row.last_attempt_at ?? undefined;
+    if (!seen) {
+      out.set(row.connector, { connector: row.connector, count: row.n, nextRunAt: row.next_run_at, lastError: row.last_error, ...(last === undefined ? {} : { lastAttemptAt: last }) });
+      continue;
+    }
+    seen.count += row.n;
+    seen.nextRunAt = Math.min(seen.nextRunAt, row.next_run_at);
+    if (last !== undefined && (seen.lastAttemptAt === undefined || last > seen.lastAttemptAt)) {
+      seen.lastAttemptAt = last;
+      seen.lastError = row.last_error;
+    }
+  }
+  return [...out.values()].sort((a, b) => a.connector.localeCompare(b.connector));
+}

@@ -1,0 +1,82 @@
+import type { Person } from '../history-port.js';
+import { PERSON_FIELDS, fieldPath, foldText, indexPerson, type PersonField } from '../people-fields.js';
+import type { SnapshotStream } from '../port.js';
+import { snapshotTable } from '../tables.js';
+import type { Db } from './db.js';
+import { version } from './snapshot.js';
+
+/**
+ * The name index on PostgreSQL: the walk of sqlite/people.ts, one stretch per transaction. Replicas
+ * refreshing at once take turns on the stream's `person_meta` row (FOR UPDATE), so each stretch is
+ * walked once and the second finds it done.
+ */
+interface Meta {
+  version: number | null;
+  pass_version: number | null;
+  after: number | null;
+}
+
+const FIELDS_SQL = (stream: SnapshotStream) =>
+  PERSON_FIELDS.map((field) => `j #>> '{${fieldPath(stream, field).join(',')}}' AS "${field}"`).join(', ');
+
+export async function refresh(db: Db, stream: SnapshotStream, limit: number): Promise<boolean> {
+  await db.query('INSERT INTO person_meta (stream) VALUES ($1) ON CONFLICT (stream) DO NOTHING', [stream]);
+  const { rows: [meta] } = await db.query<Meta>('SELECT version, pass_version, after FROM person_meta WHERE stream = $1 FOR UPDATE', [stream]);
+  const current = await version(db, stream);
+  if (meta!.version === current) return false;
+  const after = meta!.pass_version === current ? meta!.after : null;
+  const table = snapshotTable(stream);
+  const low = after ?? Number.MIN_SAFE_INTEGER;
+  const { rows: [end] } = await db.query<{ key: number }>(`SELECT key FROM ${table} WHERE key > $1 ORDER BY key LIMIT 1 OFFSET $2`, [low, Math.max(1, limit) - 1]);
+  // The body as JSON once per row, only for rows whose chain moved.
+  const { rows: stale } = await db.query<{ key: number; chain: string } & Partial<Record<PersonField, string | null>>>(`SELECT s.key, s.chain, ${FIELDS_SQL(stream)}
+    FROM ${table} s CROSS JOIN LATERAL (SELECT s.body::jsonb AS j) b
+    WHERE s.key > $1 AND s.key <= $2 AND NOT EXISTS (SELECT 1 FROM person p WHERE p.stream = $3 AND p.key = s.key AND p.chain = s.chain)`,
+  [low, end?.key ?? Number.MAX_SAFE_INTEGER, stream]);
+  if (stale.length > 0) {
+    const people = stale.map((row) => indexPerson(stream, row.key, row.chain, row));
+    await db.query(`INSERT INTO person (stream, key, chain, user_id, name, email, search)
+      SELECT $1, key, chain, user_id, name, email, search FROM json_to_recordset($2::json) AS t(key bigint, chain text, user_id bigint, name text, email text, search text)
+      ON CONFLICT (stream, key) DO UPDATE SET chain = excluded.chain, user_id = excluded.user_id, name = excluded.name, email = excluded.email, search = excluded.search`,
+    [stream, JSON.stringify(people.map(({ person, search }) => ({ key: person.key, chain: person.chain, user_id: person.userId ?? null, name: person.name, email: person.email ?? null, search })))]);
+  }
+  if (end) {
+    await db.query('UPDATE person_meta SET pass_version = $2, after = $3 WHERE stream = $1', [stream, current, end.key]);
+    return true;
+  }
+  await db.query(`DELETE FROM person p WHERE p.stream = $1 AND NOT EXISTS (SELECT 1 FROM ${table} s WHERE s.key = p.key)`, [stream]);
+  await db.query('UPDATE person_meta SET version = $2, pass_version = NULL, after = NULL WHERE stream = $1', [stream, current]);
+  return false;
+}
+
+interface PersonRow {
+  stream: SnapshotStream;
+  key: number;
+  chain: string;
+  user_id: number | null;
+  name: string;
+  email: string | null;
+}
+
+const toPerson = (row: PersonRow): Person => ({
+  stream: row.stream, key: row.key, chain: row.chain, name: row.name,
+  ...(row.user_id === null ? {} : { userId: row.user_id }),
+  ...(row.email === null ? {} : { email: row.email }),
+});
+
+export async function search(db: Db, query: { text?: string; id?: number }, limit: number): Promise<Person[]> {
+  const text = query.text === undefined ? '' : foldText(query.text).trim();
+  if (text === '' && query.id === undefined) return [];
+  const { rows } = await db.query<PersonRow>(`SELECT stream, key, chain, user_id, name, email FROM person
+    WHERE ($1 <> '' AND strpos(search, $1) > 0) OR key = $2 OR user_id = $2 ORDER BY stream, key LIMIT $3`,
+  [text, query.id ?? null, Math.max(0, Math.floor(limit))]);
+  return rows.map(toPerson);
+}
+
+export async function get(db: Db, refs: readonly { stream: SnapshotStream; key: number }[]): Promise<Person[]> {
+  if (refs.length === 0) return [];
+  const { rows } = await db.query<PersonRow>(`SELECT p.stream, p.key, p.chain, p.user_id, p.name, p.email
+    FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS r(stream, key, n) JOIN person p ON p.stream = r.stream AND p.key = r.key ORDER BY r.n`,
+  [refs.map((r) => r.stream), refs.map((r) => r.key)]);
+  return rows.map(toPerson);
+}
