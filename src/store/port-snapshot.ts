@@ -1,0 +1,76 @@
+import type { StatePatch } from './port-state.js';
+
+export type SnapshotStream = 'students' | 'users';
+
+/** One polled record as last seen: the chain of its last change, its JSON, the hash of its raw bytes. */
+export interface SnapshotRow {
+  key: number;
+  chain: string;
+  body: string;
+  rawHash: string | null;
+}
+
+/** Raw hash → key of every row, and the snapshot version it was read at (the list worker's index). */
+export interface SnapshotIndex {
+  version: number;
+  keys: number[];
+  hashes: (string | null)[];
+}
+
+/**
+ * Rows of a new snapshot as the list worker encodes them: row i's chain and JSON are the UTF-8
+ * bytes `bytes[ends[i-1]..ends[i])`, the chain first (CHAIN_LENGTH characters of ASCII).
+ */
+export interface FreshRows {
+  keys: number[];
+  hashes: string[];
+  bytes: Uint8Array;
+  ends: number[];
+}
+
+/** A staged change of one row: `body: null` deletes it; `change` is the record to deliver, if any. */
+export interface StagedRow {
+  key: number;
+  chain: string;
+  body: string | null;
+  rawHash: string | null;
+  change?: { id: string; json: string };
+}
+
+export interface SnapshotStore {
+  size(stream: SnapshotStream): Promise<number>;
+  /** Grows with every applied cycle: a cached index of another version is stale. */
+  version(stream: SnapshotStream): Promise<number>;
+  index(stream: SnapshotStream): Promise<SnapshotIndex>;
+  rows(stream: SnapshotStream, keys: readonly number[]): Promise<SnapshotRow[]>;
+  /** Rows after `after` in key order, at most `limit`. */
+  scan(stream: SnapshotStream, after: number | undefined, limit: number): Promise<SnapshotRow[]>;
+  /**
+   * A cycle writes what it found into a staging area first (a fresh snapshot on an empty stream,
+   * changed rows otherwise); nothing a reader sees moves until `apply`. `begin` drops what an earlier
+   * cycle left staged.
+   */
+  begin(stream: SnapshotStream, kind: 'fresh' | 'changes'): Promise<void>;
+  stageFresh(stream: SnapshotStream, rows: FreshRows): Promise<void>;
+  stageChanges(stream: SnapshotStream, rows: readonly StagedRow[]): Promise<void>;
+  discard(stream: SnapshotStream): Promise<void>;
+  /**
+   * Makes a staged fresh snapshot the stream's snapshot, with `state`, in one transaction. With
+   * `created`, every row also owes each connector a created change, delivered from a CreatedRange (port-outbox.ts).
+   */
+  applyFresh(stream: SnapshotStream, apply: { state: StatePatch; created?: { detectedAt: string; connectors: readonly string[]; now: number } }): Promise<void>;
+  /**
+   * Moves up to `limit` staged changes (key order) into the snapshot with their records, and
+   * `state` with the last of them (`done`). Records of earlier created changes keep the rows they
+   * were made from.
+   */
+  applyChanges(stream: SnapshotStream, apply: { limit: number; connectors: readonly string[]; state: StatePatch; now: number }): Promise<{ applied: number; done: boolean }>;
+  /**
+   * Turns up to `limit` keys of each of the stream's created ranges into deliveries of their own, the
+   * text kept with them when the rows change; resolves with how many the ranges still owe. A cycle
+   * does this before it changes a stream whose ranges are not delivered yet.
+   */
+  materializeCreated(stream: SnapshotStream, limit: number, now: number): Promise<number>;
+  /** Created changes the stream's ranges still owe, all connectors. */
+  createdPending(stream: SnapshotStream): Promise<number>;
+}
