@@ -1,5 +1,6 @@
 import { HOUR_MS, hourOf, type Attempt, type AttemptFilter, type Run, type TallyEntry } from '../history-port.js';
 import { changeTallies, prefixEnd } from '../history-rules.js';
+import { toRun, type RunRow } from '../history-rows.js';
 import type { StatePatch } from '../port.js';
 import type { Db } from './db.js';
 import { putState } from './state.js';
@@ -62,29 +63,10 @@ export async function recordRun(db: Db, replica: string, run: Run, state: StateP
   await putState(db, state);
 }
 
-interface RunRow {
-  id: number;
-  kind: Run['kind'];
-  trigger: string;
-  started_at: number;
-  duration_ms: number;
-  outcome: Run['outcome'];
-  reason: string | null;
-  message: string | null;
-  counts: string;
-  replica: string | null;
-}
-
 export async function runs(db: Db, query: { since: number; limit: number; before?: number }): Promise<Run[]> {
   const { rows } = await db.query<RunRow>('SELECT * FROM run WHERE id < $1 AND started_at >= $2 ORDER BY id DESC LIMIT $3',
     [query.before ?? Number.MAX_SAFE_INTEGER, query.since, Math.max(0, Math.floor(query.limit))]);
-  return rows.map((row) => ({
-    id: row.id, kind: row.kind, trigger: row.trigger, startedAt: row.started_at, durationMs: row.duration_ms, outcome: row.outcome,
-    counts: JSON.parse(row.counts) as Run['counts'],
-    ...(row.reason === null ? {} : { reason: row.reason }),
-    ...(row.message === null ? {} : { message: row.message }),
-    ...(row.replica === null ? {} : { replica: row.replica }),
-  }));
+  return rows.map(toRun);
 }
 
 export async function count(db: Db, replica: string, entries: readonly TallyEntry[]): Promise<void> {

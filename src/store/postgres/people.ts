@@ -1,4 +1,5 @@
 import type { Person } from '../history-port.js';
+import { toPerson, type PersonRow } from '../history-rows.js';
 import { PERSON_FIELDS, fieldPath, foldText, indexPerson, type PersonField } from '../people-fields.js';
 import type { SnapshotStream } from '../port.js';
 import { snapshotTable } from '../tables.js';
@@ -48,21 +49,6 @@ export async function refresh(db: Db, stream: SnapshotStream, limit: number): Pr
   await db.query('UPDATE person_meta SET version = $2, pass_version = NULL, after = NULL WHERE stream = $1', [stream, current]);
   return false;
 }
-
-interface PersonRow {
-  stream: SnapshotStream;
-  key: number;
-  chain: string;
-  user_id: number | null;
-  name: string;
-  email: string | null;
-}
-
-const toPerson = (row: PersonRow): Person => ({
-  stream: row.stream, key: row.key, chain: row.chain, name: row.name,
-  ...(row.user_id === null ? {} : { userId: row.user_id }),
-  ...(row.email === null ? {} : { email: row.email }),
-});
 
 export async function search(db: Db, query: { text?: string; id?: number }, limit: number): Promise<Person[]> {
   const text = query.text === undefined ? '' : foldText(query.text).trim();

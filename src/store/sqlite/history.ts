@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { hourOf, type Attempt, type AttemptFilter, type Run, type TallyEntry } from '../history-port.js';
 import { attemptOutcome, changeTallies, prefixEnd } from '../history-rules.js';
+import { toRun, type RunRow } from '../history-rows.js';
 import type { Settlement, StatePatch } from '../port.js';
 import { putState } from './state.js';
 import { sql } from './statements.js';
@@ -92,29 +93,6 @@ export function recordRun(db: Db, replica: string, run: Run, state: StatePatch):
     .run(run.kind, run.trigger, run.startedAt, run.durationMs, run.outcome, run.reason ?? null, run.message ?? null, JSON.stringify(run.counts), run.replica ?? null);
   count(db, replica, changeTallies(run));
   putState(db, state);
-}
-
-interface RunRow {
-  id: number;
-  kind: Run['kind'];
-  trigger: string;
-  started_at: number;
-  duration_ms: number;
-  outcome: Run['outcome'];
-  reason: string | null;
-  message: string | null;
-  counts: string;
-  replica: string | null;
-}
-
-export function toRun(row: RunRow): Run {
-  return {
-    id: row.id, kind: row.kind, trigger: row.trigger, startedAt: row.started_at, durationMs: row.duration_ms, outcome: row.outcome,
-    counts: JSON.parse(row.counts) as Run['counts'],
-    ...(row.reason === null ? {} : { reason: row.reason }),
-    ...(row.message === null ? {} : { message: row.message }),
-    ...(row.replica === null ? {} : { replica: row.replica }),
-  };
 }
 
 export function runs(db: Db, query: { since: number; limit: number; before?: number }): Run[] {

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Person } from '../history-port.js';
+import { toPerson, type PersonRow } from '../history-rows.js';
 import { PERSON_FIELDS, fieldPath, foldText, indexPerson, type PersonField } from '../people-fields.js';
 import type { SnapshotStream } from '../port.js';
 import { snapshotTable } from '../tables.js';
@@ -53,21 +54,6 @@ export function refresh(db: Db, stream: SnapshotStream, limit: number): boolean 
     ON CONFLICT (stream) DO UPDATE SET version = excluded.version, pass_version = NULL, after = NULL`).run(stream, pass);
   return false;
 }
-
-interface PersonRow {
-  stream: SnapshotStream;
-  key: number;
-  chain: string;
-  user_id: number | null;
-  name: string;
-  email: string | null;
-}
-
-export const toPerson = (row: PersonRow): Person => ({
-  stream: row.stream, key: row.key, chain: row.chain, name: row.name,
-  ...(row.user_id === null ? {} : { userId: row.user_id }),
-  ...(row.email === null ? {} : { email: row.email }),
-});
 
 /** A scan of the index's short rows (no substring index): bounded by `limit` matches. */
 export function search(db: Db, query: { text?: string; id?: number }, limit: number): Person[] {
