@@ -4,7 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
@@ -13,14 +13,13 @@ import { eventBody, invoice } from './support/webhooks.js';
 import { nextEvent } from './support/outbox.js';
 import { capturedLogger, quietConfig } from './support/quiet-daemon.js';
 import { tempDir } from './support/temp.js';
+import { BROWSER_TESTS, launchChromium } from './support/browser.js';
 
-/** Debian's Chromium (installed by .ci/run); playwright-core drives it, no browser download. */
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 const SHOTS = path.resolve('test-results');
 const SECRET = 'console-browser-secret';
 const TOKEN = 'console-browser-token-0123456789abcdef';
 
-describe.runIf(CHROMIUM || process.env.CI)('operator console in headless Chromium', () => {
+describe.runIf(BROWSER_TESTS)('operator console in headless Chromium', () => {
   let app: App;
   let browser: Browser;
   let receiver: Server;
@@ -29,7 +28,6 @@ describe.runIf(CHROMIUM || process.env.CI)('operator console in headless Chromiu
   let cleanup: () => Promise<void>;
 
   beforeAll(async () => {
-    if (!CHROMIUM) throw new Error('Chromium is not installed (apt-get install chromium); .ci/run installs it');
     receiver = createServer((req, res) => {
       req.resume();
       req.on('end', () => res.writeHead(req.method === 'POST' ? answer : 200).end(answer === 200 ? 'ok' : 'receiver is broken'));
@@ -54,10 +52,7 @@ describe.runIf(CHROMIUM || process.env.CI)('operator console in headless Chromiu
     expect((await app.poll.sync()).outcome).toBe('ok');
     await app.outbox.whenIdle();
     await app.history.refreshPeople();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

@@ -1,24 +1,22 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
 import { parseConfig } from '../src/config/index.js';
 import { silentLogger } from '../src/log.js';
 import { tempDir } from './support/temp.js';
+import { BROWSER_TESTS, launchChromium } from './support/browser.js';
 
-/** Debian's Chromium (installed by .ci/run); playwright-core drives it, no browser download. */
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 export const SCREENSHOT = path.resolve('test-results/status-page.png');
 
-describe.runIf(CHROMIUM || process.env.CI)('status page in headless Chromium', () => {
+describe.runIf(BROWSER_TESTS)('status page in headless Chromium', () => {
   let app: App;
   let browser: Browser;
   let cleanup: () => Promise<void>;
 
   beforeAll(async () => {
-    if (!CHROMIUM) throw new Error('Chromium is not installed (apt-get install chromium); .ci/run installs it');
     const temp = await tempDir('schoolbridge-browser-');
     cleanup = temp.cleanup;
     const yaml = `
@@ -32,10 +30,7 @@ connectors:
 `;
     app = await createApp({ config: parseConfig(yaml, 'browser.yaml', {}), log: silentLogger(), mode: 'daemon' });
     await app.start();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {
