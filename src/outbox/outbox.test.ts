@@ -195,4 +195,14 @@ describe('outbox', () => {
     await outbox.whenIdle();
     expect(a.delivered()).toEqual([s1.id]);
   });
+
+  it('counts a delivery before it tells of it: a listener waiting for a count sees it reached', async () => {
+    const a = scriptedConnector();
+    const { outbox } = await setup([{ name: 'a', connector: a.connector }]);
+    const seen: number[] = [];
+    outbox.on('delivered', () => seen.push(outbox.deliveredCount()));
+    await outbox.enqueue([change('students', 1), change('students', 2)]);
+    await outbox.whenIdle();
+    expect(seen.at(-1)).toBe(2);
+  });
 });

@@ -122,9 +122,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
     concurrency: options.delivery.concurrency ?? 4,
     isRunning: () => state === 'running',
     isHeld: () => holds > 0,
-    settled: (worker, settled, startedAt) => {
-      delivered += reportSettled({ metrics, log, events, now: clock.now() }, worker.name, settled, startedAt);
-    },
+    settled: (worker, settled, startedAt) =>
+      reportSettled({ metrics, log, events, now: clock.now(), delivered: (count) => (delivered += count) }, worker.name, settled, startedAt),
   };
   const workers = options.connectors.map((instance) => new ConnectorWorker(host, instance, contextFor(instance)));
   const checks = createConnectorChecks({
