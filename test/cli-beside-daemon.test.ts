@@ -14,7 +14,7 @@ import { tempDir } from './support/temp.js';
  * not to one of their own); `deliveries retry` through the daemon exits 1 unless all were delivered.
  */
 const BIN = path.resolve('bin/schoolbridge.js');
-const TOKEN = 'adm-beside-7c1d';
+const TOKEN = 'adm-beside-7c1d-5e0a9f3b2c8d';
 let dir: string;
 let cleanup: () => Promise<void>;
 let daemon: ChildProcess;
