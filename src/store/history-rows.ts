@@ -1,4 +1,4 @@
-import type { Person, Run } from './history-port.js';
+import type { Attempt, Person, Run } from './history-port.js';
 import type { SnapshotStream } from './port.js';
 
 /** A `run` row as both engines read it back. */
@@ -39,4 +39,24 @@ export const toPerson = (row: PersonRow): Person => ({
   stream: row.stream, key: row.key, chain: row.chain, name: row.name,
   ...(row.user_id === null ? {} : { userId: row.user_id }),
   ...(row.email === null ? {} : { email: row.email }),
+});
+
+/** A `delivery_attempt` row as both engines read it back. */
+export interface AttemptRow {
+  seq: number;
+  record_id: string;
+  connector: string;
+  enqueued_at: number;
+  at: number;
+  outcome: Attempt['outcome'];
+  http_status: number | null;
+  duration_ms: number | null;
+  error: string | null;
+}
+
+export const toAttempt = (row: Omit<AttemptRow, 'seq'>): Attempt => ({
+  recordId: row.record_id, connector: row.connector, enqueuedAt: row.enqueued_at, at: row.at, outcome: row.outcome,
+  ...(row.http_status === null ? {} : { httpStatus: row.http_status }),
+  ...(row.duration_ms === null ? {} : { durationMs: row.duration_ms }),
+  ...(row.error === null ? {} : { error: row.error }),
 });

@@ -1,6 +1,6 @@
 import { HOUR_MS, hourOf, type Attempt, type AttemptFilter, type Run, type TallyEntry } from '../history-port.js';
 import { changeTallies, prefixEnd } from '../history-rules.js';
-import { toRun, type RunRow } from '../history-rows.js';
+import { toAttempt, toRun, type AttemptRow, type RunRow } from '../history-rows.js';
 import type { StatePatch } from '../port.js';
 import type { Db } from './db.js';
 import { putState } from './state.js';
@@ -25,25 +25,6 @@ export const KEEP_ATTEMPTS = (owner: string) => `, kept AS (
     SELECT 'delivery', at / ${HOUR_MS} * ${HOUR_MS}, connector || ':' || outcome, ${owner}, count(*) FROM settled GROUP BY 2, 3
     ON CONFLICT (kind, hour, label, replica) DO UPDATE SET n = tally.n + excluded.n
   )`;
-
-interface AttemptRow {
-  seq: number;
-  record_id: string;
-  connector: string;
-  enqueued_at: number;
-  at: number;
-  outcome: Attempt['outcome'];
-  http_status: number | null;
-  duration_ms: number | null;
-  error: string | null;
-}
-
-const toAttempt = (row: AttemptRow): Attempt => ({
-  recordId: row.record_id, connector: row.connector, enqueuedAt: row.enqueued_at, at: row.at, outcome: row.outcome,
-  ...(row.http_status === null ? {} : { httpStatus: row.http_status }),
-  ...(row.duration_ms === null ? {} : { durationMs: row.duration_ms }),
-  ...(row.error === null ? {} : { error: row.error }),
-});
 
 export async function attempts(db: Db, filter: AttemptFilter): Promise<Attempt[]> {
   const prefixes = (filter.prefixes ?? []).filter((p) => p !== '');

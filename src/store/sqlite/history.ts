@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { hourOf, type Attempt, type AttemptFilter, type Run, type TallyEntry } from '../history-port.js';
 import { attemptOutcome, changeTallies, prefixEnd } from '../history-rules.js';
-import { toRun, type RunRow } from '../history-rows.js';
+import { toAttempt, toRun, type AttemptRow as AttemptDbRow, type RunRow } from '../history-rows.js';
 import type { Settlement, StatePatch } from '../port.js';
 import { putState } from './state.js';
 import { sql } from './statements.js';
@@ -52,27 +52,6 @@ export function recordAttempts(db: Db, replica: string, rows: readonly AttemptRo
   }
   const add = sql(db, 'INSERT INTO tally (kind, hour, label, replica, n) VALUES (?, ?, ?, ?, ?) ON CONFLICT (kind, hour, label, replica) DO UPDATE SET n = n + excluded.n');
   for (const t of counts.values()) add.run(t.kind, t.hour, t.label, replica, t.n);
-}
-
-interface AttemptDbRow {
-  record_id: string;
-  connector: string;
-  enqueued_at: number;
-  at: number;
-  outcome: Attempt['outcome'];
-  http_status: number | null;
-  duration_ms: number | null;
-  error: string | null;
-  seq: number;
-}
-
-export function toAttempt(row: Omit<AttemptDbRow, 'seq'>): Attempt {
-  return {
-    recordId: row.record_id, connector: row.connector, enqueuedAt: row.enqueued_at, at: row.at, outcome: row.outcome,
-    ...(row.http_status === null ? {} : { httpStatus: row.http_status }),
-    ...(row.duration_ms === null ? {} : { durationMs: row.duration_ms }),
-    ...(row.error === null ? {} : { error: row.error }),
-  };
 }
 
 export function attempts(db: Db, filter: AttemptFilter): Attempt[] {
