@@ -92,11 +92,25 @@ function claimedOf(row: ClaimRow, connector: string, owner: string, lease: { fen
   return { delivery, created: { stream, key, chain, detectedAt, text } };
 }
 
+/**
+ * The rows of an ordered query a page at a time, read with `all()`: a statement iterator that is
+ * left for the garbage collector can be destroyed as its thread ends, outside any JavaScript context,
+ * which aborts Node.js 24 (handles.ts). The table does not change during one call of this thread.
+ */
+function* pages<T>(db: Db, query: string, params: readonly unknown[], size = 64): Generator<T> {
+  const page = sql(db, `${query} LIMIT ? OFFSET ?`);
+  for (let offset = 0; ; offset += size) {
+    const rows = page.all(...params, size, offset) as T[];
+    yield* rows;
+    if (rows.length < size) return;
+  }
+}
+
 export function claim(db: Db, owner: string, request: ClaimRequest): Claimed[] {
   const leases = leasesOf(db);
   const out: Claimed[] = [];
   const until = request.now + request.leaseMs;
-  for (const row of sql(db, DUE).iterate(request.connector, request.now) as IterableIterator<ClaimRow>) {
+  for (const row of pages<ClaimRow>(db, DUE, [request.connector, request.now])) {
     if (leases.held(row.id, request.now)) continue;
     out.push(claimedOf(row, request.connector, owner, leases.take(row.id, owner, until)));
     if (out.length >= request.limit) return out;
@@ -225,8 +239,7 @@ export function counts(db: Db): Map<string, OutboxCounts> {
 /** The earliest run time of the connector's pending deliveries not in flight (those in flight are at the front). */
 export function nextRunAt(db: Db, connector: string, now: number): number | undefined {
   const leases = leasesOf(db);
-  for (const row of sql(db, `SELECT id, run_at FROM outbox_delivery WHERE connector = ? AND status = 'pending' ORDER BY run_at, seq`)
-    .iterate(connector) as IterableIterator<{ id: string; run_at: number }>) {
+  for (const row of pages<{ id: string; run_at: number }>(db, `SELECT id, run_at FROM outbox_delivery WHERE connector = ? AND status = 'pending' ORDER BY run_at, seq`, [connector])) {
     if (!leases.held(row.id, now)) return Math.min(row.run_at, rangeNextRunAt(db, connector, now) ?? Infinity);
   }
   return rangeNextRunAt(db, connector, now);

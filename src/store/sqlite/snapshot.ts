@@ -42,7 +42,8 @@ function bumpVersion(db: Db, stream: SnapshotStream, delta: number): void {
 export function index(db: Db, stream: SnapshotStream): SnapshotIndex {
   const keys: number[] = [];
   const hashes: (string | null)[] = [];
-  for (const row of sql(db, `SELECT key, raw_hash FROM ${snapshotTable(stream)} ORDER BY key`).raw().iterate() as Iterable<[number, string | null]>) {
+  // all(), not iterate(): no statement iterator left for the garbage collector (handles.ts).
+  for (const row of sql(db, `SELECT key, raw_hash FROM ${snapshotTable(stream)} ORDER BY key`).raw().all() as [number, string | null][]) {
     keys.push(row[0]);
     hashes.push(row[1]);
   }
