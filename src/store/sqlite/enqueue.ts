@@ -7,36 +7,39 @@ import { sql } from './statements.js';
 type Db = Database.Database;
 
 /**
- * Inserts one delivery: pending when no other delivery heads its key, else blocked behind it.
+ * Inserts one delivery: pending when no other delivery heads its key, else blocked behind it. `body`
+ * is the record's text; null when it lives in `outbox_record` (a created change of a snapshot row).
  * Returns false when the delivery exists already (queued, dead or done).
  */
-function insertDelivery(db: Db, connector: string, record: { id: string; stream: string; orderKey: string }, now: number): boolean {
+function insertDelivery(db: Db, connector: string, record: { id: string; stream: string; orderKey: string }, body: string | null, now: number): boolean {
   const id = deliveryId(connector, record.id);
-  const values = [id, connector, record.id, record.stream, record.orderKey, now, now];
+  const values = [id, connector, record.id, record.stream, record.orderKey, now, now, body];
   // Any conflict (the id, or a head of the key) inserts nothing; then it waits, unless the id exists.
-  const head = sql(db, `INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
-    VALUES (?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT DO NOTHING`).run(...values);
+  const head = sql(db, `INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at, body)
+    VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT DO NOTHING`).run(...values);
   if (head.changes > 0) return true;
-  const waiting = sql(db, `INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
-    VALUES (?, ?, ?, ?, ?, 'blocked', ?, ?) ON CONFLICT (id) DO NOTHING`).run(...values);
+  const waiting = sql(db, `INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at, body)
+    VALUES (?, ?, ?, ?, ?, 'blocked', ?, ?, ?) ON CONFLICT (id) DO NOTHING`).run(...values);
   return waiting.changes > 0;
 }
 
-/** Adds `count` deliveries to a record, storing it first if it is not stored. */
-export function addRecord(db: Db, id: string, count: number, body: string | null, lazy?: { stream: SnapshotStream; key: number; chain: string; detectedAt: string }): void {
-  sql(db, `INSERT INTO outbox_record (id, body, pending, snapshot_stream, snapshot_key, snapshot_chain, detected_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+/** Adds `count` deliveries to a created change kept in `outbox_record`, storing it first if it is not stored. */
+function addRecord(db: Db, id: string, count: number, lazy: { stream: SnapshotStream; key: number; chain: string; detectedAt: string }): void {
+  sql(db, `INSERT INTO outbox_record (id, body, pending, snapshot_stream, snapshot_key, snapshot_chain, detected_at) VALUES (?, NULL, ?, ?, ?, ?, ?)
     ON CONFLICT (id) DO UPDATE SET pending = pending + excluded.pending`)
-    .run(id, body, count, lazy?.stream ?? null, lazy?.key ?? null, lazy?.chain ?? null, lazy?.detectedAt ?? null);
+    .run(id, count, lazy.stream, lazy.key, lazy.chain, lazy.detectedAt);
 }
 
-/** Enqueues records for their connectors; ids already queued or delivered are skipped. Returns deliveries added. */
+/**
+ * Enqueues records for their connectors, each delivery with the record's text; ids already queued
+ * are skipped. Returns deliveries added.
+ */
 export function enqueue(db: Db, records: readonly Enqueue[], now: number): number {
   let added = 0;
   for (const record of records) {
-    let count = 0;
-    for (const connector of record.connectors) if (insertDelivery(db, connector, record, now)) count += 1;
-    if (count > 0) addRecord(db, record.id, count, record.json);
-    added += count;
+    // A delivery without text is one whose record lives in outbox_record: a record must bring its own.
+    if (typeof record.json !== 'string') throw new TypeError(`record ${record.id} has no text to enqueue`);
+    for (const connector of record.connectors) if (insertDelivery(db, connector, record, record.json, now)) added += 1;
   }
   return added;
 }
@@ -46,8 +49,8 @@ export function enqueueLazy(db: Db, stream: SnapshotStream, key: number, chain: 
   const id = `${stream}:${key}:${chain}`;
   const record = { id, stream, orderKey: `${stream}:${key}` };
   let count = 0;
-  for (const connector of connectors) if (insertDelivery(db, connector, record, now)) count += 1;
-  if (count > 0) addRecord(db, id, count, null, { stream, key, chain, detectedAt });
+  for (const connector of connectors) if (insertDelivery(db, connector, record, null, now)) count += 1;
+  if (count > 0) addRecord(db, id, count, { stream, key, chain, detectedAt });
 }
 
 /**

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { mergeRetrying, type RetryingRow } from '../history-rules.js';
 import type { DeliveryLookup, ListedDelivery, Retrying } from '../port.js';
 import { leasesOf } from './leases.js';
-import { toDelivery, type DeliveryRow } from './outbox.js';
+import { DELIVERY_COLUMNS, toDelivery, type DeliveryRow } from './outbox.js';
 import { sql } from './statements.js';
 
 /**
@@ -11,13 +11,14 @@ import { sql } from './statements.js';
  * (connector, order key) through the partial indexes of heads and of deliveries waiting behind them.
  */
 type Db = Database.Database;
+const COLUMNS = DELIVERY_COLUMNS.join(', ');
 
 export function lookup(db: Db, query: DeliveryLookup, now: number): ListedDelivery[] {
   const rows = new Map<number, DeliveryRow>();
   const add = (found: DeliveryRow[]) => found.forEach((row) => rows.set(row.seq, row));
-  if (query.ids?.length) add(sql(db, 'SELECT * FROM outbox_delivery WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify(query.ids)) as DeliveryRow[]);
-  const heads = sql(db, `SELECT * FROM outbox_delivery WHERE connector = ? AND order_key = ? AND status IN ('pending', 'active', 'dead')`);
-  const waiting = sql(db, `SELECT * FROM outbox_delivery WHERE connector = ? AND order_key = ? AND status = 'blocked' ORDER BY seq`);
+  if (query.ids?.length) add(sql(db, `SELECT ${COLUMNS} FROM outbox_delivery WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(query.ids)) as DeliveryRow[]);
+  const heads = sql(db, `SELECT ${COLUMNS} FROM outbox_delivery WHERE connector = ? AND order_key = ? AND status IN ('pending', 'active', 'dead')`);
+  const waiting = sql(db, `SELECT ${COLUMNS} FROM outbox_delivery WHERE connector = ? AND order_key = ? AND status = 'blocked' ORDER BY seq`);
   for (const key of query.keys ?? []) {
     const head = heads.all(key.connector, key.orderKey) as DeliveryRow[];
     add(head);

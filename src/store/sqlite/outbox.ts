@@ -10,8 +10,9 @@ import { claimRange, rangeCounts, rangeNextRunAt, settleRange } from './ranges.j
 import { sql } from './statements.js';
 
 /**
- * The outbox on SQLite. One row per (connector, record) in `outbox_delivery` until it is done, the
- * record once in `outbox_record` with a count of its deliveries not done yet. Per-key order: a
+ * The outbox on SQLite. One row per (connector, record) in `outbox_delivery` until it is done, with
+ * the record's text; a created change made from a snapshot row has none yet and is kept once in
+ * `outbox_record`, with a count of its deliveries not done yet (docs/store.md). Per-key order: a
  * delivery is `pending` only as the head of its connector and order key (the unique index
  * `outbox_head` allows one pending or dead delivery per key); later ones wait `blocked` and the oldest
  * of them becomes pending when the head is done. A dead head keeps its key waiting, and nothing else.
@@ -37,6 +38,11 @@ export interface DeliveryRow {
   fence: number;
 }
 
+/** A delivery row's columns but its record's text (which `deliveries list` never needs). */
+export const DELIVERY_COLUMNS = ['seq', 'id', 'connector', 'record_id', 'stream', 'order_key', 'status', 'enqueued_at', 'run_at', 'attempts', 'last_error', 'last_attempt_at', 'lease_owner', 'lease_until', 'fence'] as const;
+const COLUMNS = DELIVERY_COLUMNS.join(', ');
+const D_COLUMNS = DELIVERY_COLUMNS.map((c) => `d.${c}`).join(', ');
+
 export function toDelivery(row: DeliveryRow): Delivery {
   return {
     id: row.id, connector: row.connector, recordId: row.record_id, stream: row.stream, orderKey: row.order_key,
@@ -48,7 +54,7 @@ export function toDelivery(row: DeliveryRow): Delivery {
   };
 }
 
-/** A due delivery with its record's text, as a claim reads it. */
+/** A due delivery, with its record's text when the delivery holds it. */
 interface ClaimRow {
   seq: number;
   id: string;
@@ -60,6 +66,11 @@ interface ClaimRow {
   attempts: number;
   last_error: string | null;
   last_attempt_at: number | null;
+  body: string | null;
+}
+
+/** A record kept in `outbox_record`: a created change and the text it has now. */
+interface RecordRow {
   body: string | null;
   snapshot_stream: SnapshotStream | null;
   snapshot_key: number | null;
@@ -73,13 +84,13 @@ const LAZY_TEXT = `CASE WHEN r.body IS NULL THEN coalesce(r.record_text, CASE r.
   (s) => `WHEN '${s}' THEN (SELECT body FROM ${snapshotTable(s)} s WHERE s.key = r.snapshot_key AND s.chain = r.snapshot_chain)`,
 ).join(' ')} END) END`;
 
-/** Due heads of a connector in claim order, each with its record (those in flight are at the front). */
-const DUE = `SELECT d.seq, d.id, d.record_id, d.stream, d.order_key, d.enqueued_at, d.run_at, d.attempts, d.last_error, d.last_attempt_at,
-    r.body, r.snapshot_stream, r.snapshot_key, r.snapshot_chain, r.detected_at, ${LAZY_TEXT} AS text
-  FROM outbox_delivery d LEFT JOIN outbox_record r ON r.id = d.record_id
-  WHERE d.connector = ? AND d.status = 'pending' AND d.run_at <= ? ORDER BY d.run_at, d.seq`;
+/** Due heads of a connector in claim order (those in flight are at the front), a page after the (run_at, seq) given. */
+const DUE = `SELECT d.seq, d.id, d.record_id, d.stream, d.order_key, d.enqueued_at, d.run_at, d.attempts, d.last_error, d.last_attempt_at, d.body
+  FROM outbox_delivery d WHERE d.connector = ? AND d.status = 'pending' AND d.run_at <= ? AND (d.run_at, d.seq) > (?, ?) ORDER BY d.run_at, d.seq LIMIT ?`;
 
-function claimedOf(row: ClaimRow, connector: string, owner: string, lease: { fence: number; until: number }): Claimed {
+const RECORD = `SELECT r.body, r.snapshot_stream, r.snapshot_key, r.snapshot_chain, r.detected_at, ${LAZY_TEXT} AS text FROM outbox_record r WHERE r.id = ?`;
+
+function claimedOf(db: Db, row: ClaimRow, connector: string, owner: string, lease: { fence: number; until: number }): Claimed {
   const delivery: Delivery = {
     id: row.id, connector, recordId: row.record_id, stream: row.stream, orderKey: row.order_key, seq: row.seq, status: 'active',
     enqueuedAt: row.enqueued_at, runAt: row.run_at, attempts: row.attempts + 1, fence: lease.fence, leaseUntil: lease.until, leaseOwner: owner,
@@ -87,22 +98,28 @@ function claimedOf(row: ClaimRow, connector: string, owner: string, lease: { fen
     ...(row.last_attempt_at === null ? {} : { lastAttemptAt: row.last_attempt_at }),
   };
   if (row.body !== null) return { delivery, json: row.body };
-  const { snapshot_stream: stream, snapshot_key: key, snapshot_chain: chain, detected_at: detectedAt, text } = row;
+  const record = sql(db, RECORD).get(row.record_id) as RecordRow | undefined;
+  if (record?.body != null) return { delivery, json: record.body };
+  if (!record) return { delivery };
+  const { snapshot_stream: stream, snapshot_key: key, snapshot_chain: chain, detected_at: detectedAt, text } = record;
   if (stream === null || key === null || chain === null || detectedAt === null || text === null) return { delivery };
   return { delivery, created: { stream, key, chain, detectedAt, text } };
 }
 
 /**
- * The rows of an ordered query a page at a time, read with `all()`: a statement iterator that is
- * left for the garbage collector can be destroyed as its thread ends, outside any JavaScript context,
- * which aborts Node.js 24 (handles.ts). The table does not change during one call of this thread.
+ * The rows of a query ordered by (run_at, seq) a page at a time, each page after the last row of the
+ * one before (`query` ends with `(d.run_at, d.seq) > (?, ?) ORDER BY d.run_at, d.seq LIMIT ?`), read
+ * with `all()`: a statement iterator that is left for the garbage collector can be destroyed as its
+ * thread ends, outside any JavaScript context, which aborts Node.js 24 (handles.ts).
  */
-function* pages<T>(db: Db, query: string, params: readonly unknown[], size = 64): Generator<T> {
-  const page = sql(db, `${query} LIMIT ? OFFSET ?`);
-  for (let offset = 0; ; offset += size) {
-    const rows = page.all(...params, size, offset) as T[];
+function* pages<T extends { run_at: number; seq: number }>(db: Db, query: string, params: readonly unknown[], size = 64): Generator<T> {
+  const page = sql(db, query);
+  for (let after = [-Infinity, -Infinity]; ;) {
+    const rows = page.all(...params, ...after, size) as T[];
     yield* rows;
     if (rows.length < size) return;
+    const last = rows.at(-1)!;
+    after = [last.run_at, last.seq];
   }
 }
 
@@ -110,9 +127,9 @@ export function claim(db: Db, owner: string, request: ClaimRequest): Claimed[] {
   const leases = leasesOf(db);
   const out: Claimed[] = [];
   const until = request.now + request.leaseMs;
-  for (const row of pages<ClaimRow>(db, DUE, [request.connector, request.now])) {
+  for (const row of pages<ClaimRow>(db, DUE, [request.connector, request.now], Math.max(16, request.limit))) {
     if (leases.held(row.id, request.now)) continue;
-    out.push(claimedOf(row, request.connector, owner, leases.take(row.id, owner, until)));
+    out.push(claimedOf(db, row, request.connector, owner, leases.take(row.id, owner, until)));
     if (out.length >= request.limit) return out;
   }
   return [...out, ...claimRange(db, owner, request, request.limit - out.length)];
@@ -149,14 +166,18 @@ export function settle(db: Db, owner: string, settlements: readonly Settlement[]
     }
   }
   for (const batch of fromRanges.values()) settled.push(...settleRange(db, owner, batch, attempts));
-  const finished = done.size === 0 ? [] : sql(db, `DELETE FROM outbox_delivery WHERE id IN (SELECT value FROM json_each(?)) RETURNING id, connector, order_key, record_id, enqueued_at`)
-    .all(JSON.stringify([...done.keys()])) as { id: string; connector: string; order_key: string; record_id: string; enqueued_at: number }[];
+  const finished = done.size === 0 ? [] : sql(db, `DELETE FROM outbox_delivery WHERE id IN (SELECT value FROM json_each(?))
+    RETURNING id, connector, order_key, record_id, enqueued_at, body IS NULL AS shared`)
+    .all(JSON.stringify([...done.keys()])) as { id: string; connector: string; order_key: string; record_id: string; enqueued_at: number; shared: 0 | 1 }[];
   for (const f of finished) attempts.push(attemptRow(done.get(f.id)!, f.record_id, f.enqueued_at));
   recordAttempts(db, owner, attempts);
   if (finished.length === 0) return settled;
   for (const f of finished) settled.push(f.id);
   promoteNext(db, finished);
-  const ids = JSON.stringify(finished.map((f) => f.record_id));
+  // A record kept in outbox_record goes with its last delivery.
+  const shared = finished.filter((f) => f.shared === 1);
+  if (shared.length === 0) return settled;
+  const ids = JSON.stringify(shared.map((f) => f.record_id));
   sql(db, 'UPDATE outbox_record SET pending = pending - 1 WHERE id IN (SELECT value FROM json_each(?))').run(ids);
   sql(db, 'DELETE FROM outbox_record WHERE id IN (SELECT value FROM json_each(?)) AND pending <= 0').run(ids);
   return settled;
@@ -192,7 +213,7 @@ export function retry(db: Db, target: RetryTarget, now: number): string[] {
 }
 
 export function getDelivery(db: Db, id: string, now: number): Delivery | undefined {
-  const row = sql(db, 'SELECT * FROM outbox_delivery WHERE id = ?').get(id) as DeliveryRow | undefined;
+  const row = sql(db, `SELECT ${COLUMNS} FROM outbox_delivery WHERE id = ?`).get(id) as DeliveryRow | undefined;
   return row && leasesOf(db).overlay(toDelivery(row), now);
 }
 
@@ -210,7 +231,7 @@ export function list(db: Db, filter: DeliveryFilter = {}, now: number): ListedDe
     params.push(filter.connector);
   }
   const limit = filter.limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(filter.limit))}`;
-  const rows = sql(db, `SELECT d.*, (SELECT h.id FROM outbox_delivery h WHERE d.status = 'blocked' AND h.connector = d.connector
+  const rows = sql(db, `SELECT ${D_COLUMNS}, (SELECT h.id FROM outbox_delivery h WHERE d.status = 'blocked' AND h.connector = d.connector
       AND h.order_key = d.order_key AND h.status IN ('pending', 'active', 'dead')) AS waiting_for
     FROM outbox_delivery d WHERE ${where.join(' AND ')} ORDER BY seq${limit}`).all(...params) as (DeliveryRow & { waiting_for: string | null })[];
   const leases = leasesOf(db);
@@ -239,7 +260,9 @@ export function counts(db: Db): Map<string, OutboxCounts> {
 /** The earliest run time of the connector's pending deliveries not in flight (those in flight are at the front). */
 export function nextRunAt(db: Db, connector: string, now: number): number | undefined {
   const leases = leasesOf(db);
-  for (const row of pages<{ id: string; run_at: number }>(db, `SELECT id, run_at FROM outbox_delivery WHERE connector = ? AND status = 'pending' ORDER BY run_at, seq`, [connector])) {
+  const query = `SELECT d.id, d.run_at, d.seq FROM outbox_delivery d WHERE d.connector = ? AND d.status = 'pending'
+    AND (d.run_at, d.seq) > (?, ?) ORDER BY d.run_at, d.seq LIMIT ?`;
+  for (const row of pages<{ id: string; run_at: number; seq: number }>(db, query, [connector])) {
     if (!leases.held(row.id, now)) return Math.min(row.run_at, rangeNextRunAt(db, connector, now) ?? Infinity);
   }
   return rangeNextRunAt(db, connector, now);

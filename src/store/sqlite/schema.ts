@@ -68,6 +68,12 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (stream, key)) WITHOUT ROWID;
   CREATE TABLE person_meta (stream TEXT PRIMARY KEY, version INTEGER, pass_version INTEGER, after INTEGER);
   `,
+  // A record's text in each of its deliveries: claiming, settling and enqueueing it then touch one
+  // row, not two. outbox_record keeps the created changes made from snapshot rows (which have no text
+  // of their own yet) and the records of deliveries enqueued before this version.
+  `
+  ALTER TABLE outbox_delivery ADD COLUMN body TEXT;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
