@@ -16,7 +16,8 @@ import { tempDir } from './support/temp.js';
 
 /**
  * A store that cannot write — a full disk under SQLite (a preloaded file layer makes the store's
- * writes fail with ENOSPC, as a full filesystem does), PostgreSQL stopped for a while — with the
+ * writes fail with ENOSPC, as a full filesystem does), a disk whose fsyncs fail under SQLite (the
+ * writes reach the page cache, nothing reaches the disk), PostgreSQL stopped for a while — with the
  * daemon running: every webhook is answered 503 with Retry-After, never 200; /readyz says why; and
  * once the store can write again the daemon takes webhooks again by itself, without a restart.
  * Every event it answered 200 is in the store afterwards.
@@ -34,20 +35,26 @@ afterEach(async () => {
 interface Fault {
   /** What the daemon's store is (for the config), and how it is opened afterwards. */
   store: Record<string, unknown>;
+  /** What /readyz gives as the reason. */
+  reason: RegExp;
+  /** Whether an event refused during the fault was kept out of the store (not so when only its fsync failed). */
+  refusedAbsent: boolean;
   env: Record<string, string>;
   on(): Promise<void>;
   off(): Promise<void>;
   open(): Store;
 }
 
-async function diskFull(dir: string): Promise<Fault> {
+async function diskFull(dir: string, mode: 'full' | 'sync' = 'full'): Promise<Fault> {
   const shim = path.join(dir, 'libdiskfull.so');
   await promisify(execFile)('cc', ['-shared', '-fPIC', '-O2', '-o', shim, SHIM_SOURCE, '-ldl']);
   const storeDir = path.join(dir, 'store');
   const flag = path.join(dir, 'disk-is-full');
   return {
     store: { driver: 'sqlite', dir: storeDir },
-    env: { LD_PRELOAD: shim, SB_FULL_DIR: storeDir, SB_FULL_FLAG: flag },
+    reason: mode === 'full' ? /SQLITE_FULL|disk|full/i : /SQLITE_IOERR_FSYNC/,
+    refusedAbsent: mode === 'full',
+    env: { LD_PRELOAD: shim, SB_FULL_DIR: storeDir, SB_FULL_FLAG: flag, SB_FULL_MODE: mode },
     on: () => writeFile(flag, ''),
     off: () => rm(flag, { force: true }),
     open: () => createSqliteStore({ dir: storeDir, log }),
@@ -58,7 +65,10 @@ async function databaseDown(): Promise<Fault> {
   const server: TestPostgres = await startPostgres();
   cleanups.push(() => server.destroy());
   const url = await server.createDatabase('outage');
-  return { store: { driver: 'postgres', url }, env: {}, on: () => server.stop(), off: () => server.start(), open: () => createPgStore({ url, log }) };
+  return {
+    store: { driver: 'postgres', url }, reason: /ECONNREFUSED|terminat|connect|shut/i, refusedAbsent: true,
+    env: {}, on: () => server.stop(), off: () => server.start(), open: () => createPgStore({ url, log }),
+  };
 }
 
 async function startDaemon(dir: string, fault: Fault): Promise<{ url: string; child: ChildProcess }> {
@@ -100,47 +110,57 @@ async function send(url: string): Promise<{ identity: string; status: number; re
 
 const readyz = async (url: string) => (await (await fetch(`${url}/readyz`)).json()) as { status: string; checks: Record<string, { ok: boolean; reason?: string }> };
 
+async function outage(makeFault: (dir: string) => Promise<Fault>): Promise<void> {
+  const dir = await tempDir('schoolbridge-outage-');
+  cleanups.push(() => dir.cleanup());
+  const fault = await makeFault(dir.dir);
+  const { url, child } = await startDaemon(dir.dir, fault);
+  const acknowledged: string[] = [];
+  const answers: Awaited<ReturnType<typeof send>>[] = [];
+  for (let i = 0; i < 10; i++) answers.push(await send(url));
+  expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
+  acknowledged.push(...answers.map((a) => a.body.id!));
+  expect(answers.map((a) => a.body.id)).toEqual(answers.map((a) => a.identity));
+
+  await fault.on();
+  const during: Awaited<ReturnType<typeof send>>[] = [];
+  for (let i = 0; i < 10; i++) during.push(await send(url));
+  expect(during.map((a) => a.status)).toEqual(Array(10).fill(503));
+  expect(during.every((a) => Number(a.retryAfter) > 0)).toBe(true);
+  const down = await readyz(url);
+  expect(down.status).not.toBe('ready');
+  expect(down.checks.store).toMatchObject({ ok: false });
+  expect(down.checks.store!.reason).toMatch(fault.reason);
+  expect((await fetch(`${url}/healthz`)).status).toBe(200);
+
+  await fault.off();
+  // No restart: the daemon finds out by itself that the store writes again.
+  await eventually(async () => ((await readyz(url)).checks.store?.ok ? true : undefined), 30_000, 'the store to be writable again');
+  const after: Awaited<ReturnType<typeof send>>[] = [];
+  for (let i = 0; i < 10; i++) after.push(await send(url));
+  expect(after.map((a) => a.status)).toEqual(Array(10).fill(200));
+  acknowledged.push(...after.map((a) => a.body.id!));
+
+  child.kill('SIGTERM');
+  await new Promise((resolve) => child.once('exit', resolve));
+  const store = fault.open();
+  await store.start();
+  try {
+    for (const id of acknowledged) expect(await store.inbox.get(id), id).toBeDefined();
+    if (fault.refusedAbsent) for (const refused of during) expect(await store.inbox.get(refused.identity), refused.identity).toBeUndefined();
+  } finally {
+    await store.stop();
+  }
+}
+
 describe.each(ENGINES)('a store that cannot write, on %s', (engine) => {
   it('answers 503, says why, acknowledges nothing uncommitted, and takes webhooks again by itself', async () => {
-    const dir = await tempDir('schoolbridge-outage-');
-    cleanups.push(() => dir.cleanup());
-    const fault = engine === 'sqlite' ? await diskFull(dir.dir) : await databaseDown();
-    const { url, child } = await startDaemon(dir.dir, fault);
-    const acknowledged: string[] = [];
-    const answers: Awaited<ReturnType<typeof send>>[] = [];
-    for (let i = 0; i < 10; i++) answers.push(await send(url));
-    expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
-    acknowledged.push(...answers.map((a) => a.body.id!));
-    expect(answers.map((a) => a.body.id)).toEqual(answers.map((a) => a.identity));
+    await outage((dir) => (engine === 'sqlite' ? diskFull(dir) : databaseDown()));
+  });
+});
 
-    await fault.on();
-    const during: Awaited<ReturnType<typeof send>>[] = [];
-    for (let i = 0; i < 10; i++) during.push(await send(url));
-    expect(during.map((a) => a.status)).toEqual(Array(10).fill(503));
-    expect(during.every((a) => Number(a.retryAfter) > 0)).toBe(true);
-    const down = await readyz(url);
-    expect(down.status).not.toBe('ready');
-    expect(down.checks.store).toMatchObject({ ok: false });
-    expect(down.checks.store!.reason).toMatch(engine === 'sqlite' ? /SQLITE_FULL|disk|full/i : /ECONNREFUSED|terminat|connect|shut/i);
-    expect((await fetch(`${url}/healthz`)).status).toBe(200);
-
-    await fault.off();
-    // No restart: the daemon finds out by itself that the store writes again.
-    await eventually(async () => ((await readyz(url)).checks.store?.ok ? true : undefined), 30_000, 'the store to be writable again');
-    const after: Awaited<ReturnType<typeof send>>[] = [];
-    for (let i = 0; i < 10; i++) after.push(await send(url));
-    expect(after.map((a) => a.status)).toEqual(Array(10).fill(200));
-    acknowledged.push(...after.map((a) => a.body.id!));
-
-    child.kill('SIGTERM');
-    await new Promise((resolve) => child.once('exit', resolve));
-    const store = fault.open();
-    await store.start();
-    try {
-      for (const id of acknowledged) expect(await store.inbox.get(id), id).toBeDefined();
-      for (const refused of during) expect(await store.inbox.get(refused.identity), refused.identity).toBeUndefined();
-    } finally {
-      await store.stop();
-    }
+describe('a disk whose fsyncs fail, on sqlite', () => {
+  it('answers 503 for what it could not make durable, says why, and takes webhooks again by itself', async () => {
+    await outage((dir) => diskFull(dir, 'sync'));
   });
 });

@@ -5,13 +5,16 @@ import { leasesOf } from './leases.js';
 import { BULK, operations, type OperationName, type Operations, type Self } from './operations.js';
 import { migrate } from './schema.js';
 import type { Call, FromThread, Result, ToThread, WireError } from './protocol.js';
+import { WalSync } from './wal-sync.js';
 
 /**
  * The SQLite database thread: it owns the connection and runs every store call, so the daemon's
  * event loop never waits for the disk. Calls queued while a transaction runs share the next one
- * (group commit: one fsync for all of them), each in a savepoint of its own so one failing call
- * does not undo the others. A bulk call (operations.ts) gets a transaction of its own, after the
- * small calls queued with it, so a webhook's commit never waits behind more than one chunk of a poll.
+ * (group commit), and no call fails another: a transaction with a failing call is run again with
+ * each call in a savepoint of its own. A transaction's results leave the thread once its commit is
+ * on disk (wal-sync.ts), while the thread goes on with the next one. A bulk call (operations.ts)
+ * gets a transaction of its own, after the small calls queued with it, so a webhook's commit never
+ * waits behind more than one chunk of a poll.
  */
 const port = parentPort;
 if (!port) throw new Error('db-thread.ts runs only as a worker thread');
@@ -37,14 +40,17 @@ const CHECKPOINT_INTERVAL_MS = 200;
 /** What the WAL file is cut back to after it was reset (a first poll cycle grows it to hundreds of MB). */
 const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
 let checkpointer: Worker | undefined;
+let walSync: WalSync | undefined;
 /** The checkpointer has copied a long WAL back and waits for the writer to start it over. */
 let restartDue = false;
 
 function open(file: string, self: Self): void {
   db = openDatabase(file);
   pragma(db, 'journal_mode = WAL');
-  // Each commit is on disk when it returns (the WAL is fsync'd): a webhook is acknowledged after it.
-  pragma(db, 'synchronous = FULL');
+  // A commit writes its frames to the WAL file, which walSync then syncs before any result of it is
+  // released: a webhook is acknowledged only once its commit is on disk, as with synchronous = FULL.
+  pragma(db, 'synchronous = NORMAL');
+  walSync = new WalSync(`${file}-wal`);
   pragma(db, 'busy_timeout = 5000');
   pragma(db, 'cache_size = -16000');
   pragma(db, `journal_size_limit = ${WAL_SIZE_LIMIT}`);
@@ -195,7 +201,12 @@ function run(conn: Database.Database, table: Operations, batch: Call[]): void {
   }
   // Whether rows were written: only then does this transaction's success say the store can write (a
   // claim or a sweep goes through on a full disk, as it writes nothing).
-  post({ t: 'results', results, wrote: totalChanges(conn) !== changesBefore });
+  const wrote = totalChanges(conn) !== changesBefore;
+  const done = results;
+  walSync!.committed(wrote, (error) => {
+    if (error) failAll({ code: `SQLITE_IOERR_FSYNC (${(error as NodeJS.ErrnoException).code ?? 'EIO'})`, message: error.message });
+    else post({ t: 'results', results: done, wrote });
+  });
 }
 
 /** One call in a savepoint of its own: if it fails, what it wrote (and the leases it moved) goes. */
@@ -228,7 +239,8 @@ let closeStarted = false;
 function finishClose(): void {
   if (closeStarted) return;
   closeStarted = true;
-  void stopCheckpointer().finally(() => {
+  void Promise.all([stopCheckpointer(), walSync?.drained()]).finally(() => {
+    walSync?.close();
     db?.close();
     db = undefined;
     post({ t: 'closed' });
