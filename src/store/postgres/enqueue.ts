@@ -13,6 +13,8 @@ export interface NewDelivery {
   recordId: string;
   stream: string;
   orderKey: string;
+  /** The record's text; null for a created change kept in outbox_record (its snapshot row's text). */
+  body: string | null;
 }
 
 /**
@@ -20,9 +22,9 @@ export interface NewDelivery {
  * waiting with no head (outbox.ts, promoteOrphans) still goes first.
  */
 const INSERT_DELIVERIES = (status: 'pending' | 'blocked', conflict: string) => `
-  INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
-  SELECT id, connector, record_id, stream, order_key, '${status}', $6, $6
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS t(id, connector, record_id, stream, order_key, n)
+  INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at, body)
+  SELECT id, connector, record_id, stream, order_key, '${status}', $6, $6, body
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $7::text[]) WITH ORDINALITY AS t(id, connector, record_id, stream, order_key, body, n)
   ${status === 'pending' ? `WHERE NOT EXISTS (SELECT 1 FROM outbox_delivery b WHERE b.connector = t.connector AND b.order_key = t.order_key AND b.status = 'blocked')` : ''}
   ORDER BY n ${conflict} RETURNING id, record_id`;
 
@@ -33,7 +35,9 @@ const INSERT_DELIVERIES = (status: 'pending' | 'blocked', conflict: string) => `
 export async function insertDeliveries(db: Db, deliveries: readonly NewDelivery[], now: number): Promise<Map<string, number>> {
   const added = new Map<string, number>();
   if (deliveries.length === 0) return added;
-  const columns = (list: readonly NewDelivery[]) => [list.map((d) => d.id), list.map((d) => d.connector), list.map((d) => d.recordId), list.map((d) => d.stream), list.map((d) => d.orderKey), now];
+  const columns = (list: readonly NewDelivery[]) => [
+    list.map((d) => d.id), list.map((d) => d.connector), list.map((d) => d.recordId), list.map((d) => d.stream), list.map((d) => d.orderKey), now, list.map((d) => d.body),
+  ];
   const heads = await db.query<{ id: string; record_id: string }>(INSERT_DELIVERIES('pending', 'ON CONFLICT DO NOTHING'), columns(deliveries));
   const inserted = new Set(heads.rows.map((r) => r.id));
   const rest = deliveries.filter((d) => !inserted.has(d.id));
@@ -43,27 +47,25 @@ export async function insertDeliveries(db: Db, deliveries: readonly NewDelivery[
   return added;
 }
 
+/** Enqueues records for their connectors, each delivery with the record's text; ids already queued are skipped. */
 export async function enqueue(db: Db, records: readonly Enqueue[], now: number): Promise<number> {
-  const deliveries = records.flatMap((r) => r.connectors.map((connector) => ({ id: deliveryId(connector, r.id), connector, recordId: r.id, stream: r.stream, orderKey: r.orderKey })));
+  for (const record of records) assertText(record);
+  const deliveries = records.flatMap((r) => r.connectors.map((connector) => ({ id: deliveryId(connector, r.id), connector, recordId: r.id, stream: r.stream, orderKey: r.orderKey, body: r.json })));
   const added = await insertDeliveries(db, deliveries, now);
-  const seen = new Set<string>();
-  const stored = records.filter((r) => added.has(r.id) && !seen.has(r.id) && seen.add(r.id));
-  if (stored.length > 0) {
-    // The records' texts as one JSON text: see inbox.ts.
-    await db.query(`INSERT INTO outbox_record (id, body, pending)
-      SELECT id, body, pending FROM json_to_recordset($1::json) AS t(id text, body text, pending int)
-      ON CONFLICT (id) DO UPDATE SET pending = outbox_record.pending + excluded.pending`,
-    [JSON.stringify(stored.map((r) => ({ id: r.id, body: r.json, pending: added.get(r.id)! })))]);
-  }
   let total = 0;
   for (const n of added.values()) total += n;
   return total;
 }
 
+/** A delivery without text is one whose record lives in outbox_record: a record must bring its own. */
+export function assertText(record: Enqueue): void {
+  if (typeof record.json !== 'string') throw new TypeError(`record ${record.id} has no text to enqueue`);
+}
+
 /** Enqueues the created changes of snapshot rows, their text read from the row (what a created range owes, made rows). */
 export async function enqueueLazy(db: Db, stream: SnapshotStream, rows: readonly { key: number; chain: string }[], detectedAt: string, connectors: readonly string[], now: number): Promise<void> {
   const records = rows.map(({ key, chain }) => ({ id: `${stream}:${key}:${chain}`, key, chain }));
-  const deliveries = records.flatMap((r) => connectors.map((connector) => ({ id: deliveryId(connector, r.id), connector, recordId: r.id, stream, orderKey: `${stream}:${r.key}` })));
+  const deliveries = records.flatMap((r) => connectors.map((connector) => ({ id: deliveryId(connector, r.id), connector, recordId: r.id, stream, orderKey: `${stream}:${r.key}`, body: null })));
   const added = await insertDeliveries(db, deliveries, now);
   const stored = records.filter((r) => added.has(r.id));
   if (stored.length === 0) return;

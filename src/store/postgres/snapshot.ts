@@ -145,7 +145,8 @@ export async function applyChanges(db: Db, stream: SnapshotStream, fence: number
 async function enqueueStaged(db: Db, stream: SnapshotStream, chunk: readonly { key: number; change_id: string | null }[], connectors: readonly string[], now: number): Promise<void> {
   const withChange = chunk.filter((r): r is { key: number; change_id: string } => r.change_id !== null);
   if (withChange.length === 0 || connectors.length === 0) return;
-  const deliveries = withChange.flatMap((r) => connectors.map((connector) => ({ id: deliveryId(connector, r.change_id), connector, recordId: r.change_id, stream, orderKey: `${stream}:${r.key}` })));
+  // Their texts stay in the database: copied from the staging table into outbox_record (not into each delivery).
+  const deliveries = withChange.flatMap((r) => connectors.map((connector) => ({ id: deliveryId(connector, r.change_id), connector, recordId: r.change_id, stream, orderKey: `${stream}:${r.key}`, body: null })));
   const added = await insertDeliveries(db, deliveries, now);
   const stored = withChange.filter((r) => added.has(r.change_id));
   if (stored.length === 0) return;
