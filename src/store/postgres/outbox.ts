@@ -7,6 +7,7 @@ import type { Db } from './db.js';
 import { notifyOutbox } from './enqueue.js';
 import { KEEP_ATTEMPTS } from './history.js';
 import { claimRange, rangeCounts, rangeNextRunAt, reclaimRanges, settleRange } from './ranges.js';
+import { keyFromText, keySql } from './stream-tables.js';
 
 /**
  * The outbox on PostgreSQL: the layout of the SQLite one (sqlite/outbox.ts), in set-wise statements
@@ -47,14 +48,19 @@ export function toDelivery(row: DeliveryRow, now: number): Delivery {
   };
 }
 
-const LAZY_JOINS = SNAPSHOT_STREAMS.map((s) => `LEFT JOIN ${snapshotTable(s)} s_${s} ON r.snapshot_stream = '${s}' AND r.body IS NULL AND r.record_text IS NULL AND s_${s}.key = r.snapshot_key`).join(' ');
+/**
+ * The snapshot row of each created change without a text of its own. `snapshot_key` holds every
+ * stream's keys as text: the CASE casts only a key of the joined stream to that stream's type.
+ */
+const LAZY_JOINS = SNAPSHOT_STREAMS.map((s) => `LEFT JOIN ${snapshotTable(s)} s_${s} ON r.snapshot_stream = '${s}' AND r.body IS NULL AND r.record_text IS NULL
+  AND s_${s}.key = (CASE WHEN r.snapshot_stream = '${s}' THEN r.snapshot_key::${keySql(s)} END)`).join(' ');
 const LAZY_TEXT = `COALESCE(${SNAPSHOT_STREAMS.map((s) => `CASE WHEN s_${s}.chain = r.snapshot_chain THEN s_${s}.body END`).join(', ')})`;
 
 interface RecordRow {
   id: string;
   body: string | null;
   snapshot_stream: SnapshotStream | null;
-  snapshot_key: number | null;
+  snapshot_key: string | null;
   snapshot_chain: string | null;
   detected_at: string | null;
   text: string | null;
@@ -83,7 +89,7 @@ async function claimedRows(db: Db, rows: readonly DeliveryRow[], now: number): P
     if (!r) return { delivery };
     if (r.body !== null) return { delivery, json: r.body };
     if (r.text === null || r.snapshot_stream === null || r.snapshot_key === null || r.snapshot_chain === null || r.detected_at === null) return { delivery };
-    return { delivery, created: { stream: r.snapshot_stream, key: r.snapshot_key, chain: r.snapshot_chain, detectedAt: r.detected_at, text: r.text } };
+    return { delivery, created: { stream: r.snapshot_stream, key: keyFromText(r.snapshot_stream, r.snapshot_key), chain: r.snapshot_chain, detectedAt: r.detected_at, text: r.text } };
   });
 }
 

@@ -1,50 +1,56 @@
+import { compareKeys } from '../../streams/index.js';
 import { attemptOutcome } from '../history-rules.js';
-import type { ClaimRequest, Claimed, CreatedRange, Settlement, SnapshotStream } from '../port.js';
+import type { ClaimRequest, Claimed, CreatedRange, Key, Settlement, SnapshotStream } from '../port.js';
 import { REPLICA_TTL_MS, TAKEOVER_GRACE_MS, deliveryId, snapshotTable } from '../tables.js';
 import type { Db } from './db.js';
 import { enqueueLazy, notifyOutbox } from './enqueue.js';
 import { KEEP_ATTEMPTS } from './history.js';
+import { keyFloor, keyFromText } from './stream-tables.js';
 
 /**
  * Created ranges on PostgreSQL: the layout of the SQLite ones (sqlite/ranges.ts), the lease in the
- * range's row (owner, time, fence) since replicas claim from the same ranges.
+ * range's row (owner, time, fence) since replicas claim from the same ranges. The bounds (`after`,
+ * `upto`, `claimed_to`) are keys of any stream, kept as text and read back in the stream's type.
  */
 interface RangeRow {
   connector: string;
   stream: SnapshotStream;
   detected_at: string;
-  after: number | null;
-  upto: number;
+  after: string | null;
+  upto: string;
   remaining: number;
   enqueued_at: number;
   run_at: number;
   attempts: number;
-  claimed_to: number | null;
+  claimed_to: string | null;
   claimed_count: number | null;
   fence: number;
 }
 
+const uptoOf = (range: RangeRow): Key => keyFromText(range.stream, range.upto);
+const afterOf = (range: RangeRow): Key | undefined => (range.after === null ? undefined : keyFromText(range.stream, range.after));
+
 export async function createRanges(db: Db, stream: SnapshotStream, detectedAt: string, connectors: readonly string[], now: number): Promise<void> {
   await db.query(`INSERT INTO outbox_range (connector, stream, detected_at, upto, remaining, enqueued_at, run_at)
-    SELECT c.connector, $1, $2, s.upto, s.n, $3, $3 FROM (SELECT max(key) AS upto, count(*) AS n FROM ${snapshotTable(stream)}) s
+    SELECT c.connector, $1, $2, s.upto::text, s.n, $3, $3 FROM (SELECT max(key) AS upto, count(*) AS n FROM ${snapshotTable(stream)}) s
     CROSS JOIN unnest($4::text[]) AS c(connector) WHERE s.n > 0`, [stream, detectedAt, now, connectors]);
   await notifyOutbox(db);
 }
 
-async function rowsAfter(db: Db, range: RangeRow, limit: number): Promise<{ key: number; chain: string; body: string }[]> {
-  return (await db.query<{ key: number; chain: string; body: string }>(`SELECT key, chain, body FROM ${snapshotTable(range.stream)} WHERE key > $1 AND key <= $2 ORDER BY key LIMIT $3`,
-    [range.after ?? Number.MIN_SAFE_INTEGER, range.upto, limit])).rows;
+async function rowsAfter(db: Db, range: RangeRow, limit: number): Promise<{ key: Key; chain: string; body: string }[]> {
+  return (await db.query<{ key: Key; chain: string; body: string }>(`SELECT key, chain, body FROM ${snapshotTable(range.stream)} WHERE key > $1 AND key <= $2 ORDER BY key LIMIT $3`,
+    [afterOf(range) ?? keyFloor(range.stream), uptoOf(range), limit])).rows;
 }
 
 /** Moves the cursor past a batch and lets the range go (lease and claim); a range with nothing left goes. */
-async function advance(db: Db, range: RangeRow, to: number, count: number): Promise<void> {
+async function advance(db: Db, range: RangeRow, to: Key, count: number): Promise<void> {
   const remaining = Math.max(0, range.remaining - count);
-  if (remaining === 0 || to >= range.upto) {
+  if (remaining === 0 || compareKeys(to, uptoOf(range)) >= 0) {
     await db.query('DELETE FROM outbox_range WHERE connector = $1 AND stream = $2', [range.connector, range.stream]);
     return;
   }
   await db.query(`UPDATE outbox_range SET after = $1, remaining = $2, attempts = 0, last_error = NULL, claimed_to = NULL, claimed_count = NULL,
-    lease_owner = NULL, lease_until = NULL WHERE connector = $3 AND stream = $4`, [to, remaining, range.connector, range.stream]);
+    lease_owner = NULL, lease_until = NULL WHERE connector = $3 AND stream = $4`, [String(to), remaining, range.connector, range.stream]);
 }
 
 /** Up to `limit` created changes of a due range of the connector, leased to `owner` under one fence. */
@@ -72,7 +78,7 @@ export async function claimRange(db: Db, owner: string, request: ClaimRequest, l
     }
     const until = request.now + request.leaseMs;
     const { rows: [leased] } = await db.query<{ fence: number }>(`UPDATE outbox_range SET lease_owner = $1, lease_until = $2, fence = fence + 1,
-      claimed_to = $3, claimed_count = $4 WHERE connector = $5 AND stream = $6 RETURNING fence`, [owner, until, last, rows.length, range.connector, range.stream]);
+      claimed_to = $3, claimed_count = $4 WHERE connector = $5 AND stream = $6 RETURNING fence`, [owner, until, String(last), rows.length, range.connector, range.stream]);
     return items.map((row) => {
       const recordId = `${range.stream}:${row.key}:${row.chain}`;
       return {
@@ -121,7 +127,7 @@ export async function settleRange(db: Db, owner: string, batch: readonly Settlem
       failed.map((s) => s.id), failed.map((s) => s.status), failed.map((s) => s.runAt), failed.map((s) => s.attempts), failed.map((s) => s.lastError), failed.map((s) => s.at),
     ]);
   }
-  await advance(db, range, range.claimed_to!, range.claimed_count ?? 0);
+  await advance(db, range, keyFromText(stream, range.claimed_to!), range.claimed_count ?? 0);
   return batch.map((s) => s.id);
 }
 
@@ -158,8 +164,8 @@ export async function rangeNextRunAt(db: Db, connector: string): Promise<number 
 export async function ranges(db: Db): Promise<CreatedRange[]> {
   const { rows } = await db.query<RangeRow & { last_error: string | null }>('SELECT * FROM outbox_range ORDER BY connector, stream');
   return rows.map((r) => ({
-    connector: r.connector, stream: r.stream, detectedAt: r.detected_at, remaining: r.remaining, upto: r.upto, runAt: r.run_at, attempts: r.attempts,
-    ...(r.after === null ? {} : { after: r.after }),
+    connector: r.connector, stream: r.stream, detectedAt: r.detected_at, remaining: r.remaining, upto: uptoOf(r), runAt: r.run_at, attempts: r.attempts,
+    ...(r.after === null ? {} : { after: afterOf(r) }),
     ...(r.last_error === null ? {} : { lastError: r.last_error }),
   }));
 }

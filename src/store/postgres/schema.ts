@@ -1,18 +1,14 @@
 import type pg from 'pg';
 import { BridgeError } from '../../errors.js';
-import { SNAPSHOT_STREAMS } from '../tables.js';
+import { migrateStreams } from './stream-tables.js';
 
 /**
- * The PostgreSQL schema: everything in the schema `schoolbridge`, one migration per version, applied
- * at start-up inside one transaction that holds an advisory lock, so replicas starting at once apply
+ * The PostgreSQL schema: everything in the schema `schoolbridge`, one migration per version, then
+ * each polled stream's tables, a migration of their own per stream (stream-tables.ts), all applied at
+ * start-up inside one transaction that holds an advisory lock, so replicas starting at once apply
  * each migration exactly once and start on the same schema.
  */
 export const SCHEMA = 'schoolbridge';
-
-const snapshotTables = SNAPSHOT_STREAMS.map(
-  (stream) => `CREATE TABLE snapshot_${stream} (key bigint PRIMARY KEY, chain text NOT NULL, body text NOT NULL, raw_hash text);
-   INSERT INTO snapshot_meta (stream) VALUES ('${stream}');`,
-).join('\n');
 
 const MIGRATIONS: readonly string[] = [
   `
@@ -47,7 +43,6 @@ const MIGRATIONS: readonly string[] = [
     lease_owner text, lease_until bigint, fence bigint NOT NULL DEFAULT 0,
     PRIMARY KEY (connector, stream));
   CREATE TABLE snapshot_meta (stream text PRIMARY KEY, version bigint NOT NULL DEFAULT 0, rows bigint NOT NULL DEFAULT 0);
-  ${snapshotTables}
 
   CREATE TABLE state (key text PRIMARY KEY, value text NOT NULL);
   CREATE TABLE replica (
@@ -79,6 +74,15 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (stream, key));
   CREATE TABLE person_meta (stream text PRIMARY KEY, version bigint, pass_version bigint, after bigint);
   `,
+  // Streams of any key type: the columns that hold a snapshot key beside other streams' keys keep it
+  // as text, and the SQL of each stream reads it back in the stream's type (stream-tables.ts). The
+  // snapshot tables move to migrations of their own per stream.
+  `
+  CREATE TABLE stream_migration (stream text PRIMARY KEY, version integer NOT NULL);
+  ALTER TABLE outbox_record ALTER COLUMN snapshot_key TYPE text USING snapshot_key::text;
+  ALTER TABLE outbox_range ALTER COLUMN after TYPE text USING after::text, ALTER COLUMN upto TYPE text USING upto::text,
+    ALTER COLUMN claimed_to TYPE text USING claimed_to::text;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -102,6 +106,7 @@ export async function migrate(pool: pg.Pool): Promise<void> {
       await client.query(MIGRATIONS[version]!);
       await client.query('INSERT INTO migrations (version) VALUES ($1)', [version + 1]);
     }
+    await migrateStreams(client);
     await client.query('COMMIT');
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {});

@@ -1,0 +1,46 @@
+import type { Schema } from '../upstream/schemas.js';
+import { groups } from './groups.js';
+import type { StreamDescription } from './stream.js';
+import { students } from './students.js';
+import { users } from './users.js';
+
+/**
+ * The registry of polled streams (docs/streams.md). A stream added here gets its list read, its
+ * records diffed and delivered, its snapshot tables (a store migration of their own) and its name in
+ * the config. The order is the one cycles and summaries list them in.
+ */
+export const POLLED_STREAMS = [students, users, groups] as const;
+
+export type PolledStreamName = (typeof POLLED_STREAMS)[number]['name'];
+export const POLLED_STREAM_NAMES: readonly PolledStreamName[] = POLLED_STREAMS.map((stream) => stream.name);
+
+/** The record type of a stream's list, as its schema checks it. */
+export type StreamRecord<Name extends PolledStreamName> =
+  Extract<(typeof POLLED_STREAMS)[number], { name: Name }>['schema'] extends Schema<infer R> ? R : never;
+
+export function isPolledStream(name: string): name is PolledStreamName {
+  return (POLLED_STREAM_NAMES as readonly string[]).includes(name);
+}
+
+export function polledStream(name: PolledStreamName): StreamDescription<PolledStreamName> {
+  const found = POLLED_STREAMS.find((stream) => stream.name === name);
+  if (!found) throw new Error(`not a polled stream: ${String(name)}`);
+  return found;
+}
+
+/**
+ * The streams a poll reads: those polled whatever the config says, those `poll.streams` lists, and
+ * those a connector takes (docs/streams.md "Which streams are polled").
+ */
+export function streamsToPoll(listed: readonly string[] = [], taken: (stream: PolledStreamName) => boolean = () => false): PolledStreamName[] {
+  return POLLED_STREAMS.filter((stream) => stream.alwaysPolled || listed.includes(stream.name) || taken(stream.name)).map((stream) => stream.name);
+}
+
+/** The streams whose records are people (the console names them). */
+export const PEOPLE_STREAMS: readonly PolledStreamName[] = POLLED_STREAMS.filter((stream) => stream.person).map((stream) => stream.name);
+
+export { compareKeys, isKey, parseKey, type Key, type KeyType } from './key.js';
+export type { PersonDescription, StreamDescription } from './stream.js';
+export { groups, type Group } from './groups.js';
+export { students, type Student } from './students.js';
+export { users, type AdditionalData, type User } from './users.js';
