@@ -1,15 +1,9 @@
 import type { Schema } from '../upstream/schemas.js';
-import { groups } from './groups.js';
+import { POLLED_STREAMS } from './registry.js';
 import type { StreamDescription } from './stream.js';
-import { students } from './students.js';
-import { users } from './users.js';
 
-/**
- * The registry of polled streams (docs/streams.md). A stream added here gets its list read, its
- * records diffed and delivered, its snapshot tables (a store migration of their own) and its name in
- * the config. The order is the one cycles and summaries list them in.
- */
-export const POLLED_STREAMS = [students, users, groups] as const;
+/** What the rest of the daemon asks of the registry of polled streams (registry.ts). */
+export { POLLED_STREAMS };
 
 export type PolledStreamName = (typeof POLLED_STREAMS)[number]['name'];
 export const POLLED_STREAM_NAMES: readonly PolledStreamName[] = POLLED_STREAMS.map((stream) => stream.name);
@@ -40,7 +34,7 @@ export function streamsToPoll(listed: readonly string[] = [], taken: (stream: Po
 export const PEOPLE_STREAMS: readonly PolledStreamName[] = POLLED_STREAMS.filter((stream) => stream.person).map((stream) => stream.name);
 
 export { compareKeys, isKey, parseKey, type Key, type KeyType } from './key.js';
-export type { PersonDescription, StreamDescription } from './stream.js';
+export { describeStream, type PersonDescription, type StreamDescription } from './stream.js';
 export { groups, type Group } from './groups.js';
 export { students, type Student } from './students.js';
 export { users, type AdditionalData, type User } from './users.js';
