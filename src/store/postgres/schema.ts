@@ -87,8 +87,12 @@ const MIGRATIONS: readonly string[] = [
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-/** Brings the database to SCHEMA_VERSION; safe when several processes start at once. */
-export async function migrate(pool: pg.Pool): Promise<void> {
+/**
+ * Brings the database to SCHEMA_VERSION, then its streams' tables; safe when several processes start
+ * at once. `upTo` stops at an older version, with no stream tables (tests: a database as an older
+ * schoolbridge left it).
+ */
+export async function migrate(pool: pg.Pool, upTo = SCHEMA_VERSION): Promise<void> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
@@ -102,11 +106,11 @@ export async function migrate(pool: pg.Pool): Promise<void> {
     if (current > SCHEMA_VERSION) {
       throw new BridgeError('store.schema_newer', `the database's schema is version ${current}, newer than this schoolbridge knows (${SCHEMA_VERSION}): run the version that wrote it`);
     }
-    for (let version = current; version < SCHEMA_VERSION; version++) {
+    for (let version = current; version < upTo; version++) {
       await client.query(MIGRATIONS[version]!);
       await client.query('INSERT INTO migrations (version) VALUES ($1)', [version + 1]);
     }
-    await migrateStreams(client);
+    if (upTo === SCHEMA_VERSION) await migrateStreams(client);
     await client.query('COMMIT');
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {});

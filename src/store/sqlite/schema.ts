@@ -91,8 +91,12 @@ const MIGRATIONS: readonly string[] = [
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-/** Brings the database to SCHEMA_VERSION; a newer database (a downgrade) is refused. */
-export function migrate(db: Database.Database): void {
+/**
+ * Brings the database to SCHEMA_VERSION, then its streams' tables; a newer database (a downgrade) is
+ * refused. `upTo` stops at an older version, with no stream tables (tests: a database as an older
+ * schoolbridge left it).
+ */
+export function migrate(db: Database.Database, upTo = SCHEMA_VERSION): void {
   const current = pragmaValue(db, 'user_version') as number;
   if (current > SCHEMA_VERSION) {
     throw new BridgeError(
@@ -100,11 +104,11 @@ export function migrate(db: Database.Database): void {
       `the store's schema is version ${current}, newer than this schoolbridge knows (${SCHEMA_VERSION}): run the version that wrote it`,
     );
   }
-  for (let version = current; version < SCHEMA_VERSION; version++) {
+  for (let version = current; version < upTo; version++) {
     db.transaction(() => {
       db.exec(MIGRATIONS[version]!);
       pragma(db, `user_version = ${version + 1}`);
     })();
   }
-  migrateStreams(db);
+  if (upTo === SCHEMA_VERSION) migrateStreams(db);
 }
