@@ -2,7 +2,7 @@ import type { Enqueue, Key, SnapshotStream } from '../port.js';
 import { deliveryId, snapshotTable } from '../tables.js';
 import type { Db } from './db.js';
 import { CHANNEL } from './listener.js';
-import { keySql } from './stream-tables.js';
+import { keySql, sharedKey } from './stream-tables.js';
 
 /**
  * Putting deliveries and their records into the PostgreSQL outbox, set-wise (outbox.ts says how they
@@ -63,7 +63,7 @@ export async function enqueue(db: Db, records: readonly Enqueue[], now: number):
 
 /**
  * Enqueues the created changes of snapshot rows, their text read from the row (what a created range
- * owes, made rows). `snapshot_key` holds keys of every stream, as text.
+ * owes, made rows). The key goes into the column of its type (stream-tables.ts).
  */
 export async function enqueueLazy(db: Db, stream: SnapshotStream, rows: readonly { key: Key; chain: string }[], detectedAt: string, connectors: readonly string[], now: number): Promise<void> {
   const records = rows.map(({ key, chain }) => ({ id: `${stream}:${key}:${chain}`, key, chain }));
@@ -71,22 +71,19 @@ export async function enqueueLazy(db: Db, stream: SnapshotStream, rows: readonly
   const added = await insertDeliveries(db, deliveries, now);
   const stored = records.filter((r) => added.has(r.id));
   if (stored.length === 0) return;
-  await db.query(`INSERT INTO outbox_record (id, pending, snapshot_stream, snapshot_key, snapshot_chain, detected_at)
-    SELECT id, pending, $4, key, chain, $5 FROM unnest($1::text[], $2::int[], $3::text[], $6::text[]) AS t(id, pending, key, chain)
+  await db.query(`INSERT INTO outbox_record (id, pending, snapshot_stream, ${sharedKey(stream, 'snapshot_key')}, snapshot_chain, detected_at)
+    SELECT id, pending, $4, key, chain, $5 FROM unnest($1::text[], $2::int[], $3::${keySql(stream)}[], $6::text[]) AS t(id, pending, key, chain)
     ON CONFLICT (id) DO UPDATE SET pending = outbox_record.pending + excluded.pending`,
-  [stored.map((r) => r.id), stored.map((r) => added.get(r.id)!), stored.map((r) => String(r.key)), stream, detectedAt, stored.map((r) => r.chain)]);
+  [stored.map((r) => r.id), stored.map((r) => added.get(r.id)!), stored.map((r) => r.key), stream, detectedAt, stored.map((r) => r.chain)]);
 }
 
-/**
- * Before snapshot rows change, the created changes still made from them get their text of their own.
- * Each side is found by its own index (the keys as text, and in the stream's type); no text of
- * another stream's key is ever cast.
- */
+/** Before snapshot rows change, the created changes still made from them get their text of their own. */
 export async function keepCreatedTexts(db: Db, stream: SnapshotStream, keys: readonly Key[]): Promise<void> {
   if (keys.length === 0) return;
+  const key = sharedKey(stream, 'snapshot_key');
   await db.query(`UPDATE outbox_record r SET record_text = s.body FROM ${snapshotTable(stream)} s
-    WHERE r.snapshot_stream = $1 AND r.snapshot_key = ANY($2::text[]) AND r.body IS NULL AND r.record_text IS NULL
-      AND s.key = ANY($3::${keySql(stream)}[]) AND s.key::text = r.snapshot_key AND s.chain = r.snapshot_chain`, [stream, keys.map(String), keys]);
+    WHERE r.snapshot_stream = $1 AND r.${key} = ANY($2::${keySql(stream)}[]) AND r.body IS NULL AND r.record_text IS NULL
+      AND s.key = r.${key} AND s.chain = r.snapshot_chain`, [stream, keys]);
 }
 
 /** Tells the other replicas, once this transaction commits, that deliveries may have become due. */

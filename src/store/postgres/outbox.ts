@@ -7,7 +7,7 @@ import type { Db } from './db.js';
 import { notifyOutbox } from './enqueue.js';
 import { KEEP_ATTEMPTS } from './history.js';
 import { claimRange, rangeCounts, rangeNextRunAt, reclaimRanges, settleRange } from './ranges.js';
-import { keyFromText, keySql } from './stream-tables.js';
+import { sharedKey } from './stream-tables.js';
 
 /**
  * The outbox on PostgreSQL: the layout of the SQLite one (sqlite/outbox.ts), in set-wise statements
@@ -48,19 +48,16 @@ export function toDelivery(row: DeliveryRow, now: number): Delivery {
   };
 }
 
-/**
- * The snapshot row of each created change without a text of its own. `snapshot_key` holds every
- * stream's keys as text: the CASE casts only a key of the joined stream to that stream's type.
- */
-const LAZY_JOINS = SNAPSHOT_STREAMS.map((s) => `LEFT JOIN ${snapshotTable(s)} s_${s} ON r.snapshot_stream = '${s}' AND r.body IS NULL AND r.record_text IS NULL
-  AND s_${s}.key = (CASE WHEN r.snapshot_stream = '${s}' THEN r.snapshot_key::${keySql(s)} END)`).join(' ');
+/** The snapshot row of each created change without a text of its own, by its key's column (stream-tables.ts). */
+const LAZY_JOINS = SNAPSHOT_STREAMS.map((s) => `LEFT JOIN ${snapshotTable(s)} s_${s} ON r.snapshot_stream = '${s}' AND r.body IS NULL AND r.record_text IS NULL AND s_${s}.key = r.${sharedKey(s, 'snapshot_key')}`).join(' ');
 const LAZY_TEXT = `COALESCE(${SNAPSHOT_STREAMS.map((s) => `CASE WHEN s_${s}.chain = r.snapshot_chain THEN s_${s}.body END`).join(', ')})`;
 
 interface RecordRow {
   id: string;
   body: string | null;
   snapshot_stream: SnapshotStream | null;
-  snapshot_key: string | null;
+  snapshot_key: number | null;
+  snapshot_text_key: string | null;
   snapshot_chain: string | null;
   detected_at: string | null;
   text: string | null;
@@ -80,7 +77,7 @@ export async function claim(db: Db, owner: string, request: ClaimRequest): Promi
 async function claimedRows(db: Db, rows: readonly DeliveryRow[], now: number): Promise<Claimed[]> {
   if (rows.length === 0) return [];
   // One statement, so a snapshot row and its record's own text are read as of one moment.
-  const records = await db.query<RecordRow>(`SELECT r.id, r.body, r.snapshot_stream, r.snapshot_key, r.snapshot_chain, r.detected_at,
+  const records = await db.query<RecordRow>(`SELECT r.id, r.body, r.snapshot_stream, r.snapshot_key, r.snapshot_text_key, r.snapshot_chain, r.detected_at,
       COALESCE(r.record_text, ${LAZY_TEXT}) AS text FROM outbox_record r ${LAZY_JOINS} WHERE r.id = ANY($1::text[])`, [rows.map((r) => r.record_id)]);
   const byId = new Map(records.rows.map((r) => [r.id, r]));
   return rows.map((row) => {
@@ -88,8 +85,9 @@ async function claimedRows(db: Db, rows: readonly DeliveryRow[], now: number): P
     const r = byId.get(row.record_id);
     if (!r) return { delivery };
     if (r.body !== null) return { delivery, json: r.body };
-    if (r.text === null || r.snapshot_stream === null || r.snapshot_key === null || r.snapshot_chain === null || r.detected_at === null) return { delivery };
-    return { delivery, created: { stream: r.snapshot_stream, key: keyFromText(r.snapshot_stream, r.snapshot_key), chain: r.snapshot_chain, detectedAt: r.detected_at, text: r.text } };
+    const key = r.snapshot_key ?? r.snapshot_text_key;
+    if (r.text === null || r.snapshot_stream === null || key === null || r.snapshot_chain === null || r.detected_at === null) return { delivery };
+    return { delivery, created: { stream: r.snapshot_stream, key, chain: r.snapshot_chain, detectedAt: r.detected_at, text: r.text } };
   });
 }
 

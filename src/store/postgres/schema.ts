@@ -74,14 +74,18 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (stream, key));
   CREATE TABLE person_meta (stream text PRIMARY KEY, version bigint, pass_version bigint, after bigint);
   `,
-  // Streams of any key type: the columns that hold a snapshot key beside other streams' keys keep it
-  // as text, and the SQL of each stream reads it back in the stream's type (stream-tables.ts). The
-  // snapshot tables move to migrations of their own per stream.
+  // Streams of any key type. A column that holds a snapshot key beside other streams' keys gets a
+  // text twin for the streams whose keys are strings (stream-tables.ts); the integer columns stay as
+  // they are, so that a replica of an older version goes on working beside newer ones. The snapshot
+  // tables move to migrations of their own per stream.
   `
   CREATE TABLE stream_migration (stream text PRIMARY KEY, version integer NOT NULL);
-  ALTER TABLE outbox_record ALTER COLUMN snapshot_key TYPE text USING snapshot_key::text;
-  ALTER TABLE outbox_range ALTER COLUMN after TYPE text USING after::text, ALTER COLUMN upto TYPE text USING upto::text,
-    ALTER COLUMN claimed_to TYPE text USING claimed_to::text;
+  ALTER TABLE outbox_record ADD COLUMN snapshot_text_key text COLLATE "C",
+    DROP CONSTRAINT outbox_record_check,
+    ADD CONSTRAINT outbox_record_check CHECK (body IS NOT NULL OR snapshot_key IS NOT NULL OR snapshot_text_key IS NOT NULL);
+  CREATE INDEX outbox_record_lazy_text ON outbox_record (snapshot_stream, snapshot_text_key) WHERE body IS NULL AND record_text IS NULL AND snapshot_text_key IS NOT NULL;
+  ALTER TABLE outbox_range ADD COLUMN after_text text COLLATE "C", ADD COLUMN upto_text text COLLATE "C", ADD COLUMN claimed_to_text text COLLATE "C",
+    ALTER COLUMN upto DROP NOT NULL;
   `,
 ];
 

@@ -1,5 +1,4 @@
 import type { Key, KeyType } from '../../streams/index.js';
-import { parseKey } from '../../streams/index.js';
 import type { SnapshotStream } from '../port.js';
 import { keyTypeOf, SNAPSHOT_STREAMS, snapshotTable } from '../tables.js';
 import type { Db } from './db.js';
@@ -16,7 +15,7 @@ const STREAM_VERSION = 1;
 /** A key column of the stream's type; text keys sort bytewise (`"C"`), as the daemon orders them (src/streams/key.ts). */
 const KEY_COLUMN: Readonly<Record<KeyType, string>> = { integer: 'bigint', string: 'text COLLATE "C"' };
 
-/** The SQL type a stream's keys are cast to, from a parameter or from the text of a shared column. */
+/** The SQL type of a stream's keys, for a parameter's cast. */
 export const keySql = (stream: SnapshotStream): string => (keyTypeOf(stream) === 'integer' ? 'bigint' : 'text');
 
 /** The column definition of a stream's key. */
@@ -25,8 +24,12 @@ export const keyColumn = (stream: SnapshotStream): string => KEY_COLUMN[keyTypeO
 /** Below every key of the stream: where a walk from the start begins. */
 export const keyFloor = (stream: SnapshotStream): Key => (keyTypeOf(stream) === 'integer' ? Number.MIN_SAFE_INTEGER : '');
 
-/** A key kept as text in a column shared by the streams (`outbox_record.snapshot_key`, a range's bounds), in its stream's type. */
-export const keyFromText = (stream: SnapshotStream, text: string): Key => parseKey(keyTypeOf(stream), text);
+/** The columns every stream's keys share: a created change's row (`outbox_record`) and a range's bounds (`outbox_range`). */
+export type SharedKeyColumn = 'snapshot_key' | 'after' | 'upto' | 'claimed_to';
+
+/** Where a stream's keys go in a shared column: the integer column, or its text twin (`snapshot_text_key`, `after_text`, …). */
+export const sharedKey = (stream: SnapshotStream, column: SharedKeyColumn): string =>
+  keyTypeOf(stream) === 'integer' ? column : column === 'snapshot_key' ? 'snapshot_text_key' : `${column}_text`;
 
 export async function migrateStreams(db: Db): Promise<void> {
   const { rows } = await db.query<{ stream: string }>('SELECT stream FROM stream_migration');
