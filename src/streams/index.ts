@@ -12,10 +12,6 @@ export const POLLED_STREAM_NAMES: readonly PolledStreamName[] = POLLED_STREAMS.m
 export type StreamRecord<Name extends PolledStreamName> =
   Extract<(typeof POLLED_STREAMS)[number], { name: Name }>['schema'] extends Schema<infer R> ? R : never;
 
-export function isPolledStream(name: string): name is PolledStreamName {
-  return (POLLED_STREAM_NAMES as readonly string[]).includes(name);
-}
-
 export function polledStream(name: PolledStreamName): StreamDescription<PolledStreamName> {
   const found = POLLED_STREAMS.find((stream) => stream.name === name);
   if (!found) throw new Error(`not a polled stream: ${String(name)}`);
