@@ -7,7 +7,8 @@
  * GET /api/v2/students in a fresh child process, so that peak RSS is that approach's own and the
  * sandbox's work never shows up as a stall of the reader:
  *   baseline  undici fetch + text() + JSON.parse (what a naive client does)
- *   client    createUpstreamClient().listStudents(): streaming split, validate, normalize, yields
+ *   client    createUpstreamClient().fetchList() into the list worker, as the poll reads a list: the
+ *             body's bytes go to a worker thread that splits, normalizes, validates and hashes them
  * For each: wall time to a parsed list, peak RSS (VmHWM) and the longest event-loop stall
  * (perf_hooks.monitorEventLoopDelay, 1 ms resolution), plus its p99.
  */
@@ -20,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { Agent, fetch } from 'undici';
 import { createSandbox } from '../sandbox/index.js';
 import { createUpstreamClient } from '../src/upstream/index.js';
+import { createListWorker } from '../src/upstream/list/index.js';
 
 const TOKEN = 'bench-token';
 type Phase = 'baseline' | 'client';
@@ -72,7 +74,11 @@ async function measure(phase: Phase, baseUrl: string): Promise<Measurement> {
     students = (JSON.parse(text) as { data: { students: unknown[] } }).data.students.length;
   } else {
     const client = createUpstreamClient({ baseUrl, auth: { token: TOKEN }, dispatcher: agent, timeoutMs: 600_000 });
-    students = (await client.listStudents()).length;
+    const lists = createListWorker();
+    let parsed = 0;
+    await client.fetchList('students', (body) => lists.parse('students', body, { useIndex: false }, { batch: (batch) => void (parsed += batch.keys.length) }));
+    await lists.stop();
+    students = parsed;
   }
   const ms = performance.now() - started;
   // Let the histogram's timer fire once more: a stall at the very end is only recorded when it does.

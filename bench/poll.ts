@@ -77,7 +77,7 @@ async function measureCycle(app: App, name: string, url: string, after?: () => P
   console.log(
     `${name.padEnd(12)} ${result.outcome} ${ms.toFixed(0).padStart(7)} ms  baseline ${base.toFixed(0).padStart(6)} ms (median of ${runs.map((r) => r.toFixed(0)).join(', ')})  ratio ${ratio.toFixed(2)}\n` +
       `             read and diff ${p.readMs} ms, checks ${p.checkMs} ms, commit ${p.commitMs} ms\n` +
-      `             students +${s.students.created} ~${s.students.updated} -${s.students.deleted}, users +${s.users.created} ~${s.users.updated} -${s.users.deleted}\n` +
+      `             ${Object.entries(s).map(([stream, c]) => `${stream} +${c.created} ~${c.updated} -${c.deleted}`).join(', ')}\n` +
       `             ${webhooks}`,
   );
   if (after) {
@@ -94,9 +94,9 @@ async function changeOnePercent(url: string, dispatcher: Agent, app: App): Promi
   const ids: number[] = [];
   for (let after: number | undefined; ; ) {
     const page = await app.store.snapshot.scan('students', after, 5000);
-    for (const row of page) ids.push(row.key);
+    for (const row of page) ids.push(row.key as number);
     if (page.length < 5000) break;
-    after = page.at(-1)!.key;
+    after = page.at(-1)!.key as number;
   }
   for (let i = 0; i < ids.length; i += 100) {
     const response = await request(`${url}/_sandbox/students/${ids[i]}`, {

@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { POLLED_STREAMS } from '../src/streams/index.js';
 import type { SandboxCore } from './core.js';
 import { fieldsOf, optionalEmail, optionalText, readAll, requiredId, requiredText, type Fields } from './fields.js';
 import { invalidParameter, missingParameter, notFound } from './http-errors.js';
+import { listEnvelope } from './list-cache.js';
+import { listBodies } from './lists.js';
 import { sendData, sendError, sendJson, wantsEmptyList } from './reply.js';
 import * as roster from './roster-ops.js';
 import type { Student } from './types.js';
@@ -12,14 +15,15 @@ import { EVENT_PATTERN, isCallbackUrl } from './webhook-registry.js';
 /** The API v2 resource routes (docs/upstream.md "Endpoints"), all behind the bearer check. */
 export function registerApiRoutes(app: FastifyInstance, core: SandboxCore): void {
   const { school } = core;
-  const emptyList = (key: string): Buffer => Buffer.from(`{"data":{"${key}":[]}}`);
   const query = (request: FastifyRequest): Fields => fieldsOf(request.query);
 
-  app.get('/api/v2/students', async (request, reply) =>
-    sendData(request, reply, wantsEmptyList(request) ? emptyList('students') : school.studentsBody()));
-
-  app.get('/api/v2/users', async (request, reply) =>
-    sendData(request, reply, wantsEmptyList(request) ? emptyList('users') : school.usersBody()));
+  // The full lists, where the streams' descriptions say (src/streams/).
+  const bodies = listBodies(core);
+  for (const stream of POLLED_STREAMS) {
+    const { prefix, suffix } = listEnvelope(stream.list.array);
+    const empty = Buffer.concat([prefix, suffix]);
+    app.get(stream.list.path, async (request, reply) => sendData(request, reply, wantsEmptyList(request) ? empty : bodies[stream.name]()));
+  }
 
   app.get('/api/v2/student', async (request, reply) => {
     const id = requiredId(query(request));

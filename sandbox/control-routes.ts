@@ -49,6 +49,14 @@ export function registerControlRoutes(app: FastifyInstance, control: SandboxCont
     return done(reply);
   });
 
+  app.get('/_sandbox/groups', async () => control.groups());
+  app.post('/_sandbox/groups', async (request) => control.createGroup(parse(schemas.groupSchema, request.body)));
+  app.patch('/_sandbox/groups/:id', async (request) => control.updateGroup(idOf(request.params), parse(schemas.groupSchema, request.body)));
+  app.delete('/_sandbox/groups/:id', async (request, reply) => {
+    control.deleteGroup(idOf(request.params));
+    return done(reply);
+  });
+
   registerMachineryRoutes(app, control, core);
 }
 

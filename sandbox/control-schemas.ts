@@ -20,6 +20,7 @@ const person = {
 export const studentInputSchema = z.strictObject({ ...person, schoolId: z.number().int().optional(), isAdult: flag.optional() });
 export const studentPatchSchema = z.strictObject({ ...person, isActive: flag.optional(), isAdult: flag.optional(), isArchived: flag.optional() });
 export const userPatchSchema = z.strictObject({ ...person, isArchived: flag.optional() });
+export const groupSchema = z.strictObject({ name: z.string().min(1).optional(), teacherUserId: z.number().int().nullable().optional() });
 
 const faultTarget = {
   route: z.string().optional(),

@@ -3,6 +3,7 @@ import type { Clock } from '../src/clock.js';
 import { formatDateTime } from './dates.js';
 import type { Deliverer } from './deliveries.js';
 import { createFaultBook, type FaultBook } from './faults.js';
+import { createGroupBook, type GroupBook } from './groups.js';
 import { createInvoiceBook, type InvoiceBook } from './invoices.js';
 import { createRandom, type Random } from './prng.js';
 import { SchoolState } from './school.js';
@@ -17,6 +18,7 @@ import { createWebhookRegistry, type WebhookRegistry } from './webhook-registry.
  */
 export interface SandboxCore {
   school: SchoolState;
+  groups: GroupBook;
   tokens: TokenStore;
   webhooks: WebhookRegistry;
   invoices: InvoiceBook;
@@ -57,6 +59,7 @@ export function createCore(options: CoreOptions): SandboxCore {
   school.changed = changed;
   return {
     school,
+    groups: createGroupBook(options.seed, changed),
     tokens: createTokenStore({ clock, ttlSeconds: options.tokenTtlSeconds, staticToken: options.staticToken }),
     webhooks,
     invoices: createInvoiceBook(changed),

@@ -21,7 +21,7 @@ async function started(document: Memory<SandboxDocument>, options: SandboxOption
 async function listed(sandbox: Sandbox): Promise<string> {
   const token = sandbox.control.issueToken().access_token;
   const get = (path: string) => fetch(`${sandbox.url}${path}`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.text());
-  return `${await get('/api/v2/students')}\n${await get('/api/v2/users')}\n${await get('/api/v2/webhooks')}`;
+  return `${await get('/api/v2/students')}\n${await get('/api/v2/users')}\n${await get('/api/v2/groups')}\n${await get('/api/v2/webhooks')}`;
 }
 
 describe('the sandbox document', () => {
@@ -32,6 +32,8 @@ describe('the sandbox document', () => {
     const created = control.createStudent();
     control.updateStudent(control.students()[0]!.id, { lastName: 'Nowak' });
     control.deleteStudent(control.students()[1]!.id);
+    control.updateGroup(control.groups()[0]!.id, { name: 'Angielski A1 — wtorki' });
+    const group = control.createGroup({ name: 'Włoski A1' });
     const token = control.issueToken().access_token;
     await fetch(`${first.url}/api/v2/webhook`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: new URLSearchParams({ event: 'invoice.created', callbackUrl: 'http://127.0.0.1:9/hook' }) });
     const invoice = control.createInvoice();
@@ -43,6 +45,7 @@ describe('the sandbox document', () => {
     expect(second.control.invoices()).toEqual(control.invoices());
     expect(second.control.createInvoice().id).toBe(invoice.id + 1);
     expect(second.control.createStudent().id).toBe(created.id + 1);
+    expect(second.control.createGroup().id).toBe(group.id + 1);
   });
 
   it('the random generator goes on from where it was: a restart does not replay the same activity', async () => {

@@ -2,13 +2,14 @@ import type { Adapter } from 'lowdb';
 import type { Logger } from 'pino';
 import type { SandboxCore } from './core.js';
 import type { SavedDelivery } from './deliveries.js';
+import type { SavedGroups } from './groups.js';
 import type { SavedInvoices } from './invoices.js';
 import type { SchoolRows } from './school.js';
 import type { SavedWebhooks } from './webhook-registry.js';
 
 /**
  * The simulated school as one JSON document (lowdb), so that a sandbox started again continues where
- * the last one stopped: the same students and users with their changes, the invoices and the next
+ * the last one stopped: the same students, users and groups with their changes, the invoices and the next
  * ids, the webhook registrations, the deliveries still under way, and the random generator's place.
  * The daemon keeps it at `store.dir/sandbox.json`; without an adapter nothing is kept.
  *
@@ -25,6 +26,8 @@ export interface SandboxDocument {
   students: number;
   random: number;
   school: SchoolRows;
+  /** Absent in a document written before the sandbox had groups: its groups are the seeded ones. */
+  groups?: SavedGroups;
   invoices: SavedInvoices;
   webhooks: SavedWebhooks;
   deliveries: SavedDelivery[];
@@ -37,7 +40,7 @@ export interface Origin {
 
 export function documentOf(core: SandboxCore, origin: Origin): SandboxDocument {
   return {
-    format: DOCUMENT_FORMAT, ...origin, random: core.random.state(), school: core.school.rows(),
+    format: DOCUMENT_FORMAT, ...origin, random: core.random.state(), school: core.school.rows(), groups: core.groups.saved(),
     invoices: core.invoices.saved(), webhooks: core.webhooks.saved(), deliveries: core.deliverer.outstanding(),
   };
 }
@@ -75,6 +78,7 @@ export function createDocumentKeeper(options: { adapter: Adapter<SandboxDocument
       const same = saved?.format === DOCUMENT_FORMAT && saved.seed === origin.seed && saved.students === origin.students;
       if (saved && same) {
         core.school.restore(saved.school);
+        if (saved.groups) core.groups.restore(saved.groups);
         core.invoices.restore(saved.invoices);
         core.webhooks.restore(saved.webhooks);
         core.random.restore(saved.random);

@@ -22,7 +22,7 @@ describe('ListCache', () => {
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 0, max: 40 }), fc.array(change, { maxLength: 12 }), fc.integer({ min: 1, max: 7 }), async (count, changes, chunkSize) => {
         const rows: Row[] = Array.from({ length: count }, (_, i) => ({ id: i + 1, name: `n${i}` }));
-        const cache = createListCache<Row>('rows', (row) => ({ ...row }), chunkSize);
+        const cache = createListCache<Row>(['data', 'rows'], (row) => ({ ...row }), chunkSize);
         let nextId = count + 1;
         expect(JSON.parse(await text(cache.body(rows)))).toEqual({ data: { rows } });
         for (const step of changes) {
@@ -47,7 +47,7 @@ describe('ListCache', () => {
   });
 
   it('knows the length once every chunk is cached', async () => {
-    const cache = createListCache<Row>('rows', (row) => row, 2);
+    const cache = createListCache<Row>(['data', 'rows'], (row) => row, 2);
     const rows = [{ id: 1, name: 'a' }, { id: 2, name: 'b' }, { id: 3, name: 'c' }];
     expect(cache.body(rows).length).toBeUndefined();
     await text(cache.body(rows));

@@ -20,9 +20,13 @@ export interface ListCache<T> {
   invalidateFrom(index: number): void;
 }
 
-export function createListCache<T>(key: string, render: (row: T) => unknown, chunkSize = 500): ListCache<T> {
-  const prefix = Buffer.from(`{"data":{"${key}":[`);
-  const suffix = Buffer.from(']}}');
+/** The list's envelope around its array at `path` (`['data', 'students']`: `{"data":{"students":[…]}}`). */
+export function listEnvelope(path: readonly string[]): { prefix: Buffer; suffix: Buffer } {
+  return { prefix: Buffer.from(`${path.map((key) => `{${JSON.stringify(key)}:`).join('')}[`), suffix: Buffer.from(`]${'}'.repeat(path.length)}`) };
+}
+
+export function createListCache<T>(path: readonly string[], render: (row: T) => unknown, chunkSize = 500): ListCache<T> {
+  const { prefix, suffix } = listEnvelope(path);
   let cached: (Buffer | undefined)[] = [];
   /** Bumped when records move: a render begun before must not store its chunks. */
   let epoch = 0;

@@ -1,4 +1,5 @@
 import { BridgeError } from '../src/errors.js';
+import { students, users } from '../src/streams/index.js';
 import { createListCache, type ListBody } from './list-cache.js';
 import { generateSchool, type School } from './seed-data.js';
 import type { Student, User } from './types.js';
@@ -24,8 +25,8 @@ export class SchoolState {
   /** Student id by the id of its user and of its parent user: a user change shows in the students list too. */
   private readonly studentByUserId = new Map<number, number>();
   readonly counters: Pick<School, 'nextStudentId' | 'nextUserId' | 'nextContactId'>;
-  private readonly studentsCache = createListCache<StudentRow>('students', (row) => this.studentOf(row));
-  private readonly usersCache = createListCache<UserRow>('users', (row) => userView(row, null));
+  private readonly studentsCache = createListCache<StudentRow>(students.list.array, (row) => this.studentOf(row));
+  private readonly usersCache = createListCache<UserRow>(users.list.array, (row) => userView(row, null));
   changed: () => void = () => {};
 
   constructor(seed: number, count: number) {

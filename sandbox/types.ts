@@ -2,6 +2,9 @@ import type { Adapter } from 'lowdb';
 import type { Logger } from 'pino';
 import type { Clock } from '../src/clock.js';
 import type { SandboxDocument } from './document.js';
+import type { Group, GroupPatch } from './groups.js';
+
+export type { Group, GroupPatch } from './groups.js';
 
 /**
  * The public shape of the sandbox: a simulated API v2 upstream. Resource shapes follow
@@ -227,6 +230,11 @@ export interface SandboxControl {
   students(): Student[];
   student(id: number): Student | undefined;
   users(): User[];
+  /** The groups (`GET /api/v2/groups`), and changes to them. */
+  groups(): Group[];
+  createGroup(fields?: GroupPatch): Group;
+  updateGroup(id: number, patch: GroupPatch): Group;
+  deleteGroup(id: number): void;
   webhooks(): Webhook[];
   injectFault(fault: Fault): void;
   clearFaults(): void;

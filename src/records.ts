@@ -1,12 +1,15 @@
+import { shortHash } from './canonical.js';
 import type { JsonNumber } from './json/index.js';
+import { POLLED_STREAM_NAMES, type Key, type PolledStreamName } from './streams/index.js';
 
 /**
  * The records schoolbridge produces (README "What flows where"). Every record has a deterministic
  * `id`: the same change or event seen twice has the same id, and connectors use it as their
  * idempotency key.
  */
-export const STREAMS = ['students', 'users', 'invoices', 'events', 'roster'] as const;
-export type Stream = (typeof STREAMS)[number];
+export type Stream = PolledStreamName | 'invoices' | 'events' | 'roster';
+/** The polled streams first (src/streams/), then the webhook and export streams. */
+export const STREAMS: readonly Stream[] = [...POLLED_STREAM_NAMES, 'invoices', 'events', 'roster'];
 
 export type ChangeOp = 'created' | 'updated' | 'deleted';
 
@@ -17,12 +20,25 @@ export interface FieldChange {
   to: unknown;
 }
 
+/**
+ * Characters of a change's hash: the last part of its id (`<stream>:<key>:<hash>`), and the chain a
+ * snapshot row keeps of its key's last change (docs/records.md "Record ids").
+ */
+export const CHAIN_LENGTH = 12;
+/** The chain of a record recorded without a change (poll.initial: baseline). */
+export const BASELINE_CHAIN = '-'.repeat(CHAIN_LENGTH);
+
+/** The chain of a key seen for the first time: its created change's hash, or the baseline padding. */
+export function newChain(initial: 'emit' | 'baseline' | undefined, key: string, json: string): string {
+  return initial === 'baseline' ? BASELINE_CHAIN : shortHash('created', key, '', '', json);
+}
+
 /** A change detected by diffing a polled list against the snapshot. */
 export interface ChangeRecord {
   id: string;
-  stream: 'students' | 'users';
+  stream: PolledStreamName;
   op: ChangeOp;
-  key: number;
+  key: Key;
   /** ISO 8601, UTC. */
   detectedAt: string;
   changes: FieldChange[];
@@ -105,8 +121,8 @@ export type AnyRecord = ChangeRecord | EventRecord | RosterRecord;
 
 /** What a first cycle's `created` change is made of: its snapshot row as it was detected. */
 export interface CreatedChangeParts {
-  stream: 'students' | 'users';
-  key: number;
+  stream: PolledStreamName;
+  key: Key;
   /** The row's chain: the change's hash, the last part of its id. */
   chain: string;
   detectedAt: string;
@@ -127,7 +143,7 @@ export function createdChangeJson(parts: CreatedChangeParts): string {
 /** The same JSON, as UTF-8 bytes when the record's JSON came as bytes. */
 export function createdChangeBody(parts: CreatedChangeParts): string | Uint8Array {
   const id = `${parts.stream}:${parts.key}:${parts.chain}`;
-  const head = `{"id":${JSON.stringify(id)},"stream":"${parts.stream}","op":"created","key":${parts.key},"detectedAt":${JSON.stringify(parts.detectedAt)},"changes":[],"record":`;
+  const head = `{"id":${JSON.stringify(id)},"stream":"${parts.stream}","op":"created","key":${JSON.stringify(parts.key)},"detectedAt":${JSON.stringify(parts.detectedAt)},"changes":[],"record":`;
   const tail = ',"previous":null}';
   if (typeof parts.text === 'string') return `${head}${parts.text}${tail}`;
   // One buffer, the ASCII head and tail written as Latin-1 (a plain copy): 300,000 of these go by in a first cycle.

@@ -2,11 +2,11 @@ import type { Clock } from './clock.js';
 import type { ConnectorConfig } from './config/index.js';
 import { BridgeError } from './errors.js';
 import { createdChangeJson } from './records.js';
-import { SNAPSHOT_STREAMS, type Enqueue, type OutboxStore, type SnapshotStore, type SnapshotStream } from './store/index.js';
+import { SNAPSHOT_STREAMS, type Enqueue, type Key, type OutboxStore, type SnapshotStore, type SnapshotStream } from './store/index.js';
 
 /**
- * `schoolbridge resync`: the current snapshot — every student and user as the last poll saw it —
- * delivered to one connector, for a connector or a Sheets tab added later, or a receiver that lost
+ * `schoolbridge resync`: the current snapshot — every record of the polled streams as the last poll
+ * saw it — delivered to one connector, for a connector or a Sheets tab added later, or a receiver that lost
  * its data. Each record is a `created` change with the id `<stream>:<key>:<chain>`, the chain being
  * the one of the key's last change: the same state always gives the same id, so a connector that
  * already holds it (or a second resync) changes nothing, and a real change of the key later has a new
@@ -53,10 +53,10 @@ export function resyncStreams(connectors: readonly ConnectorConfig[], request: R
   const asked = request.streams?.length ? request.streams : taken;
   for (const stream of asked) {
     if (!taken.includes(stream as SnapshotStream)) {
-      throw new BridgeError('resync.invalid_stream', `connector "${connector.name}" does not take "${stream}" (it takes ${connector.streams.join(', ')}); resync sends ${SNAPSHOT_STREAMS.join(' and ')} (the roster: export roster)`);
+      throw new BridgeError('resync.invalid_stream', `connector "${connector.name}" does not take "${stream}" (it takes ${connector.streams.join(', ')}); resync sends the polled streams, ${SNAPSHOT_STREAMS.join(', ')} (the roster: export roster)`);
     }
   }
-  if (asked.length === 0) throw new BridgeError('resync.invalid_stream', `connector "${connector.name}" takes neither ${SNAPSHOT_STREAMS.join(' nor ')}: there is nothing to resync (the roster: export roster)`);
+  if (asked.length === 0) throw new BridgeError('resync.invalid_stream', `connector "${connector.name}" takes none of the polled streams (${SNAPSHOT_STREAMS.join(', ')}): there is nothing to resync (the roster: export roster)`);
   return asked as SnapshotStream[];
 }
 
@@ -69,7 +69,7 @@ export async function resync(deps: ResyncDeps, request: ResyncRequest, onProgres
     const done = { records: 0, enqueued: 0 };
     result.streams[stream] = done;
     onProgress({ stream, read: 0, total, enqueued: 0 });
-    for (let after: number | undefined; ; ) {
+    for (let after: Key | undefined; ; ) {
       const rows = await deps.snapshot.scan(stream, after, PAGE);
       if (rows.length === 0) break;
       const page: Enqueue[] = rows.map((row) => ({

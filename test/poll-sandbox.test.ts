@@ -114,7 +114,7 @@ describe('poll against the sandbox', () => {
     const before = firstRecords.length;
     sandbox.control.deleteUser(parentId);
     const result = await poller.runCycle();
-    expect(result.streams.users.deleted).toBe(1);
+    expect(result.streams.users!.deleted).toBe(1);
     const records = await since(before);
     expect(records.find((r) => r.stream === 'users')).toMatchObject({ op: 'deleted', key: parentId, record: null });
     expect(records.find((r) => r.stream === 'students')?.changes.map((c) => c.path)).toContain('user.parentUser');
@@ -155,7 +155,7 @@ describe('poll against the sandbox', () => {
     expect(result.reason).toMatch(/^upstream\./);
     expect(await since(before)).toEqual([]);
     sandbox.control.clearFaults();
-    expect((await poller.runCycle()).streams.students.updated).toBe(1);
+    expect((await poller.runCycle()).streams.students!.updated).toBe(1);
   });
 
   it('a failed write between diff and commit, a restart, a clean re-run: the same ids, none lost', async () => {

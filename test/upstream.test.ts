@@ -44,8 +44,8 @@ const authorizeCalls = () => sandbox.control.requestCount('POST', '/api/v2/autho
 describe('every API v2 operation', () => {
   it('lists students and users exactly as the sandbox holds them', async () => {
     const upstream = client();
-    expect(await upstream.listStudents()).toEqual(sandbox.control.students());
-    expect(await upstream.listUsers()).toEqual(sandbox.control.users());
+    expect(await upstream.list('students')).toEqual(sandbox.control.students());
+    expect(await upstream.list('users')).toEqual(sandbox.control.users());
   });
 
   it('creates, reads and updates a student; passwords only in the write results', async () => {
@@ -58,7 +58,7 @@ describe('every API v2 operation', () => {
     expect(created.student.user.parentUser).toMatchObject({ isArchived: 0 });
     // The write answer, normalized, equals what the list and the single read say afterwards.
     expect(await upstream.getStudent(created.student.id)).toEqual(created.student);
-    expect((await upstream.listStudents()).find((s) => s.id === created.student.id)).toEqual(created.student);
+    expect((await upstream.list('students')).find((s) => s.id === created.student.id)).toEqual(created.student);
 
     const updated = await upstream.updateStudent(created.student.id, { lastname: 'Kowalska' });
     expect(updated.student.user.lastName).toBe('Kowalska');
@@ -98,7 +98,7 @@ describe('authorization', () => {
   it('caches the token: one authorize for many calls, concurrent or not', async () => {
     const before = authorizeCalls();
     const upstream = client();
-    await Promise.all([upstream.listWebhooks(), upstream.listWebhooks(), upstream.listUsers(), upstream.getStudent(1)]);
+    await Promise.all([upstream.listWebhooks(), upstream.listWebhooks(), upstream.list('users'), upstream.getStudent(1)]);
     await upstream.listWebhooks();
     expect(authorizeCalls() - before).toBe(1);
   });
@@ -129,10 +129,10 @@ describe('authorization', () => {
 
   it('re-authorizes once when the token expired early', async () => {
     const upstream = client();
-    await upstream.listUsers();
+    await upstream.list('users');
     const before = authorizeCalls();
     sandbox.control.expireTokens();
-    await upstream.listUsers();
+    await upstream.list('users');
     expect(authorizeCalls() - before).toBe(1);
   });
 
@@ -154,7 +154,7 @@ describe('authorization', () => {
   });
 
   it('wrong client credentials are upstream.auth naming the upstream reason', async () => {
-    const error = await failure(client({ auth: { clientId: CLIENT_ID, clientSecret: 'wrong' } }).listStudents());
+    const error = await failure(client({ auth: { clientId: CLIENT_ID, clientSecret: 'wrong' } }).list('students'));
     expect(error).toMatchObject({ code: 'upstream.auth', status: 400, context: { upstreamCode: 'invalid_client' } });
   });
 });
@@ -164,7 +164,7 @@ describe('faults', () => {
     const clock = testClock(Date.now(), { sleep: 'instant' });
     const before = sandbox.control.requestCount('GET', '/api/v2/students');
     sandbox.control.injectFault({ route: 'GET /api/v2/students', kind: 'status', status: 500, times: 3 });
-    expect(await client({ clock }).listStudents()).toEqual(sandbox.control.students());
+    expect(await client({ clock }).list('students')).toEqual(sandbox.control.students());
     expect(sandbox.control.requestCount('GET', '/api/v2/students') - before).toBe(4);
     expect(clock.slept).toHaveLength(3);
   });
@@ -172,7 +172,7 @@ describe('faults', () => {
   it('honours Retry-After: 1 on 429', async () => {
     const clock = testClock(Date.now(), { sleep: 'instant' });
     sandbox.control.injectFault({ route: 'GET /api/v2/users', kind: 'rateLimit', retryAfterSeconds: 1 });
-    expect(await client({ clock }).listUsers()).toEqual(sandbox.control.users());
+    expect(await client({ clock }).list('users')).toEqual(sandbox.control.users());
     expect(clock.slept).toEqual([1000]);
   });
 
@@ -199,7 +199,7 @@ describe('faults', () => {
   ])('%s is an error, never a partial list', async (_name, fault, code, path) => {
     const before = sandbox.control.requestCount('GET', '/api/v2/students');
     sandbox.control.injectFault({ route: 'GET /api/v2/students', ...fault });
-    const error = await failure(client().listStudents());
+    const error = await failure(client().list('students'));
     expect(error.code).toBe(code);
     if (path !== undefined) expect(error.context).toMatchObject({ path, actual: path === 'data' ? 'missing' : 'string' });
     expect(sandbox.control.requestCount('GET', '/api/v2/students') - before).toBe(1);
@@ -207,7 +207,7 @@ describe('faults', () => {
 
   it('an empty list is a list', async () => {
     sandbox.control.injectFault({ route: 'GET /api/v2/users', kind: 'emptyList' });
-    expect(await client().listUsers()).toEqual([]);
+    expect(await client().list('users')).toEqual([]);
   });
 
   it('lastContact follows the outcome', async () => {

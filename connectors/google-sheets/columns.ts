@@ -5,6 +5,7 @@
  */
 import { JsonNumber, stringifyExact } from '../../src/json/index.js';
 import { ROSTER_COLUMNS, type RosterRow } from '../../src/records.js';
+import { POLLED_STREAMS, type PolledStreamName } from '../../src/streams/index.js';
 
 export type Cell = string | number | boolean;
 
@@ -25,22 +26,6 @@ export interface ColumnSpec {
 
 type ColumnMap = Readonly<Record<string, string>>;
 
-const student: ColumnMap = {
-  'user.firstName': 'First name', 'user.lastName': 'Last name', 'user.login': 'Login',
-  'user.additionalData.email': 'Email', 'user.additionalData.phone': 'Phone', 'user.additionalData.mobile': 'Mobile',
-  'user.additionalData.street': 'Street', 'user.additionalData.zipCode': 'Zip code', 'user.additionalData.city': 'City',
-  'user.language': 'Language', isActive: 'Active', isAdult: 'Adult', 'user.isArchived': 'Archived',
-  'user.parentUser.firstName': 'Parent first name', 'user.parentUser.lastName': 'Parent last name',
-  'user.parentUser.additionalData.email': 'Parent email', 'user.parentUser.additionalData.phone': 'Parent phone',
-  createdAt: 'Created', updatedAt: 'Updated',
-};
-
-const user: ColumnMap = {
-  login: 'Login', firstName: 'First name', lastName: 'Last name', systemRole: 'Role',
-  'additionalData.email': 'Email', 'additionalData.phone': 'Phone', 'additionalData.mobile': 'Mobile',
-  language: 'Language', isArchived: 'Archived', createdAt: 'Created', updatedAt: 'Updated',
-};
-
 const invoice: ColumnMap = {
   numberId: 'Number', userId: 'User id', date: 'Date', soldAt: 'Sold at', paidAt: 'Paid at', dayLimit: 'Days to pay',
   daysOutdated: 'Days overdue', statusOfficeName: 'Status', statusPrintName: 'Print status', place: 'Place',
@@ -50,9 +35,14 @@ const invoice: ColumnMap = {
 /** Events can be about anything, so the default keeps the whole object as JSON. */
 const event: ColumnMap = { '*': 'object' };
 
-export const DEFAULT_COLUMNS = { students: student, users: user, invoices: invoice, events: event } as const;
+/** A polled stream's default columns are in its description (src/streams/). */
+export const DEFAULT_COLUMNS: Readonly<Record<UpsertStream, ColumnMap>> = {
+  ...(Object.fromEntries(POLLED_STREAMS.map((stream) => [stream.name, stream.sheets.columns])) as Record<PolledStreamName, ColumnMap>),
+  invoices: invoice,
+  events: event,
+};
 
-export type UpsertStream = keyof typeof DEFAULT_COLUMNS;
+export type UpsertStream = PolledStreamName | 'invoices' | 'events';
 
 /** Header of a stream tab: `id`, the field columns, then the bookkeeping columns. */
 export function tabColumns(stream: UpsertStream, fields: ColumnMap | undefined, onDelete: 'remove' | 'mark'): ColumnSpec[] {

@@ -1,5 +1,5 @@
 /**
- * The Google Sheets connector (docs/connectors.md): students, users, invoices and events are upserted into
+ * The Google Sheets connector (docs/connectors.md): the polled streams, invoices and events are upserted into
  * one tab each, the roster replaces its tab. See README.md for options, quotas and behaviour.
  */
 import type { Connector, ConnectorContext, DeliveryOutcome } from '../../src/connectors/types.js';

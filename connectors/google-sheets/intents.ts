@@ -1,6 +1,6 @@
 /**
- * A record → the row it wants. Change records are keyed by the student/user id and invoices by the
- * invoice id, so a tab holds one row per entity; `events` rows are keyed by the record id (one row
+ * A record → the row it wants. Change records are keyed by their key (a student's id, a group's…) and
+ * invoices by the invoice id, so a tab holds one row per entity; `events` rows are keyed by the record id (one row
  * per event, never updated). Deletions carry no data: a `mark` only touches status and bookkeeping.
  */
 import { BridgeError } from '../../src/errors.js';

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { connectorBaseSchema } from '../../src/connectors/base-schema.js';
+import { STREAMS, type Stream } from '../../src/records.js';
+import { POLLED_STREAMS } from '../../src/streams/index.js';
 import { RESERVED_TITLES } from './columns.js';
 
 /** Sheets allows 100 characters in a tab name. */
@@ -19,14 +21,9 @@ const columnMap = z
     }
   });
 
+/** An optional value per stream, every stream's name a key (a misspelled one is an error). */
 const perStream = <T extends z.ZodType>(value: T) =>
-  z.strictObject({
-    students: value.optional(),
-    users: value.optional(),
-    invoices: value.optional(),
-    events: value.optional(),
-    roster: value.optional(),
-  });
+  z.strictObject(Object.fromEntries(STREAMS.map((stream) => [stream, value.optional()])) as Record<Stream, z.ZodOptional<T>>);
 
 export const googleSheetsConfigSchema = connectorBaseSchema
   .extend({
@@ -57,22 +54,24 @@ export const googleSheetsConfigSchema = connectorBaseSchema
         message: 'set exactly one of credentialsFile (service-account key; or GOOGLE_APPLICATION_CREDENTIALS) and accessToken',
       });
     }
-    const names = Object.values(resolveTabNames(config.tabs)).map((n) => n.toLowerCase());
+    // Among the streams it takes or names a tab for: a stream added later, with a default tab name a
+    // config already gives another stream, does not make that config invalid.
+    const tabs = resolveTabNames(config.tabs);
+    const named = STREAMS.filter((stream) => config.streams.includes(stream) || config.tabs[stream] !== undefined);
+    const names = named.map((stream) => tabs[stream].toLowerCase());
     if (new Set(names).size !== names.length) ctx.addIssue({ code: 'custom', path: ['tabs'], message: 'two streams use the same tab name' });
   });
 
 export type GoogleSheetsConfig = z.infer<typeof googleSheetsConfigSchema>;
 
-export const DEFAULT_TABS = { students: 'Students', users: 'Users', invoices: 'Invoices', events: 'Events', roster: 'Roster' } as const;
+/** A polled stream's tab is named in its description (src/streams/). */
+export const DEFAULT_TABS: Readonly<Record<Stream, string>> = {
+  ...(Object.fromEntries(POLLED_STREAMS.map((stream) => [stream.name, stream.sheets.tab])) as Record<(typeof POLLED_STREAMS)[number]['name'], string>),
+  invoices: 'Invoices', events: 'Events', roster: 'Roster',
+};
 
-export type SheetStream = keyof typeof DEFAULT_TABS;
+export type SheetStream = Stream;
 
 export function resolveTabNames(tabs: Partial<Record<SheetStream, string | undefined>>): Record<SheetStream, string> {
-  return {
-    students: tabs.students ?? DEFAULT_TABS.students,
-    users: tabs.users ?? DEFAULT_TABS.users,
-    invoices: tabs.invoices ?? DEFAULT_TABS.invoices,
-    events: tabs.events ?? DEFAULT_TABS.events,
-    roster: tabs.roster ?? DEFAULT_TABS.roster,
-  };
+  return Object.fromEntries(STREAMS.map((stream) => [stream, tabs[stream] ?? DEFAULT_TABS[stream]])) as Record<SheetStream, string>;
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { validate as isValidCron } from 'node-cron';
 import { connectorTypes } from '../connectors/registry.js';
+import { POLLED_STREAM_NAMES } from '../streams/index.js';
 import { bool, httpUrl, int, num, optionalString, timezone } from './fields.js';
 
 /**
@@ -76,6 +77,11 @@ const pollSchema = z.strictObject({
   maxDeleteRatio: num({ min: 0, max: 1 }).default(0.2),
   /** Run one cycle right after start-up. */
   onStart: bool().default(true),
+  /**
+   * Polled streams to read even when no connector takes them (docs/streams.md). Students and users
+   * are always read; a stream a connector takes is read anyway.
+   */
+  streams: z.array(z.enum(POLLED_STREAM_NAMES)).optional(),
 });
 
 const exportSchema = z.strictObject({

@@ -1,8 +1,9 @@
 import { publicError } from '../outbox/index.js';
 import type { Stream } from '../records.js';
-import type { Attempt, CreatedRange, InboxEntry, ListedDelivery, Person, Run } from '../store/index.js';
+import type { Attempt, CreatedRange, InboxEntry, ListedDelivery, Person, Run, SnapshotStream } from '../store/index.js';
+import { compareKeys } from '../streams/index.js';
 import { inboxIdOf } from '../webhooks/event-identity.js';
-import { recordLabel } from './names.js';
+import { personRefOf, recordLabel } from './names.js';
 import type { ConsoleSources, Viewer } from './sources.js';
 import type { TrailState } from './words.js';
 
@@ -29,7 +30,7 @@ export interface RecordTrail {
 }
 
 export type Subject =
-  | { kind: 'person'; stream: 'students' | 'users'; key: number; name: string; email?: string; userId?: number; records: RecordTrail[] }
+  | { kind: 'person'; stream: SnapshotStream; key: number; name: string; email?: string; userId?: number; records: RecordTrail[] }
   | { kind: 'event'; id: string; event: string; receivedAt: number; records: RecordTrail[] };
 
 /** What a search finds: people (from the snapshot's names) and webhook events (from their bodies). */
@@ -39,10 +40,10 @@ export async function findRecords(sources: ConsoleSources, query: string, viewer
   const { people, inbox } = sources.store;
   let found: Person[] = [];
   let events: InboxEntry[] = [];
-  const person = /^(students|users):(\d{1,15})(?::|$)/.exec(q);
+  const person = personRefOf(q);
   if (person) {
-    found = (await people.get([{ stream: person[1] as Person['stream'], key: Number(person[2]) }]));
-    if (found.length === 0) found = [{ stream: person[1] as Person['stream'], key: Number(person[2]), chain: '', name: '' }];
+    found = await people.get([person]);
+    if (found.length === 0) found = [{ ...person, chain: '', name: '' }];
   } else if (/^(events|invoices):/.test(q)) {
     const entry = await inbox.get(inboxIdOf(q));
     events = entry ? [entry] : [];
@@ -58,7 +59,7 @@ export async function findRecords(sources: ConsoleSources, query: string, viewer
   const subjects: Subject[] = [];
   for (const p of found) {
     // A first cycle's created change still owed by a range is no row yet: named by the person's chain.
-    const owed = p.chain === '' ? [] : ranges.filter((r) => r.stream === p.stream && p.key > (r.after ?? -Infinity) && p.key <= r.upto);
+    const owed = p.chain === '' ? [] : ranges.filter((r) => r.stream === p.stream && (r.after === undefined || compareKeys(p.key, r.after) > 0) && compareKeys(p.key, r.upto) <= 0);
     const records = await trails(sources, viewer, runs, {
       prefix: `${p.stream}:${p.key}:`, orderKey: `${p.stream}:${p.key}`, stream: p.stream, owed: owed.length === 0 ? undefined : { recordId: `${p.stream}:${p.key}:${p.chain}`, ranges: owed },
     });

@@ -1,4 +1,5 @@
 import { actionButton, cardTable, escape } from './html.js';
+import { hasOwnUser, personNoun } from './names.js';
 import type { RecordTrail, Subject } from './records.js';
 import { OUTCOME_WORDS, STATE_WORDS, duration, localTime } from './words.js';
 
@@ -29,7 +30,7 @@ export function renderRecords(found: { query: string; subjects: Subject[] }, tim
   if (found.subjects.length === 0) return `<p class="muted" id="no-records">nothing found for “${escape(found.query)}”</p>`;
   return found.subjects.map((s) => {
     const title = s.kind === 'person'
-      ? `${escape(s.name || '(no name)')} <small class="muted">${s.stream === 'students' ? 'student' : 'user'} ${s.key}${s.userId !== undefined && s.stream === 'students' ? ` · user ${s.userId}` : ''}${s.email ? ` · ${escape(s.email)}` : ''}</small>`
+      ? `${escape(s.name || '(no name)')} <small class="muted">${personNoun(s.stream)} ${s.key}${s.userId !== undefined && hasOwnUser(s.stream) ? ` · user ${s.userId}` : ''}${s.email ? ` · ${escape(s.email)}` : ''}</small>`
       : `${escape(s.event)} <small class="muted">received ${escape(localTime(s.receivedAt, timeZone))}</small>`;
     const records = s.records.length === 0 ? '<p class="muted">no changes delivered within the history kept</p>' : s.records.map((t) => trail(t, timeZone, actions)).join('');
     return `<section class="subject panel"><h3>${title}</h3>${records}</section>`;

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import { describeError } from '../errors.js';
 import type { Component } from '../lifecycle.js';
 import type { HistoryStore, PeopleStore } from '../store/index.js';
-import { SNAPSHOT_STREAMS } from '../store/index.js';
+import { PEOPLE_STREAMS } from '../streams/index.js';
 
 const DAY_MS = 86_400_000;
 /** Runs and counts per hour are kept at least this long: the console shows the last 30 days. */
@@ -39,7 +39,7 @@ export function createHistoryUpkeep(options: {
   let loop: Promise<void> | undefined;
 
   const walk = async () => {
-    for (const stream of SNAPSHOT_STREAMS) {
+    for (const stream of PEOPLE_STREAMS) {
       while (!stopping?.signal.aborted && (await store.people.refresh(stream, PEOPLE_STEP)));
     }
   };

@@ -2,20 +2,21 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { ChangeRecord } from '../records.js';
 import type { SnapshotStore, StateStore } from '../store/index.js';
+import type { Key, PolledStreamName as PolledStream } from '../streams/index.js';
+import type { ListWorker } from '../upstream/list/index.js';
 import { checkDeleteGuard, type AbortReason } from './guard.js';
-import type { ListWorker } from './list-worker.js';
 import type { ListSource, OutboxPort } from './ports.js';
-import { initialDoneKey, POLLED_STREAMS, type PolledStream } from './snapshot.js';
+import { initialDoneKey } from './snapshot.js';
 import { createStreamScan, type StreamScan } from './stream-scan.js';
 import { createYielder, type Yielder } from '../yielder.js';
 
 /**
- * One poll cycle (poll/README.md): read both full lists, diffing each record against the snapshot as
- * it is parsed and staging what changed in the store; check them; then apply what was staged, a
- * chunk per transaction, each chunk's snapshot rows with their change records (the Airbyte rule: the
- * state advances only with the records before it). Order matters:
- *   read + diff + stage (both lists whole) → duplicate ids → delete guard (both streams) → deletions → apply.
- * Nothing a reader sees moves until both lists have ended whole and every check of every stream has
+ * One poll cycle (poll/README.md): read the full list of every polled stream at once, diffing each
+ * record against the snapshot as it is parsed and staging what changed in the store; check them; then
+ * apply what was staged, a chunk per transaction, each chunk's snapshot rows with their change records
+ * (the Airbyte rule: the state advances only with the records before it). Order matters:
+ *   read + diff + stage (every list whole) → duplicate keys → delete guard (every stream) → deletions → apply.
+ * Nothing a reader sees moves until every list has ended whole and every check of every stream has
  * passed, so a truncated body or an aborted cycle leaves the snapshot as it was. A crash between two
  * applied chunks leaves whole chunks; the next cycle finds the rest again with the same change ids.
  */
@@ -31,8 +32,10 @@ export interface CycleDeps {
   /** Staged rows applied per transaction. */
   applyChunk: number;
   budgetMs: number;
-  /** Parses the lists off the event loop, with the snapshot's raw index (list-worker.ts). */
+  /** Parses the lists off the event loop, with the snapshot's raw index (src/upstream/list/worker.ts). */
   lists: ListWorker;
+  /** The streams this cycle polls, in the order of the registry (src/streams/). */
+  streams: readonly PolledStream[];
 }
 
 export interface StreamSummary {
@@ -66,10 +69,13 @@ export interface CycleResult {
   durationMs: number;
   /** Phases reached, in order; a failed or aborted cycle has the ones it finished. */
   phases: Partial<CyclePhases>;
-  streams: Record<PolledStream, StreamSummary>;
+  /** Per polled stream; a stream the cycle does not poll is absent. */
+  streams: StreamSummaries;
   /** Dry runs only: the changes that a real cycle would commit. */
   changes?: ChangeRecord[];
 }
+
+export type StreamSummaries = Partial<Record<PolledStream, StreamSummary>>;
 
 export interface CycleOptions {
   dryRun: boolean;
@@ -90,14 +96,14 @@ interface Scanned {
   fresh: boolean;
   size: number;
   initial: 'emit' | 'baseline' | undefined;
-  deleted: readonly number[];
-  duplicate: number | undefined;
+  deleted: readonly Key[];
+  duplicate: Key | undefined;
   /** The list worker's id of the read (its index is adopted once the cycle has committed). */
   readId: number;
 }
 
 /** Runs the checks and the diff; throws CycleAbort for a guard, BridgeError for an upstream or store failure. */
-export async function runPollCycle(deps: CycleDeps, options: CycleOptions, summary: Record<PolledStream, StreamSummary>, phases: Partial<CyclePhases> = {}) {
+export async function runPollCycle(deps: CycleDeps, options: CycleOptions, summary: StreamSummaries, phases: Partial<CyclePhases> = {}) {
   let phaseStart = deps.clock.now();
   const phaseDone = (phase: keyof CyclePhases) => {
     const now = deps.clock.now();
@@ -106,18 +112,19 @@ export async function runPollCycle(deps: CycleDeps, options: CycleOptions, summa
   };
   const detectedAt = new Date(deps.clock.now()).toISOString();
   const yielder = createYielder(deps.budgetMs);
-  const staged = options.dryRun ? [] : POLLED_STREAMS;
+  const staged = options.dryRun ? [] : deps.streams;
   try {
     const scans = await readAll(deps, detectedAt, options, yielder);
     phaseDone('readMs');
     for (const scanned of scans) {
-      summary[scanned.stream].fetched = scanned.scan.fetched;
-      if (scanned.initial) summary[scanned.stream].initial = scanned.initial;
+      const one = (summary[scanned.stream] ??= emptyStreamSummary());
+      one.fetched = scanned.scan.fetched;
+      if (scanned.initial) one.initial = scanned.initial;
     }
     for (const scanned of scans) check(deps, scanned);
     for (const scanned of scans) {
       await scanned.scan.deletions(scanned.deleted);
-      Object.assign(summary[scanned.stream], scanned.scan.counts);
+      Object.assign(summary[scanned.stream]!, scanned.scan.counts);
     }
     phaseDone('checkMs');
     if (options.dryRun) return { changes: scans.flatMap((s) => s.scan.changes()) };
@@ -137,14 +144,14 @@ export async function runPollCycle(deps: CycleDeps, options: CycleOptions, summa
 }
 
 /**
- * Reads both lists at once. When one read fails the other is stopped, and both have ended before
+ * Reads every list at once. When one read fails the others are stopped, and all have ended before
  * this rejects (with the first failure): nothing of a failed cycle stages into the next one's tables.
  */
 async function readAll(deps: CycleDeps, detectedAt: string, options: CycleOptions, yielder: Yielder): Promise<Scanned[]> {
   const stop = new AbortController();
   const signal = AbortSignal.any([options.signal, stop.signal]);
   let first: { error: unknown } | undefined;
-  const results = await Promise.allSettled(POLLED_STREAMS.map((stream) =>
+  const results = await Promise.allSettled(deps.streams.map((stream) =>
     scanStream(deps, stream, detectedAt, { ...options, signal }, yielder).catch((error: unknown) => {
       first ??= { error };
       stop.abort(error);
@@ -178,7 +185,7 @@ async function scanStream(deps: CycleDeps, stream: PolledStream, detectedAt: str
 /** The checks of one read list: a duplicate id, then the delete guard. */
 function check(deps: CycleDeps, scanned: Scanned): void {
   const { stream, scan } = scanned;
-  if (scanned.duplicate !== undefined) throw new CycleAbort('duplicate_id', stream, `the ${stream} list holds id ${scanned.duplicate} twice`);
+  if (scanned.duplicate !== undefined) throw new CycleAbort('duplicate_id', stream, `the ${stream} list holds id ${String(scanned.duplicate)} twice`);
   const verdict = checkDeleteGuard({
     stream, snapshotSize: scanned.size, fetched: scan.fetched, deletes: scanned.deleted.length, maxDeleteRatio: deps.maxDeleteRatio,
   });
@@ -219,7 +226,9 @@ async function apply(deps: CycleDeps, scanned: Scanned, detectedAt: string, sign
   deps.lists.adopt(stream, scanned.readId, await deps.snapshot.version(stream));
 }
 
-export function emptySummary(): Record<PolledStream, StreamSummary> {
-  const one = (): StreamSummary => ({ fetched: 0, created: 0, updated: 0, deleted: 0, baselined: 0 });
-  return { students: one(), users: one() };
+const emptyStreamSummary = (): StreamSummary => ({ fetched: 0, created: 0, updated: 0, deleted: 0, baselined: 0 });
+
+/** A summary of nothing yet for each of the streams: what a cycle that fails early reports. */
+export function emptySummary(streams: readonly PolledStream[]): StreamSummaries {
+  return Object.fromEntries(streams.map((stream) => [stream, emptyStreamSummary()]));
 }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from './canonical.js';
-import { diffRecord, diffRecords, findDuplicateId, mapSnapshot, sortById, type DiffItem, type PolledRecord } from './diff.js';
+import { diffRecord, diffRecords, findDuplicateKey, mapSnapshot, sortByKey, type DiffItem, type PolledRecord } from './diff.js';
 import { applyFieldChanges } from './leaf-changes.js';
 import { BASELINE_CHAIN, decodeEntry } from './snapshot.js';
 
@@ -22,8 +22,8 @@ function snapshotOf(records: readonly PolledRecord[]): Map<string, string> {
 }
 
 /** Applies change records to a list the way a connector would: by key. */
-function applyChanges(previous: readonly PolledRecord[], items: readonly DiffItem[]): Map<number, unknown> {
-  const byId = new Map<number, unknown>(previous.map((r) => [r.id, r]));
+function applyChanges(previous: readonly PolledRecord[], items: readonly DiffItem[]): Map<unknown, unknown> {
+  const byId = new Map<unknown, unknown>(previous.map((r) => [r.id, r]));
   for (const { change } of items) {
     if (!change) continue;
     if (change.op === 'deleted') byId.delete(change.key);
@@ -33,8 +33,8 @@ function applyChanges(previous: readonly PolledRecord[], items: readonly DiffIte
   return byId;
 }
 
-const canonicalById = (records: Iterable<[number, unknown]>) =>
-  [...records].map(([id, value]) => [id, canonicalJson(value)] as const).sort((a, b) => a[0] - b[0]);
+const canonicalById = (records: Iterable<[unknown, unknown]>) =>
+  [...records].map(([id, value]) => [id as number, canonicalJson(value)] as const).sort((a, b) => a[0] - b[0]);
 
 const student = (id: number, lastName: string, extra: Record<string, unknown> = {}): PolledRecord => ({
   id, isActive: 1, user: { id: id + 1000, lastName, isArchived: 0, additionalData: { city: 'Kraków', email: null }, parentUser: null }, ...extra,
@@ -118,11 +118,11 @@ describe('diffRecord (table)', () => {
   });
 
   it('finds duplicate ids and sorts only when needed', () => {
-    expect(findDuplicateId([{ id: 1 }, { id: 2 }, { id: 1 }])).toBe(1);
-    expect(findDuplicateId([{ id: 1 }, { id: 2 }])).toBeUndefined();
+    expect(findDuplicateKey([{ id: 1 }, { id: 2 }, { id: 1 }], 'id')).toBe(1);
+    expect(findDuplicateKey([{ id: 1 }, { id: 2 }], 'id')).toBeUndefined();
     const sorted = [{ id: 1 }, { id: 2 }];
-    expect(sortById(sorted)).toBe(sorted);
-    expect(sortById([{ id: 2 }, { id: 1 }]).map((r) => r.id)).toEqual([1, 2]);
+    expect(sortByKey(sorted, 'id')).toBe(sorted);
+    expect(sortByKey([{ id: 2 }, { id: 1 }], 'id').map((r) => r.id)).toEqual([1, 2]);
   });
 });
 

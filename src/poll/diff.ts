@@ -1,7 +1,8 @@
-import type { ChangeOp, ChangeRecord } from '../records.js';
+import { newChain, type ChangeOp, type ChangeRecord } from '../records.js';
+import { compareKeys, parseKey, polledStream, type Key, type PolledStreamName } from '../streams/index.js';
 import { shortHash } from './canonical.js';
 import { leafChanges } from './leaf-changes.js';
-import { BASELINE_CHAIN, CHAIN_LENGTH, decodeEntry, encodeEntry, holdsJson, type PolledStream, type SnapshotView } from './snapshot.js';
+import { CHAIN_LENGTH, decodeEntry, encodeEntry, holdsJson, type SnapshotView } from './snapshot.js';
 
 /**
  * The keyed field-level diff: pure functions from (snapshot entry, current record) to a
@@ -9,7 +10,8 @@ import { BASELINE_CHAIN, CHAIN_LENGTH, decodeEntry, encodeEntry, holdsJson, type
  * yield to the event loop; `diffRecords` runs them on a whole list (tests, dry runs of small lists).
  *
  * Change ids are `<stream>:<key>:<12 hex>`, the hash covering the op, the key, the snapshot entry
- * before (its chain and content) and the content after. The same change seen again — after a crash
+ * before (its chain and content) and the content after. A key travels here as its text (what is
+ * hashed, and what a SnapshotView is keyed by); a change record carries it in its stream's key type. The same change seen again — after a crash
  * before its commit — has the same id; any later change has a different one, because the chain moved.
  *
  * A record's text is plain JSON.stringify in the upstream's key order (the client keeps that order):
@@ -19,12 +21,11 @@ import { BASELINE_CHAIN, CHAIN_LENGTH, decodeEntry, encodeEntry, holdsJson, type
  * entry is rewritten once and no change is reported.
  */
 export interface PolledRecord {
-  id: number;
   [field: string]: unknown;
 }
 
 export interface DiffContext {
-  stream: PolledStream;
+  stream: PolledStreamName;
   /** ISO 8601 time of the cycle; not part of any id. */
   detectedAt: string;
   /** `baseline`: a key missing from the snapshot is recorded silently (first cycle, poll.initial). */
@@ -33,6 +34,7 @@ export interface DiffContext {
 
 /** One key's outcome: the change to emit (none for a baseline entry) and the snapshot's next entry. */
 export interface DiffItem {
+  /** The key as text. */
   key: string;
   change: ChangeRecord | undefined;
   /** The new snapshot entry, or null to delete it. */
@@ -41,8 +43,11 @@ export interface DiffItem {
 
 /** Diffs one current record against its snapshot entry; undefined when nothing changed. */
 export function diffRecord(ctx: DiffContext, record: PolledRecord, stored: string | undefined): DiffItem | undefined {
-  return diffText(ctx, String(record.id), JSON.stringify(record), stored, () => record);
+  return diffText(ctx, keyText(ctx, record), JSON.stringify(record), stored, () => record);
 }
+
+/** A record's key as text, from the field its stream's description names. */
+const keyText = (ctx: DiffContext, record: PolledRecord): string => String(record[polledStream(ctx.stream).key.field]);
 
 /**
  * The same from the record's text (what the list worker hands over): the record itself is parsed
@@ -58,21 +63,16 @@ export function diffText(
   const previous = JSON.parse(before.json) as Record<string, unknown>;
   const hash = shortHash('updated', key, before.chain, before.json, json);
   const current = record();
-  const change = changeRecord(ctx, 'updated', Number(key), hash, current, previous);
+  const change = changeRecord(ctx, 'updated', key, hash, current, previous);
   change.changes = leafChanges(previous, current);
   // Same content written differently (an older snapshot format): store it anew, report nothing.
   if (change.changes.length === 0) return { key, change: undefined, stored: encodeEntry(before.chain, json) };
   return { key, change, stored: encodeEntry(hash, json) };
 }
 
-/** The chain of a key the snapshot does not hold: the created change's hash, or the baseline padding. */
-export function newChain(initial: DiffContext['initial'], key: string, json: string): string {
-  return initial === 'baseline' ? BASELINE_CHAIN : shortHash('created', key, '', '', json);
-}
-
 /** The item of a key the snapshot does not hold, its entry given (see newChain): created, or recorded silently. */
 export function newItem(ctx: DiffContext, key: string, stored: string, record: () => PolledRecord): DiffItem {
-  const change = ctx.initial === 'baseline' ? undefined : changeRecord(ctx, 'created', Number(key), stored.slice(0, CHAIN_LENGTH), record(), null);
+  const change = ctx.initial === 'baseline' ? undefined : changeRecord(ctx, 'created', key, stored.slice(0, CHAIN_LENGTH), record(), null);
   return { key, change, stored };
 }
 
@@ -81,37 +81,41 @@ export function deletedItem(ctx: DiffContext, key: string, stored: string): Diff
   const before = decodeEntry(stored);
   const hash = shortHash('deleted', key, before.chain, before.json, '');
   const previous = JSON.parse(before.json) as Record<string, unknown>;
-  return { key, change: changeRecord(ctx, 'deleted', Number(key), hash, null, previous), stored: null };
+  return { key, change: changeRecord(ctx, 'deleted', key, hash, null, previous), stored: null };
 }
+
+/** The key of a text in its stream's type: a change record carries it so (`"key": 123`). */
+export const keyOfText = (stream: PolledStreamName, text: string): Key => parseKey(polledStream(stream).key.type, text);
 
 function changeRecord(
-  ctx: DiffContext, op: ChangeOp, key: number, hash: string,
+  ctx: DiffContext, op: ChangeOp, key: string, hash: string,
   record: Record<string, unknown> | null, previous: Record<string, unknown> | null,
 ): ChangeRecord {
-  return { id: `${ctx.stream}:${key}:${hash}`, stream: ctx.stream, op, key, detectedAt: ctx.detectedAt, changes: [], record, previous };
+  return { id: `${ctx.stream}:${key}:${hash}`, stream: ctx.stream, op, key: keyOfText(ctx.stream, key), detectedAt: ctx.detectedAt, changes: [], record, previous };
 }
 
-/** Snapshot keys absent from the current list, ascending by numeric id. */
-export function missingKeys(snapshot: SnapshotView, present: ReadonlySet<string>): string[] {
+/** Snapshot keys absent from the current list, in key order. */
+export function missingKeys(ctx: DiffContext, snapshot: SnapshotView, present: ReadonlySet<string>): string[] {
   const out: string[] = [];
   for (const key of snapshot.keys()) if (!present.has(key)) out.push(key);
-  return out.sort((a, b) => Number(a) - Number(b));
+  return out.sort((a, b) => compareKeys(keyOfText(ctx.stream, a), keyOfText(ctx.stream, b)));
 }
 
-/** The current list ascending by id (API v2 already sends it so; then no copy is made). */
-export function sortById<T extends { id: number }>(records: readonly T[]): readonly T[] {
+/** The current list in key order (API v2 already sends it so; then no copy is made). */
+export function sortByKey<T extends Record<string, unknown>>(records: readonly T[], field: string): readonly T[] {
+  const before = (a: T, b: T) => compareKeys(a[field] as Key, b[field] as Key);
   for (let i = 1; i < records.length; i++) {
-    if ((records[i - 1] as T).id > (records[i] as T).id) return [...records].sort((a, b) => a.id - b.id);
+    if (before(records[i - 1] as T, records[i] as T) > 0) return [...records].sort(before);
   }
   return records;
 }
 
-/** The first id that appears twice, if any: such a list is malformed and must not reach the diff. */
-export function findDuplicateId(records: readonly { id: number }[]): number | undefined {
-  const seen = new Set<number>();
+/** The first key that appears twice, if any: such a list is malformed and must not reach the diff. */
+export function findDuplicateKey(records: readonly Record<string, unknown>[], field: string): Key | undefined {
+  const seen = new Set<unknown>();
   for (const record of records) {
-    if (seen.has(record.id)) return record.id;
-    seen.add(record.id);
+    if (seen.has(record[field])) return record[field] as Key;
+    seen.add(record[field]);
   }
   return undefined;
 }
@@ -123,13 +127,13 @@ export function findDuplicateId(records: readonly { id: number }[]): number | un
 export function diffRecords(ctx: DiffContext, snapshot: SnapshotView, current: readonly PolledRecord[]): DiffItem[] {
   const items: DiffItem[] = [];
   const present = new Set<string>();
-  for (const record of sortById(current)) {
-    const key = String(record.id);
+  for (const record of sortByKey(current, polledStream(ctx.stream).key.field)) {
+    const key = keyText(ctx, record);
     present.add(key);
     const item = diffRecord(ctx, record, snapshot.get(key));
     if (item) items.push(item);
   }
-  for (const key of missingKeys(snapshot, present)) items.push(deletedItem(ctx, key, snapshot.get(key) as string));
+  for (const key of missingKeys(ctx, snapshot, present)) items.push(deletedItem(ctx, key, snapshot.get(key) as string));
   return items;
 }
 

@@ -1,11 +1,13 @@
 import type { ChangeRecord } from '../records.js';
-import type { CycleResult } from './cycle.js';
-import { POLLED_STREAMS } from './snapshot.js';
+import type { PolledStreamName } from '../streams/index.js';
+import type { CycleResult, StreamSummary } from './cycle.js';
+
+/** The cycle's streams with their summaries, in the order it polled them. */
+export const summaries = (result: Pick<CycleResult, 'streams'>) => Object.entries(result.streams) as [PolledStreamName, StreamSummary][];
 
 /** Human-readable lines for `schoolbridge sync` (the --json output is the result itself). */
 export function formatCycle(result: CycleResult): string {
-  const lines = POLLED_STREAMS.map((stream) => {
-    const s = result.streams[stream];
+  const lines = summaries(result).map(([stream, s]) => {
     const baseline = s.baselined > 0 ? `, ${s.baselined} recorded silently (baseline)` : '';
     return `${stream}: ${s.fetched} fetched, ${s.created} created, ${s.updated} updated, ${s.deleted} deleted${baseline}`;
   });
@@ -18,8 +20,7 @@ export function formatCycle(result: CycleResult): string {
 
 /** One line for a log: the outcome, the time, and per stream what was fetched and what changed. */
 export function cycleLine(result: CycleResult): string {
-  const streams = POLLED_STREAMS.map((stream) => {
-    const s = result.streams[stream];
+  const streams = summaries(result).map(([stream, s]) => {
     const changes = [['created', s.created], ['updated', s.updated], ['deleted', s.deleted], ['recorded silently', s.baselined]]
       .filter(([, n]) => (n as number) > 0)
       .map(([what, n]) => `${n} ${what}`);

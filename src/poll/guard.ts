@@ -1,4 +1,4 @@
-import type { PolledStream } from './snapshot.js';
+import type { PolledStreamName as PolledStream } from '../streams/index.js';
 
 /**
  * The mass-delete guard: a cycle that would delete more than `maxDeleteRatio` of a stream,

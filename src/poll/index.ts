@@ -3,7 +3,7 @@ export { createPollPart, type PollPart, type PollPartOptions, type PollStatus } 
 export { createPoller, type Poller, type PollerOptions, type RunCycleOptions } from './poller.js';
 export { createRosterExporter, type RosterExporter, type ExportResult } from './roster-export.js';
 export { createScheduler, decideTick, type Scheduler, type ScheduledJob } from './scheduler.js';
-export type { CycleResult, StreamSummary } from './cycle.js';
+export type { CycleResult, StreamSummaries, StreamSummary } from './cycle.js';
 export type { OutboxPort, ListSource } from './ports.js';
 export { diffRecords, diffRecord, deletedItem, type DiffItem, type PolledRecord } from './diff.js';
-export { initialDoneKey, POLLED_STREAMS, type PolledStream } from './snapshot.js';
+export { initialDoneKey } from './snapshot.js';

@@ -5,6 +5,7 @@ import type { Config } from '../config/index.js';
 import type { Component } from '../lifecycle.js';
 import type { Readiness } from '../readiness.js';
 import type { Store } from '../store/index.js';
+import { streamsToPoll } from '../streams/index.js';
 import type { CycleResult } from './cycle.js';
 import { createPoller, LAST_CYCLE_KEY, type LastCycle, type Poller, type RunCycleOptions } from './poller.js';
 import type { ListSource, OutboxPort } from './ports.js';
@@ -51,6 +52,7 @@ export function createPollPart(options: PollPartOptions): PollPart {
   const poller = createPoller({
     store, upstream: options.upstream, outbox, clock, metrics, poll: config.poll, log: options.log.child({ component: 'poll' }),
     warmWorkers: options.mode === 'daemon', replica: store.replicaId,
+    streams: streamsToPoll(config.poll.streams, (stream) => outbox.subscribers(stream).length > 0),
   });
   const exporter = createRosterExporter({
     poller, snapshot: store.snapshot, state: store.state, history: store.history, replica: store.replicaId, outbox, clock, metrics, timezone: config.export.timezone ?? config.poll.timezone, log: options.log.child({ component: 'roster' }),

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ENGINES } from '../../test/support/stores.js';
-import { createListWorker } from './list-worker.js';
+import { createListWorker } from '../upstream/list/index.js';
 import type { Poller } from './poller.js';
 import { testStudent, type MemoryLists } from '../../test/support/poll.js';
 import { pollerPerTest, watchedWorker } from '../../test/support/poller-setup.js';

@@ -74,7 +74,7 @@ describe.each(ENGINES)('poller on %s', (engine) => {
     lists.students.push(testStudent(11));
     const result = await poller.runCycle();
     expect(result.streams.students).toMatchObject({ created: 1, updated: 1, baselined: 0 });
-    expect(result.streams.students.initial).toBeUndefined();
+    expect(result.streams.students!.initial).toBeUndefined();
     expect((await outbox.records()).map((r) => (r as ChangeRecord).op)).toEqual(['updated', 'created']);
   });
 
@@ -99,8 +99,8 @@ describe.each(ENGINES)('poller on %s', (engine) => {
     lists.gate = undefined;
     open();
     const [a, b] = await Promise.all([first, second]);
-    expect(a.streams.students.created).toBe(10);
-    expect(b.streams.students.created).toBe(0);
+    expect(a.streams.students!.created).toBe(10);
+    expect(b.streams.students!.created).toBe(0);
     expect(poller.busy()).toBe(false);
   });
 

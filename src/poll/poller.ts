@@ -5,12 +5,12 @@ import { describeError, isBridgeError } from '../errors.js';
 import type { Component } from '../lifecycle.js';
 import type { ReadinessState } from '../readiness.js';
 import type { HistoryStore, Run, SnapshotStore, StateStore } from '../store/index.js';
+import { streamsToPoll, type PolledStreamName } from '../streams/index.js';
+import { createListWorker, type ListWorker } from '../upstream/list/index.js';
 import { CycleAbort, emptySummary, runPollCycle, type CycleDeps, type CyclePhases, type CycleResult } from './cycle.js';
-import { createListWorker, type ListWorker } from './list-worker.js';
 import { createPollMetrics, type PollMetrics } from './poll-metrics.js';
 import type { ListSource, OutboxPort } from './ports.js';
-import { cycleLine } from './format.js';
-import { POLLED_STREAMS } from './snapshot.js';
+import { cycleLine, summaries } from './format.js';
 
 export interface PollerOptions {
   store: { snapshot: SnapshotStore; state: StateStore; history?: Pick<HistoryStore, 'recordRun'> };
@@ -26,6 +26,8 @@ export interface PollerOptions {
   budgetMs?: number;
   /** The list worker (default: a new one); the poller stops it when it stops. */
   lists?: ListWorker;
+  /** The streams to poll (default: those polled whatever the config says, src/streams/). */
+  streams?: readonly PolledStreamName[];
   /** This replica's id, recorded with each cycle's outcome for every replica's status page. */
   replica?: string;
   /**
@@ -75,12 +77,14 @@ export function createPoller(options: PollerOptions): Poller {
   const clock = options.clock ?? systemClock;
   const log = options.log;
   const { snapshot, state } = options.store;
-  const metrics = createPollMetrics(options.metrics, snapshot);
+  const streams = options.streams ?? streamsToPoll();
+  const metrics = createPollMetrics(options.metrics, snapshot, streams);
   const deps: CycleDeps = {
     snapshot, state, upstream: options.upstream, outbox: options.outbox, clock, log,
     initial: options.poll.initial, maxDeleteRatio: options.poll.maxDeleteRatio,
     applyChunk: options.applyChunk ?? 250, budgetMs: options.budgetMs ?? 4,
     lists: options.lists ?? createListWorker(),
+    streams,
   };
   const listeners = new Set<(result: CycleResult) => void>();
   let controller = new AbortController();
@@ -129,7 +133,7 @@ export function createPoller(options: PollerOptions): Poller {
     name: 'poller',
     async start() {
       if (controller.signal.aborted) controller = new AbortController();
-      if (options.warmWorkers) deps.lists.warm();
+      if (options.warmWorkers) deps.lists.warm(streams);
     },
     async stop() {
       controller.abort(new Error('the poller is stopping'));
@@ -155,7 +159,7 @@ export function createPoller(options: PollerOptions): Poller {
 
 async function runOne(deps: CycleDeps, opts: RunCycleOptions, signal: AbortSignal, clock: Clock): Promise<CycleResult> {
   const started = clock.now();
-  const summary = emptySummary();
+  const summary = emptySummary(deps.streams);
   const phases: Partial<CyclePhases> = {};
   const result = ({ outcome, ...fields }: Partial<CycleResult> & Pick<CycleResult, 'outcome'>): CycleResult => ({
     outcome, dryRun: opts.dryRun === true, trigger: opts.trigger ?? 'manual', startedAt: new Date(started).toISOString(),
@@ -176,8 +180,7 @@ async function runOne(deps: CycleDeps, opts: RunCycleOptions, signal: AbortSigna
 /** A cycle as the console's run history keeps it: counts per stream and op. */
 export function cycleRun(result: CycleResult, replica?: string): Run {
   const counts: Run['counts'] = {};
-  for (const stream of POLLED_STREAMS) {
-    const { fetched, created, updated, deleted, baselined } = result.streams[stream];
+  for (const [stream, { fetched, created, updated, deleted, baselined }] of summaries(result)) {
     counts[stream] = { fetched, created, updated, deleted, baselined };
   }
   return {
@@ -190,8 +193,7 @@ function observe(metrics: PollMetrics, result: CycleResult): void {
   if (result.dryRun) return;
   metrics.cycles.inc({ outcome: result.outcome });
   metrics.duration.observe({ outcome: result.outcome }, result.durationMs / 1000);
-  for (const stream of POLLED_STREAMS) {
-    const summary = result.streams[stream];
+  for (const [stream, summary] of summaries(result)) {
     metrics.fetched.inc({ stream }, summary.fetched);
     if (result.outcome !== 'ok') continue;
     for (const op of ['created', 'updated', 'deleted'] as const) if (summary[op] > 0) metrics.changes.inc({ stream, op }, summary[op]);

@@ -4,7 +4,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { describeError, isBridgeError } from '../errors.js';
 import { counter, gauge } from '../metrics.js';
 import type { RosterRow } from '../records.js';
-import type { HistoryStore, SnapshotStore, StateStore } from '../store/index.js';
+import type { HistoryStore, Key, SnapshotStore, StateStore } from '../store/index.js';
 import type { CycleResult } from './cycle.js';
 import type { Poller } from './poller.js';
 import type { OutboxPort } from './ports.js';
@@ -110,7 +110,7 @@ export function createRosterExporter(options: RosterExporterOptions): RosterExpo
 async function readRows(snapshot: Pick<SnapshotStore, 'scan'>, signal: AbortSignal | undefined): Promise<RosterRow[]> {
   const yielder = createYielder();
   const rows: RosterRow[] = [];
-  for (let after: number | undefined; ; ) {
+  for (let after: Key | undefined; ; ) {
     const page = await snapshot.scan('students', after, PAGE);
     for (const row of page) {
       rows.push(rosterRow(JSON.parse(row.body) as Record<string, unknown>));

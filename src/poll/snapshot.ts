@@ -1,4 +1,5 @@
-import { CHAIN_LENGTH } from '../store/index.js';
+import { BASELINE_CHAIN, CHAIN_LENGTH } from '../records.js';
+import type { PolledStreamName } from '../streams/index.js';
 
 /**
  * The snapshot's entries as the diff sees them (poll/README.md): the last polled state of each
@@ -9,15 +10,10 @@ import { CHAIN_LENGTH } from '../store/index.js';
  * The chain makes the next change id depend on the key's history, so a value that flips back and
  * forth (A→B, B→A, A→B) gets a new id each time instead of repeating an old one.
  */
-export type PolledStream = 'students' | 'users';
-export const POLLED_STREAMS: readonly PolledStream[] = ['students', 'users'];
-
-export { CHAIN_LENGTH };
-/** The chain of a record recorded without a change (poll.initial: baseline). */
-export const BASELINE_CHAIN = '-'.repeat(CHAIN_LENGTH);
+export { BASELINE_CHAIN, CHAIN_LENGTH };
 
 /** The state entry saying a stream's first cycle is done (poll.initial applies before). */
-export const initialDoneKey = (stream: PolledStream) => `poll.initialDone.${stream}`;
+export const initialDoneKey = (stream: PolledStreamName) => `poll.initialDone.${stream}`;
 
 export interface SnapshotEntry {
   chain: string;

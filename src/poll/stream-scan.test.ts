@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { testStore, type TestStore } from '../../test/support/stores.js';
 import type { StagedRow } from '../store/index.js';
 import { diffRecords, type PolledRecord } from './diff.js';
-import type { ParseBatch } from './list-parse.js';
+import type { ParseBatch } from '../upstream/list/index.js';
 import { encodeEntry } from './snapshot.js';
 import { createStreamScan } from './stream-scan.js';
 import { testUser } from '../../test/support/poll.js';
@@ -15,7 +15,7 @@ afterEach(async () => {
 
 const ctx = { stream: 'users' as const, detectedAt: '2026-11-22T10:00:00.000Z', initial: undefined };
 const batchOf = (records: PolledRecord[]): ParseBatch => ({
-  known: 0, keys: records.map((r) => r.id), texts: records.map((r) => JSON.stringify(r)), hashes: records.map((r) => `h${r.id}:${JSON.stringify(r).length}`),
+  known: 0, keys: records.map((r) => r.id as number), texts: records.map((r) => JSON.stringify(r)), hashes: records.map((r) => `h${r.id}:${JSON.stringify(r).length}`),
 });
 
 describe('stream scan', () => {

@@ -1,9 +1,9 @@
 import { createdChangeJson, type ChangeRecord } from '../records.js';
 import type { SnapshotRow, SnapshotStore, StagedRow } from '../store/index.js';
+import { compareKeys, type Key } from '../streams/index.js';
+import type { ParseBatch, ParseSink } from '../upstream/list/index.js';
 import { deletedItem, diffText, type DiffContext, type DiffItem } from './diff.js';
-import type { ParseBatch } from './list-parse.js';
-import type { ParseSink } from './list-worker.js';
-import { CHAIN_LENGTH, type PolledStream } from './snapshot.js';
+import { CHAIN_LENGTH } from './snapshot.js';
 import type { Yielder } from '../yielder.js';
 
 /**
@@ -22,7 +22,7 @@ export interface StreamScan extends ParseSink {
   /** Diffs the records still held for a lookup; the cycle calls it once the list has been read whole. */
   flush(): Promise<void>;
   /** Finds and stages the deletions (ascending keys), once the list has been read whole. */
-  deletions(keys: readonly number[]): Promise<void>;
+  deletions(keys: readonly Key[]): Promise<void>;
   /** A dry run's changes, in the order a real cycle applies them. */
   changes(): ChangeRecord[];
 }
@@ -41,9 +41,10 @@ const LOOKUP = 500;
 
 export function createStreamScan(options: StreamScanOptions): StreamScan {
   const { ctx, snapshot, mode, yielder, signal } = options;
-  const stream = ctx.stream as PolledStream;
+  const stream = ctx.stream;
   const counts = { created: 0, updated: 0, deleted: 0, baselined: 0 };
-  const kept: DiffItem[] = [];
+  /** A dry run's items, each with its key. */
+  const kept: { key: Key; item: DiffItem }[] = [];
   let fetched = 0;
   let staged = false;
 
@@ -80,7 +81,7 @@ export function createStreamScan(options: StreamScanOptions): StreamScan {
   }
 
   async function diffBatch(batch: Pick<ParseBatch, 'keys' | 'texts' | 'hashes'>): Promise<void> {
-    const stored = new Map<number, SnapshotRow>();
+    const stored = new Map<Key, SnapshotRow>();
     for (let i = 0; i < batch.keys.length; i += LOOKUP) {
       for (const row of await snapshot.rows(stream, batch.keys.slice(i, i + LOOKUP))) stored.set(row.key, row);
     }
@@ -92,8 +93,8 @@ export function createStreamScan(options: StreamScanOptions): StreamScan {
       const item = diffText(ctx, String(key), text, before && before.chain + before.body);
       if (item) {
         count(item);
-        if (mode === 'keep') kept.push(item);
-        else rows.push(stagedRow(item, batch.hashes[i]!, text));
+        if (mode === 'keep') kept.push({ key, item });
+        else rows.push(stagedRow(key, item, batch.hashes[i]!, text));
       } else if (before && before.rawHash !== batch.hashes[i]) {
         // The same record in other bytes (spacing, escapes): remember the new bytes, report nothing.
         rows.push({ key, chain: before.chain, body: before.body, rawHash: batch.hashes[i]! });
@@ -129,27 +130,26 @@ export function createStreamScan(options: StreamScanOptions): StreamScan {
     async deletions(keys) {
       for (let i = 0; i < keys.length; i += LOOKUP) {
         const rows = await snapshot.rows(stream, keys.slice(i, i + LOOKUP));
-        const items: DiffItem[] = [];
+        const items: { key: Key; item: DiffItem }[] = [];
         for (const row of rows) {
-          items.push(deletedItem(ctx, String(row.key), row.chain + row.body));
+          items.push({ key: row.key, item: deletedItem(ctx, String(row.key), row.chain + row.body) });
           if (yielder.due()) await yielder.pause(signal);
         }
-        for (const item of items) count(item);
+        for (const { item } of items) count(item);
         if (mode === 'keep') kept.push(...items);
-        else await stage(items.map((item) => stagedRow(item, null, undefined)));
+        else await stage(items.map(({ key, item }) => stagedRow(key, item, null, undefined)));
       }
     },
     changes: () => {
-      const sorted = kept.filter((item) => item.stored !== null).sort((a, b) => Number(a.key) - Number(b.key));
-      const gone = kept.filter((item) => item.stored === null);
-      return [...sorted, ...gone].flatMap((item) => (item.change ? [item.change] : []));
+      const sorted = kept.filter(({ item }) => item.stored !== null).sort((a, b) => compareKeys(a.key, b.key));
+      const gone = kept.filter(({ item }) => item.stored === null);
+      return [...sorted, ...gone].flatMap(({ item }) => (item.change ? [item.change] : []));
     },
   };
 }
 
 /** A diff item as the store stages it; a created change keeps the record's text as it came. */
-function stagedRow(item: DiffItem, rawHash: string | null, text: string | undefined): StagedRow {
-  const key = Number(item.key);
+function stagedRow(key: Key, item: DiffItem, rawHash: string | null, text: string | undefined): StagedRow {
   const chain = item.stored === null ? '' : item.stored.slice(0, CHAIN_LENGTH);
   const body = item.stored === null ? null : item.stored.slice(CHAIN_LENGTH);
   const change = item.change;

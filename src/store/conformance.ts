@@ -3,9 +3,12 @@ import { inboxCases } from './conformance/inbox.js';
 import { outboxCases } from './conformance/outbox.js';
 import { snapshotCases } from './conformance/snapshot.js';
 import { stateCases } from './conformance/state.js';
+import { streamCases } from './conformance/streams.js';
 import { harness, type StoreFactory } from './conformance/support.js';
 
 export { event, freshRows, record, textOf, type StoreFactory } from './conformance/support.js';
+export { streamCases } from './conformance/streams.js';
+export { harness } from './conformance/support.js';
 
 /**
  * The store's promises as one suite, run against every engine (sqlite.test.ts, postgres.test.ts):
@@ -17,6 +20,7 @@ export function describeStoreConformance(engine: string, factory: StoreFactory):
     inboxCases(h);
     outboxCases(h);
     snapshotCases(h);
+    streamCases(h);
     stateCases(h);
   });
 }

@@ -82,6 +82,7 @@ export interface HistoryStore {
 
 /** Someone in the snapshot, as the console names them. */
 export interface Person {
+  /** A people stream's (src/streams/): their keys are integers. */
   stream: SnapshotStream;
   key: number;
   /** The snapshot row's chain when it was indexed (a first cycle's created change is `<stream>:<key>:<chain>`). */

@@ -1,11 +1,12 @@
+import { polledStream } from '../streams/index.js';
 import type { Person } from './history-port.js';
 import type { SnapshotStream } from './port.js';
 
 /**
  * How the name index (PeopleStore) reads a person out of a snapshot row, the same on every engine:
  * the engines extract these fields in SQL (only they touch the rows' JSON), and these pure functions
- * make the name shown and the text searched. A student's fields are its user's (`user.firstName`);
- * a user's are its own (docs/upstream.md, src/upstream/types.ts).
+ * make the name shown and the text searched. Where the fields are is in the stream's description
+ * (`person.user`, src/streams/): a student's are its user's (`user.firstName`), a user's its own.
  */
 export const PERSON_FIELDS = ['userId', 'firstName', 'lastName', 'fullname', 'name', 'login', 'email'] as const;
 export type PersonField = (typeof PERSON_FIELDS)[number];
@@ -20,9 +21,11 @@ const PATHS: Record<PersonField, readonly string[]> = {
   email: ['additionalData', 'email'],
 };
 
-/** The path of a field in a row of `stream`, as a list of keys. */
+/** The path of a field in a row of `stream` (a people stream), as a list of keys. */
 export function fieldPath(stream: SnapshotStream, field: PersonField): string[] {
-  return stream === 'students' ? ['user', ...PATHS[field]] : [...PATHS[field]];
+  const person = polledStream(stream).person;
+  if (!person) throw new Error(`${stream} holds no people`);
+  return [...person.user, ...PATHS[field]];
 }
 
 /** Lower case, no diacritics (ł is a letter of its own to Unicode, so it is named). */

@@ -1,5 +1,5 @@
 import type { Stream } from '../records.js';
-import type { SnapshotStream } from './port-snapshot.js';
+import type { Key, SnapshotStream } from './port-snapshot.js';
 import type { StatePatch } from './port-state.js';
 
 /** One record to deliver to some connectors: its text is what they receive. */
@@ -48,7 +48,7 @@ export interface Delivery {
 /** Where a created change delivered from a fresh snapshot's range comes from. */
 export interface RangeItem {
   stream: SnapshotStream;
-  key: number;
+  key: Key;
   chain: string;
 }
 
@@ -64,7 +64,7 @@ export interface Claimed {
 
 export interface CreatedParts {
   stream: SnapshotStream;
-  key: number;
+  key: Key;
   chain: string;
   detectedAt: string;
   /** The row's JSON: text, or its UTF-8 bytes where the engine reads them cheaper so. */
@@ -137,8 +137,8 @@ export interface CreatedRange {
   detectedAt: string;
   /** Created changes not delivered yet: those of the keys after `after` (all, when absent) up to `upto`. */
   remaining: number;
-  after?: number;
-  upto: number;
+  after?: Key;
+  upto: Key;
   runAt: number;
   attempts: number;
   lastError?: string;

@@ -1,10 +1,13 @@
+import type { Key, PolledStreamName } from '../streams/index.js';
 import type { StatePatch } from './port-state.js';
 
-export type SnapshotStream = 'students' | 'users';
+/** A polled stream (src/streams/): the snapshot keeps its records by key. */
+export type SnapshotStream = PolledStreamName;
+export type { Key } from '../streams/index.js';
 
 /** One polled record as last seen: the chain of its last change, its JSON, the hash of its raw bytes. */
 export interface SnapshotRow {
-  key: number;
+  key: Key;
   chain: string;
   body: string;
   rawHash: string | null;
@@ -13,7 +16,7 @@ export interface SnapshotRow {
 /** Raw hash → key of every row, and the snapshot version it was read at (the list worker's index). */
 export interface SnapshotIndex {
   version: number;
-  keys: number[];
+  keys: Key[];
   hashes: (string | null)[];
 }
 
@@ -22,7 +25,7 @@ export interface SnapshotIndex {
  * bytes `bytes[ends[i-1]..ends[i])`, the chain first (CHAIN_LENGTH characters of ASCII).
  */
 export interface FreshRows {
-  keys: number[];
+  keys: Key[];
   hashes: string[];
   bytes: Uint8Array;
   ends: number[];
@@ -30,7 +33,7 @@ export interface FreshRows {
 
 /** A staged change of one row: `body: null` deletes it; `change` is the record to deliver, if any. */
 export interface StagedRow {
-  key: number;
+  key: Key;
   chain: string;
   body: string | null;
   rawHash: string | null;
@@ -42,9 +45,9 @@ export interface SnapshotStore {
   /** Grows with every applied cycle: a cached index of another version is stale. */
   version(stream: SnapshotStream): Promise<number>;
   index(stream: SnapshotStream): Promise<SnapshotIndex>;
-  rows(stream: SnapshotStream, keys: readonly number[]): Promise<SnapshotRow[]>;
+  rows(stream: SnapshotStream, keys: readonly Key[]): Promise<SnapshotRow[]>;
   /** Rows after `after` in key order, at most `limit`. */
-  scan(stream: SnapshotStream, after: number | undefined, limit: number): Promise<SnapshotRow[]>;
+  scan(stream: SnapshotStream, after: Key | undefined, limit: number): Promise<SnapshotRow[]>;
   /**
    * A cycle writes what it found into a staging area first (a fresh snapshot on an empty stream,
    * changed rows otherwise); nothing a reader sees moves until `apply`. `begin` drops what an earlier

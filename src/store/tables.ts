@@ -1,9 +1,18 @@
+import { POLLED_STREAM_NAMES, polledStream, type KeyType } from '../streams/index.js';
 import type { SnapshotStream } from './port.js';
 
-/** The polled streams: each has a snapshot table of its own (and staging tables while a cycle runs). */
-export const SNAPSHOT_STREAMS: readonly SnapshotStream[] = ['students', 'users'];
+export { CHAIN_LENGTH } from '../records.js';
 
-/** Table names are built from this fixed list only, never from input. */
+/**
+ * The polled streams (src/streams/): each has a snapshot table of its own (and staging tables while
+ * a cycle runs), made by a migration of its own (docs/store.md).
+ */
+export const SNAPSHOT_STREAMS: readonly SnapshotStream[] = POLLED_STREAM_NAMES;
+
+/** The type of a stream's keys: its snapshot tables' key column is of it. */
+export const keyTypeOf = (stream: SnapshotStream): KeyType => polledStream(stream).key.type;
+
+/** Table names are built from the registry's names only, never from input. */
 export function snapshotTable(stream: SnapshotStream, part: 'rows' | 'next' | 'changes' = 'rows'): string {
   if (!SNAPSHOT_STREAMS.includes(stream)) throw new Error(`not a snapshot stream: ${String(stream)}`);
   return part === 'rows' ? `snapshot_${stream}` : `snapshot_${stream}_${part}`;
@@ -11,9 +20,6 @@ export function snapshotTable(stream: SnapshotStream, part: 'rows' | 'next' | 'c
 
 /** The delivery id of a record for a connector. */
 export const deliveryId = (connector: string, recordId: string): string => `${connector}:${recordId}`;
-
-/** Characters of change chain at the start of a fresh row's bytes (FreshRows). */
-export const CHAIN_LENGTH = 12;
 
 /**
  * A lease that ran out is taken over by another claim only this much later: a holder that is alive

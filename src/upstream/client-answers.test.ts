@@ -28,10 +28,10 @@ describe('answers', () => {
     const list = JSON.stringify({ data: { students: [aStudent(1), aStudent(2), aStudent(3), aStudent(4)] } });
     // 8 pieces 40 ms apart: ~280 ms in all, three times the 100 ms timeout, never a pause of 100 ms.
     on('GET', '/api/v2/students', dribble(list, 8, 40));
-    expect((await client({ timeoutMs: 100, retry: { maxAttempts: 1 } }).listStudents()).map((s) => s.id)).toEqual([1, 2, 3, 4]);
+    expect((await client({ timeoutMs: 100, retry: { maxAttempts: 1 } }).list('students')).map((s) => s.id)).toEqual([1, 2, 3, 4]);
     // undici checks a body's pauses on a coarse clock (up to ~1 s late): a pause well past that.
     on('GET', '/api/v2/students', dribble(list, 2, 1500));
-    expect(await failure(client({ timeoutMs: 100, retry: { maxAttempts: 1 } }).listStudents())).toMatchObject({ code: 'upstream.timeout' });
+    expect(await failure(client({ timeoutMs: 100, retry: { maxAttempts: 1 } }).list('students'))).toMatchObject({ code: 'upstream.timeout' });
     // Any other answer is still bounded as a whole.
     on('GET', '/api/v2/webhooks', dribble(JSON.stringify({ data: { webhooks: [] } }), 8, 40));
     expect(await failure(client({ timeoutMs: 100, retry: { maxAttempts: 1 } }).listWebhooks())).toMatchObject({ code: 'upstream.timeout' });
@@ -45,7 +45,7 @@ describe('answers', () => {
     ['array where an object belongs', json(200, { data: { students: [aStudent(1, { user: [] })] } }), 'upstream.invalid_response', 'data.students[0].user'],
   ])('%s', async (_name, handler, code, path) => {
     on('GET', '/api/v2/students', handler);
-    const error = await failure(client().listStudents());
+    const error = await failure(client().list('students'));
     expect(error.code).toBe(code);
     if (path !== undefined) expect(error.context?.path).toBe(path);
     expect(count('GET', '/api/v2/students')).toBe(1); // a bad answer is not retried
@@ -59,7 +59,7 @@ describe('answers', () => {
       setImmediate(() => res.socket?.destroy());
     };
     on('GET', '/api/v2/students', cut, cut, cut, cut, cut);
-    const error = await failure(client({ retry: { maxAttempts: 1 } }).listStudents());
+    const error = await failure(client({ retry: { maxAttempts: 1 } }).list('students'));
     expect(error.code).toBe('upstream.network');
   });
 

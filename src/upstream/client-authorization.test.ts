@@ -7,13 +7,13 @@ import { client, count, json, on, seen, studentList } from '../../test/support/u
 describe('authorization', () => {
   it('sends the static bearer token', async () => {
     on('GET', '/api/v2/students', studentList(1, 2));
-    expect((await client().listStudents()).map((s) => s.id)).toEqual([1, 2]);
+    expect((await client().list('students')).map((s) => s.id)).toEqual([1, 2]);
     expect(seen[0]?.headers.authorization).toBe('Bearer static-token');
   });
 
   it('a refused static token is an auth error, asked once', async () => {
     on('GET', '/api/v2/students', json(401, { error: 'invalid_token', error_description: 'The access token is invalid' }));
-    const error = await failure(client().listStudents());
+    const error = await failure(client().list('students'));
     expect(error).toMatchObject({ code: 'upstream.auth', status: 401, retryable: false });
     expect(error.message).toContain('The access token is invalid');
     expect(count('GET', '/api/v2/students')).toBe(1);
@@ -45,7 +45,7 @@ describe('authorization', () => {
   it('gives up after one re-authorization', async () => {
     on('POST', '/api/v2/authorize', json(200, { access_token: 'a', expires_in: 60 }), json(200, { access_token: 'b', expires_in: 60 }));
     on('GET', '/api/v2/users', json(403, { error: 'access_denied' }), json(403, { error: 'access_denied' }));
-    const error = await failure(client({ auth: { clientId: 'id', clientSecret: 's' } }).listUsers());
+    const error = await failure(client({ auth: { clientId: 'id', clientSecret: 's' } }).list('users'));
     expect(error.code).toBe('upstream.auth');
     expect(count('POST', '/api/v2/authorize')).toBe(2);
     expect(count('GET', '/api/v2/users')).toBe(2);
@@ -53,7 +53,7 @@ describe('authorization', () => {
 
   it('wrong client credentials are an auth error with the upstream message', async () => {
     on('POST', '/api/v2/authorize', json(400, { error: 'invalid_client', error_description: 'Client authentication failed' }));
-    const error = await failure(client({ auth: { clientId: 'id', clientSecret: 'wrong' } }).listStudents());
+    const error = await failure(client({ auth: { clientId: 'id', clientSecret: 'wrong' } }).list('students'));
     expect(error).toMatchObject({ code: 'upstream.auth', status: 400 });
     expect(error.message).toContain('Client authentication failed');
     expect(count('GET', '/api/v2/students')).toBe(0);

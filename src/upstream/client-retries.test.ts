@@ -10,7 +10,7 @@ describe('retries', () => {
   it('retries a GET on 500 three times, then succeeds', async () => {
     const clock = testClock(1_000_000, { sleep: 'instant' });
     on('GET', '/api/v2/students', json(500, {}), json(502, {}), raw(503, '<html>busy</html>'), studentList(1));
-    const students = await client({ clock, retry: { random: () => 0 } }).listStudents();
+    const students = await client({ clock, retry: { random: () => 0 } }).list('students');
     expect(students).toHaveLength(1);
     expect(count('GET', '/api/v2/students')).toBe(4);
     expect(clock.slept).toEqual([250, 500, 1000]); // random 0 takes no jitter off: the whole 250, 500, 1000
@@ -19,7 +19,7 @@ describe('retries', () => {
   it('honours Retry-After on 429', async () => {
     const clock = testClock(1_000_000, { sleep: 'instant' });
     on('GET', '/api/v2/users', json(429, {}, { 'retry-after': '1' }), json(200, { data: { users: [] } }));
-    expect(await client({ clock }).listUsers()).toEqual([]);
+    expect(await client({ clock }).list('users')).toEqual([]);
     expect(clock.slept).toEqual([1000]);
   });
 
@@ -55,14 +55,14 @@ describe('retries', () => {
 
   it('stops after maxAttempts with the last error', async () => {
     on('GET', '/api/v2/students', json(500, { error: { code: 'serverError', message: 'boom' } }), json(500, {}), json(500, {}));
-    const error = await failure(client({ retry: { maxAttempts: 2 } }).listStudents());
+    const error = await failure(client({ retry: { maxAttempts: 2 } }).list('students'));
     expect(error).toMatchObject({ code: 'upstream.http', status: 500 });
     expect(count('GET', '/api/v2/students')).toBe(2);
   });
 
   it('does not retry a 400', async () => {
     on('GET', '/api/v2/students', json(400, { error: { code: 'invalidRequest', message: 'nope' } }));
-    const error = await failure(client().listStudents());
+    const error = await failure(client().list('students'));
     expect(error).toMatchObject({ code: 'upstream.http', status: 400, retryable: false, context: { upstreamCode: 'invalidRequest' } });
   });
 
@@ -70,7 +70,7 @@ describe('retries', () => {
     const controller = new AbortController();
     const clock: Clock = { now: () => 0, sleep: (_ms, signal) => new Promise((_r, reject) => signal?.addEventListener('abort', () => reject(signal.reason))) };
     on('GET', '/api/v2/students', json(503, {}));
-    const pending = client({ clock }).listStudents({ signal: controller.signal });
+    const pending = client({ clock }).list('students', { signal: controller.signal });
     server.once('request', () => setImmediate(() => controller.abort()));
     expect((await failure(pending)).code).toBe('upstream.aborted');
   });

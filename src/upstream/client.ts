@@ -3,10 +3,12 @@ import { BridgeError, describeError } from '../errors.js';
 import { call, type CallContext, type CallSpec } from './call.js';
 import { pick, readJson } from './envelope.js';
 import { createHttp, type BodyStream } from './http.js';
+import { polledStream } from '../streams/index.js';
+import { studentSchema } from '../streams/students.js';
+import { readList } from './list/read.js';
 import { extractOneTimePasswords, normalizeInPlace } from './normalize.js';
-import { readList } from './read-list.js';
 import { resolveRetryPolicy } from './retry.js';
-import { deletedWebhookSchema, studentSchema, userSchema, validate, webhookSchema } from './schemas.js';
+import { deletedWebhookSchema, validate, webhookSchema } from './schemas.js';
 import { createAuthorizer } from './authorize.js';
 import { createStaticTokenSource } from './token.js';
 import type {
@@ -50,14 +52,8 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     }
   }
 
-  const list = <T>(path: string, key: 'students' | 'users', map: (value: unknown, index: number) => T, opts?: CallOptions) =>
-    tracked({
-      method: 'GET', path, safe: true, signal: opts?.signal, stream: true,
-      read: (body: BodyStream) => readList(body, { path: ['data', key], map, ...(opts?.signal ? { signal: opts.signal } : {}) }),
-    });
-
-  const student = (v: unknown, i: number) => validate(studentSchema, normalizeInPlace(v), `data.students[${i}]`);
-  const user = (v: unknown, i: number) => validate(userSchema, normalizeInPlace(v), `data.users[${i}]`);
+  const fetchList: UpstreamClient['fetchList'] = (stream, read, opts) =>
+    tracked({ method: 'GET', path: polledStream(stream).list.path, safe: true, signal: opts?.signal, stream: true, read: (body: BodyStream) => read(body) });
 
   const writeResult = async (body: BodyStream): Promise<StudentWriteResult> => {
     const raw = pick(await readJson(body), ['data', 'student'], 'object');
@@ -66,10 +62,8 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   };
 
   return {
-    listStudents: (opts) => list('/api/v2/students', 'students', student, opts),
-    listUsers: (opts) => list('/api/v2/users', 'users', user, opts),
-    fetchList: (list, read, opts) =>
-      tracked({ method: 'GET', path: `/api/v2/${list}`, safe: true, signal: opts?.signal, stream: true, read: (body: BodyStream) => read(body) }),
+    fetchList,
+    list: (stream, opts) => fetchList(stream, (body) => readList(stream, body, { signal: opts?.signal }), opts),
     getStudent: (id, opts) =>
       tracked({
         method: 'GET', path: '/api/v2/student', query: { id: String(id) }, safe: true, signal: opts?.signal,

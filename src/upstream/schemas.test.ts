@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { describeType, joinPath, studentSchema, userSchema, validate, webhookSchema } from './schemas.js';
+import { studentSchema } from '../streams/students.js';
+import { userSchema } from '../streams/users.js';
+import { describeType, joinPath, validate, webhookSchema } from './schemas.js';
 import { thrown as failure } from '../../test/support/errors.js';
 
 function student(overrides: Record<string, unknown> = {}) {

@@ -1,11 +1,12 @@
 import { BridgeError } from '../errors.js';
-import type { DeletedWebhook, Student, User, Webhook } from './types.js';
+import type { DeletedWebhook, Webhook } from './types.js';
 
 /**
- * One schema per resource. Each keeps unknown fields but insists on what the daemon relies
- * on: integer ids, objects where objects belong, integer-or-null flags (checked after normalization,
- * so "0"/"1" have become integers already). What the spec marks "not shown" or nullable stays
- * unconstrained: a stricter schema would stop the poll over a field nobody reads.
+ * The schema checkers, and one schema per resource that is not polled (the polled records' schemas
+ * are in their streams' descriptions, src/streams/). Each keeps unknown fields but insists on what
+ * the daemon relies on: integer ids, objects where objects belong, integer-or-null flags (checked
+ * after normalization, so "0"/"1" have become integers already). What the spec marks "not shown" or
+ * nullable stays unconstrained: a stricter schema would stop the poll over a field nobody reads.
  *
  * Why not zod: a 100,000-student list is 300,000 objects; zod's copying parse took 1.3 s of main
  * thread for it, these checkers take a few ms (bench/client.ts). They allocate only on failure.
@@ -69,17 +70,7 @@ export function arrayOf(schema: Schema): Schema {
   };
 }
 
-const flag = optional(nullable(integer));
-const additionalData = object({ id: optional(nullable(integer)) });
-
-export const userSchema: Schema<User> = object(() => ({
-  id: integer,
-  isArchived: flag,
-  additionalData: optional(nullable(additionalData)),
-  parentUser: optional(nullable(userSchema)),
-}));
-
-export const studentSchema: Schema<Student> = object({ id: integer, isAdult: flag, isActive: flag, user: userSchema });
+/** The schemas of polled records are in their streams' descriptions (src/streams/). */
 export const webhookSchema: Schema<Webhook> = object({ id: integer, event: string, callbackUrl: string });
 export const deletedWebhookSchema: Schema<DeletedWebhook> = object({ id: integer, isDeleted: optional(boolean) });
 

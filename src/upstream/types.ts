@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
+import type { PolledStreamName, Student, StreamRecord } from '../streams/index.js';
 
 /**
  * The typed contract of the API v2 client. Records are *normalized*: the "0"/"1" strings of
@@ -8,44 +9,7 @@ import type { Clock } from '../clock.js';
  * fields are kept as received; values are never trimmed or "fixed" (docs/upstream.md).
  */
 
-/** API v2 user (also a student's `user` and its `parentUser`). Unknown fields are kept. */
-export interface User {
-  id: number;
-  login?: string | null;
-  name?: string | null;
-  firstName?: string | null;
-  lastName?: string | null;
-  fullname?: string | null;
-  systemRole?: string | null;
-  isArchived?: number | null;
-  language?: string | null;
-  additionalData?: AdditionalData | null;
-  parentUser?: User | null;
-  createdAt?: string | null;
-  updatedAt?: string | null;
-  [field: string]: unknown;
-}
-
-export interface AdditionalData {
-  id?: number | null;
-  phone?: string | null;
-  mobile?: string | null;
-  email?: string | null;
-  street?: string | null;
-  zipCode?: string | null;
-  city?: string | null;
-  [field: string]: unknown;
-}
-
-export interface Student {
-  id: number;
-  isAdult?: number | null;
-  isActive?: number | null;
-  createdAt?: string | null;
-  updatedAt?: string | null;
-  user: User;
-  [field: string]: unknown;
-}
+export type { AdditionalData, Student, User } from '../streams/index.js';
 
 export interface Webhook {
   id: number;
@@ -126,14 +90,15 @@ export interface LastContact {
 }
 
 export interface UpstreamClient {
-  listStudents(opts?: CallOptions): Promise<Student[]>;
-  listUsers(opts?: CallOptions): Promise<User[]>;
   /**
-   * GET one full list and hand its body, unread, to `read` (the poll parses it in a worker thread).
-   * The same call as the others (auth, retries, errors, lastContact): a retried attempt calls `read`
-   * again with the new body; `read` rejects for a body it finds malformed or truncated.
+   * GET one polled stream's full list (its path is in its description, src/streams/) and hand its
+   * body, unread, to `read` (the poll parses it in the list worker). The same call as the others
+   * (auth, retries, errors, lastContact): a retried attempt calls `read` again with the new body;
+   * `read` rejects for a body it finds malformed or truncated.
    */
-  fetchList<T>(list: 'students' | 'users', read: (body: AsyncIterable<Uint8Array>) => Promise<T>, opts?: CallOptions): Promise<T>;
+  fetchList<T>(stream: PolledStreamName, read: (body: AsyncIterable<Uint8Array>) => Promise<T>, opts?: CallOptions): Promise<T>;
+  /** The same list read whole into its records, in-process (list/read.ts): for tools and tests. */
+  list<S extends PolledStreamName>(stream: S, opts?: CallOptions): Promise<StreamRecord<S>[]>;
   getStudent(id: number, opts?: CallOptions): Promise<Student>;
   createStudent(input: CreateStudentInput, opts?: CallOptions): Promise<StudentWriteResult>;
   updateStudent(id: number, input: UpdateStudentInput, opts?: CallOptions): Promise<StudentWriteResult>;

@@ -1,6 +1,7 @@
 import { createdChangeJson as createdJson, type AnyRecord, type Stream } from '../../src/records.js';
 import type { StatePatch, Store } from '../../src/store/index.js';
-import type { Student, UpstreamClient, User } from '../../src/upstream/index.js';
+import type { Group } from '../../src/streams/index.js';
+import type { CallOptions, Student, User } from '../../src/upstream/index.js';
 import type { ListSource, OutboxPort } from '../../src/poll/ports.js';
 
 /**
@@ -60,17 +61,22 @@ export function recordingOutbox(store: Store): RecordingOutbox {
 }
 
 /** An upstream whose lists a test sets; each call returns (or visits) fresh copies. */
-export interface MemoryLists extends ListSource, Pick<UpstreamClient, 'listStudents' | 'listUsers'> {
+export interface MemoryLists extends ListSource {
   students: Student[];
   users: User[];
+  groups: Group[];
   /** When set, the next list call waits for it (to hold a cycle mid-flight). */
   gate: Promise<void> | undefined;
+  /** What a read of the students' or users' list gets: a test may replace them (a failing read). */
+  listStudents(opts?: CallOptions): Promise<Student[]>;
+  listUsers(opts?: CallOptions): Promise<User[]>;
 }
 
-export function memoryLists(students: Student[] = [], users: User[] = []): MemoryLists {
+export function memoryLists(students: Student[] = [], users: User[] = [], groups: Group[] = []): MemoryLists {
   const lists: MemoryLists = {
     students,
     users,
+    groups,
     gate: undefined,
     async listStudents(opts) {
       await waitGate(lists.gate, opts?.signal);
@@ -83,7 +89,7 @@ export function memoryLists(students: Student[] = [], users: User[] = []): Memor
     // Through the list methods, so a test that replaces listUsers (a failing read) affects the cycle
     // too. The body is the list as API v2 sends it, in small chunks, as a socket would deliver it.
     async fetchList(list, read, opts) {
-      const items = list === 'students' ? await lists.listStudents(opts) : await lists.listUsers(opts);
+      const items = list === 'students' ? await lists.listStudents(opts) : list === 'users' ? await lists.listUsers(opts) : structuredClone(lists.groups);
       return read(jsonBody({ data: { [list]: items } }));
     },
   };

@@ -2,10 +2,9 @@ import { pino } from 'pino';
 import { afterEach, beforeEach } from 'vitest';
 import { BridgeError } from '../../src/errors.js';
 import { createMetricsRegistry } from '../../src/metrics.js';
-import type { ParseBatch } from '../../src/poll/list-parse.js';
-import { createListWorker, type ListWorker } from '../../src/poll/list-worker.js';
+import { createListWorker, type ListWorker, type ParseBatch } from '../../src/upstream/list/index.js';
 import { createPoller, type Poller, type PollerOptions } from '../../src/poll/poller.js';
-import type { Store } from '../../src/store/index.js';
+import type { Key, Store } from '../../src/store/index.js';
 import { memoryLists, recordingOutbox, testStudent, testUser, type MemoryLists, type RecordingOutbox } from './poll.js';
 import { testStore, type Engine, type TestStore } from './stores.js';
 
@@ -63,7 +62,7 @@ export function pollerPerTest(engine: Engine, use: (fixture: PollerFixture) => v
 }
 
 /** A list worker that tells which keys of a stream it handed over parsed (not recognised by their bytes). */
-export function watchedWorker(stream: string, parsed: number[]): ListWorker {
+export function watchedWorker(stream: string, parsed: Key[]): ListWorker {
   const worker = createListWorker();
   return {
     ...worker,

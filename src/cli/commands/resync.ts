@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { POLLED_STREAM_NAMES } from '../../streams/index.js';
 import type { ResyncProgress, ResyncResult } from '../../resync.js';
 import { awaitDeliveries, runOneShot } from '../context.js';
 import { withProgress } from '../progress.js';
@@ -17,14 +18,14 @@ interface ResyncOptions {
 export function registerResyncCommand(program: Command): void {
   program
     .command('resync')
-    .description('deliver the current snapshot (every student and user as it is now) to one connector: for a connector or Sheets tab added later, or a receiver that lost its data')
+    .description('deliver the current snapshot (every record of the polled streams as it is now) to one connector: for a connector or Sheets tab added later, or a receiver that lost its data')
     .requiredOption('--connector <name>', 'the connector to send to (its name in the config)')
-    .option('--stream <stream>', 'students or users; repeat for both (default: those the connector takes)', (value: string, all: string[] = []) => [...all, value])
+    .option('--stream <stream>', `a polled stream (${POLLED_STREAM_NAMES.join(', ')}); repeat for several (default: those the connector takes)`, (value: string, all: string[] = []) => [...all, value])
     .option('--json', 'print a machine-readable summary')
     .addHelpText('after', `
 The records are "created" changes whose ids follow the state (<stream>:<key>:<chain of the key's last
 change>): a connector that holds that state already changes nothing, and a second resync sends the
-same ids. Students and users no longer in the upstream are not sent.`)
+same ids. Records no longer in the upstream are not sent.`)
     .action(async (options: ResyncOptions, command: Command) => {
       const request = { connector: options.connector, streams: options.stream ?? [] };
       let progress: ResyncProgress | undefined;

@@ -1,5 +1,6 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { createLogger } from '../../log.js';
+import { POLLED_STREAMS } from '../../streams/index.js';
 import { createSandbox } from '../../../sandbox/index.js';
 import { describeControlEndpoints } from '../../../sandbox/control-endpoints.js';
 
@@ -44,8 +45,9 @@ Credentials:
   Tokens live 2592000 s; --static-token adds one fixed token that is always accepted.
 
 API v2 (Authorization: Bearer <token>):
-  GET /api/v2/students · GET /api/v2/student?id=N · POST /api/v2/student · PATCH /api/v2/student?id=N
-  GET /api/v2/users · GET /api/v2/webhooks · POST /api/v2/webhook · DELETE /api/v2/webhook?id=N
+  ${POLLED_STREAMS.map((stream) => `GET ${stream.list.path}`).join(' · ')}
+  GET /api/v2/student?id=N · POST /api/v2/student · PATCH /api/v2/student?id=N
+  GET /api/v2/webhooks · POST /api/v2/webhook · DELETE /api/v2/webhook?id=N
   Write bodies: multipart or urlencoded form fields (firstname, lastname, email, schoolId; event, callbackUrl).
 
 Webhook deliveries:

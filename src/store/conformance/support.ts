@@ -1,5 +1,5 @@
 import { afterEach } from 'vitest';
-import type { Claimed, Enqueue, InboxEntry, Settlement, Store } from '../port.js';
+import type { Claimed, Enqueue, InboxEntry, Key, Settlement, Store } from '../port.js';
 
 /**
  * `open` makes a store on fresh, empty storage; `second` opens another replica on the same storage
@@ -37,7 +37,7 @@ export function textOf(claimed: Claimed): string | undefined {
 }
 
 /** The UTF-8 bytes of fresh rows as the list worker makes them: chain, then JSON, per row. */
-export function freshRows(rows: { key: number; chain: string; json: string; hash?: string }[]) {
+export function freshRows(rows: { key: Key; chain: string; json: string; hash?: string }[]) {
   const parts = rows.map((r) => Buffer.from(r.chain + r.json));
   const ends: number[] = [];
   let end = 0;

@@ -1,7 +1,8 @@
-import type { Enqueue, SnapshotStream } from '../port.js';
+import type { Enqueue, Key, SnapshotStream } from '../port.js';
 import { deliveryId, snapshotTable } from '../tables.js';
 import type { Db } from './db.js';
 import { CHANNEL } from './listener.js';
+import { keySql, sharedKey } from './stream-tables.js';
 
 /**
  * Putting deliveries and their records into the PostgreSQL outbox, set-wise (outbox.ts says how they
@@ -13,8 +14,6 @@ export interface NewDelivery {
   recordId: string;
   stream: string;
   orderKey: string;
-  /** The record's text; null for a created change kept in outbox_record (its snapshot row's text). */
-  body: string | null;
 }
 
 /**
@@ -22,9 +21,9 @@ export interface NewDelivery {
  * waiting with no head (outbox.ts, promoteOrphans) still goes first.
  */
 const INSERT_DELIVERIES = (status: 'pending' | 'blocked', conflict: string) => `
-  INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at, body)
-  SELECT id, connector, record_id, stream, order_key, '${status}', $6, $6, body
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $7::text[]) WITH ORDINALITY AS t(id, connector, record_id, stream, order_key, body, n)
+  INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
+  SELECT id, connector, record_id, stream, order_key, '${status}', $6, $6
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS t(id, connector, record_id, stream, order_key, n)
   ${status === 'pending' ? `WHERE NOT EXISTS (SELECT 1 FROM outbox_delivery b WHERE b.connector = t.connector AND b.order_key = t.order_key AND b.status = 'blocked')` : ''}
   ORDER BY n ${conflict} RETURNING id, record_id`;
 
@@ -35,9 +34,7 @@ const INSERT_DELIVERIES = (status: 'pending' | 'blocked', conflict: string) => `
 export async function insertDeliveries(db: Db, deliveries: readonly NewDelivery[], now: number): Promise<Map<string, number>> {
   const added = new Map<string, number>();
   if (deliveries.length === 0) return added;
-  const columns = (list: readonly NewDelivery[]) => [
-    list.map((d) => d.id), list.map((d) => d.connector), list.map((d) => d.recordId), list.map((d) => d.stream), list.map((d) => d.orderKey), now, list.map((d) => d.body),
-  ];
+  const columns = (list: readonly NewDelivery[]) => [list.map((d) => d.id), list.map((d) => d.connector), list.map((d) => d.recordId), list.map((d) => d.stream), list.map((d) => d.orderKey), now];
   const heads = await db.query<{ id: string; record_id: string }>(INSERT_DELIVERIES('pending', 'ON CONFLICT DO NOTHING'), columns(deliveries));
   const inserted = new Set(heads.rows.map((r) => r.id));
   const rest = deliveries.filter((d) => !inserted.has(d.id));
@@ -47,40 +44,46 @@ export async function insertDeliveries(db: Db, deliveries: readonly NewDelivery[
   return added;
 }
 
-/** Enqueues records for their connectors, each delivery with the record's text; ids already queued are skipped. */
 export async function enqueue(db: Db, records: readonly Enqueue[], now: number): Promise<number> {
-  for (const record of records) assertText(record);
-  const deliveries = records.flatMap((r) => r.connectors.map((connector) => ({ id: deliveryId(connector, r.id), connector, recordId: r.id, stream: r.stream, orderKey: r.orderKey, body: r.json })));
+  const deliveries = records.flatMap((r) => r.connectors.map((connector) => ({ id: deliveryId(connector, r.id), connector, recordId: r.id, stream: r.stream, orderKey: r.orderKey })));
   const added = await insertDeliveries(db, deliveries, now);
+  const seen = new Set<string>();
+  const stored = records.filter((r) => added.has(r.id) && !seen.has(r.id) && seen.add(r.id));
+  if (stored.length > 0) {
+    // The records' texts as one JSON text: see inbox.ts.
+    await db.query(`INSERT INTO outbox_record (id, body, pending)
+      SELECT id, body, pending FROM json_to_recordset($1::json) AS t(id text, body text, pending int)
+      ON CONFLICT (id) DO UPDATE SET pending = outbox_record.pending + excluded.pending`,
+    [JSON.stringify(stored.map((r) => ({ id: r.id, body: r.json, pending: added.get(r.id)! })))]);
+  }
   let total = 0;
   for (const n of added.values()) total += n;
   return total;
 }
 
-/** A delivery without text is one whose record lives in outbox_record: a record must bring its own. */
-export function assertText(record: Enqueue): void {
-  if (typeof record.json !== 'string') throw new TypeError(`record ${record.id} has no text to enqueue`);
-}
-
-/** Enqueues the created changes of snapshot rows, their text read from the row (what a created range owes, made rows). */
-export async function enqueueLazy(db: Db, stream: SnapshotStream, rows: readonly { key: number; chain: string }[], detectedAt: string, connectors: readonly string[], now: number): Promise<void> {
+/**
+ * Enqueues the created changes of snapshot rows, their text read from the row (what a created range
+ * owes, made rows). The key goes into the column of its type (stream-tables.ts).
+ */
+export async function enqueueLazy(db: Db, stream: SnapshotStream, rows: readonly { key: Key; chain: string }[], detectedAt: string, connectors: readonly string[], now: number): Promise<void> {
   const records = rows.map(({ key, chain }) => ({ id: `${stream}:${key}:${chain}`, key, chain }));
-  const deliveries = records.flatMap((r) => connectors.map((connector) => ({ id: deliveryId(connector, r.id), connector, recordId: r.id, stream, orderKey: `${stream}:${r.key}`, body: null })));
+  const deliveries = records.flatMap((r) => connectors.map((connector) => ({ id: deliveryId(connector, r.id), connector, recordId: r.id, stream, orderKey: `${stream}:${r.key}` })));
   const added = await insertDeliveries(db, deliveries, now);
   const stored = records.filter((r) => added.has(r.id));
   if (stored.length === 0) return;
-  await db.query(`INSERT INTO outbox_record (id, pending, snapshot_stream, snapshot_key, snapshot_chain, detected_at)
-    SELECT id, pending, $4, key, chain, $5 FROM unnest($1::text[], $2::int[], $3::bigint[], $6::text[]) AS t(id, pending, key, chain)
+  await db.query(`INSERT INTO outbox_record (id, pending, snapshot_stream, ${sharedKey(stream, 'snapshot_key')}, snapshot_chain, detected_at)
+    SELECT id, pending, $4, key, chain, $5 FROM unnest($1::text[], $2::int[], $3::${keySql(stream)}[], $6::text[]) AS t(id, pending, key, chain)
     ON CONFLICT (id) DO UPDATE SET pending = outbox_record.pending + excluded.pending`,
   [stored.map((r) => r.id), stored.map((r) => added.get(r.id)!), stored.map((r) => r.key), stream, detectedAt, stored.map((r) => r.chain)]);
 }
 
 /** Before snapshot rows change, the created changes still made from them get their text of their own. */
-export async function keepCreatedTexts(db: Db, stream: SnapshotStream, keys: readonly number[]): Promise<void> {
+export async function keepCreatedTexts(db: Db, stream: SnapshotStream, keys: readonly Key[]): Promise<void> {
   if (keys.length === 0) return;
+  const key = sharedKey(stream, 'snapshot_key');
   await db.query(`UPDATE outbox_record r SET record_text = s.body FROM ${snapshotTable(stream)} s
-    WHERE r.snapshot_stream = $1 AND r.snapshot_key = ANY($2::bigint[]) AND r.body IS NULL AND r.record_text IS NULL
-      AND s.key = r.snapshot_key AND s.chain = r.snapshot_chain`, [stream, keys]);
+    WHERE r.snapshot_stream = $1 AND r.${key} = ANY($2::${keySql(stream)}[]) AND r.body IS NULL AND r.record_text IS NULL
+      AND s.key = r.${key} AND s.chain = r.snapshot_chain`, [stream, keys]);
 }
 
 /** Tells the other replicas, once this transaction commits, that deliveries may have become due. */

@@ -2,7 +2,7 @@ import type { Enqueue, InboxEntry, QuarantineEntry } from '../port.js';
 import type { Db } from './db.js';
 import { likeContains } from '../history-rules.js';
 import { deliveryId } from '../tables.js';
-import { assertText, enqueue } from './enqueue.js';
+import { enqueue } from './enqueue.js';
 import { CHANNEL } from './listener.js';
 
 /** The inbox and quarantine on PostgreSQL (the port's InboxStore); `accepts` serves a whole batch. */
@@ -24,10 +24,10 @@ export interface Accept {
 /**
  * Stores a batch of events, each with its records, in ONE statement (so one round trip and, outside a
  * transaction, one commit): the first of each id is stored unless stored before, with its records'
- * deliveries, each with its record's text; the others are duplicates. Its parts, in the order their
- * results feed each other: the inbox rows, the quarantine copies of the stored ones gone, their
- * deliveries (heads of their keys as pending, the others blocked behind, as enqueue.ts does it), and
- * the notice to the other replicas.
+ * deliveries and texts; the others are duplicates. Its parts, in the order their results feed each
+ * other: the inbox rows, the quarantine copies of the stored ones gone, their deliveries (heads of
+ * their keys as pending, the others blocked behind, as enqueue.ts does it), the records' texts with
+ * the number of deliveries each got, and the notice to the other replicas.
  */
 const ACCEPT = `
   WITH events AS (
@@ -40,18 +40,24 @@ const ACCEPT = `
   ), unheld AS (
     DELETE FROM quarantine WHERE id IN (SELECT id FROM stored)
   ), wanted AS (
-    SELECT w.* FROM json_to_recordset($2::json) AS w(n int, event_id text, id text, connector text, record_id text, stream text, order_key text, body text)
+    SELECT w.* FROM json_to_recordset($2::json) AS w(n int, event_id text, id text, connector text, record_id text, stream text, order_key text)
     WHERE w.event_id IN (SELECT id FROM stored)
   ), heads AS (
-    INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at, body)
-    SELECT id, connector, record_id, stream, order_key, 'pending', $3, $3, body FROM wanted w
+    INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
+    SELECT id, connector, record_id, stream, order_key, 'pending', $4, $4 FROM wanted w
     WHERE NOT EXISTS (SELECT 1 FROM outbox_delivery b WHERE b.connector = w.connector AND b.order_key = w.order_key AND b.status = 'blocked')
     ORDER BY n
-    ON CONFLICT DO NOTHING RETURNING id
+    ON CONFLICT DO NOTHING RETURNING id, record_id
   ), waiting AS (
-    INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at, body)
-    SELECT id, connector, record_id, stream, order_key, 'blocked', $3, $3, body FROM wanted WHERE id NOT IN (SELECT id FROM heads) ORDER BY n
-    ON CONFLICT (id) DO NOTHING
+    INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
+    SELECT id, connector, record_id, stream, order_key, 'blocked', $4, $4 FROM wanted WHERE id NOT IN (SELECT id FROM heads) ORDER BY n
+    ON CONFLICT (id) DO NOTHING RETURNING id, record_id
+  ), added AS (
+    SELECT record_id, count(*)::int AS n FROM (SELECT record_id FROM heads UNION ALL SELECT record_id FROM waiting) a GROUP BY record_id
+  ), texts AS (
+    INSERT INTO outbox_record (id, body, pending)
+    SELECT t.id, t.body, added.n FROM json_to_recordset($3::json) AS t(id text, body text) JOIN added ON added.record_id = t.id
+    ON CONFLICT (id) DO UPDATE SET pending = outbox_record.pending + excluded.pending
   ), told AS (
     -- The other replicas learn of the new deliveries at commit (NOTIFY is sent with it, not before).
     SELECT pg_notify('${CHANNEL}', 'outbox') FROM (SELECT 1 FROM heads LIMIT 1) h
@@ -62,9 +68,10 @@ export async function accepts(db: Db, batch: readonly Accept[]): Promise<('store
   // Bodies as JSON texts (JSON.stringify, native), not text arrays the client escapes element by element.
   const events: object[] = [];
   const deliveries: object[] = [];
+  const texts: object[] = [];
   const firsts = new Set<string>();
+  const records = new Set<string>();
   for (const { entry, records: own } of batch) {
-    own.forEach(assertText);
     // A second delivery of an event in the batch is a duplicate of the first: only the first brings records.
     if (firsts.has(entry.id)) continue;
     firsts.add(entry.id);
@@ -74,15 +81,15 @@ export async function accepts(db: Db, batch: readonly Accept[]): Promise<('store
     });
     for (const record of own) {
       for (const connector of record.connectors) {
-        deliveries.push({
-          n: deliveries.length, event_id: entry.id, id: deliveryId(connector, record.id), connector, record_id: record.id,
-          stream: record.stream, order_key: record.orderKey, body: record.json,
-        });
+        deliveries.push({ n: deliveries.length, event_id: entry.id, id: deliveryId(connector, record.id), connector, record_id: record.id, stream: record.stream, order_key: record.orderKey });
       }
+      if (records.has(record.id)) continue;
+      records.add(record.id);
+      texts.push({ id: record.id, body: record.json });
     }
   }
   const now = Math.max(...batch.map((a) => a.entry.receivedAtMs));
-  const { rows } = await db.query<{ id: string }>(ACCEPT, [JSON.stringify(events), JSON.stringify(deliveries), now]);
+  const { rows } = await db.query<{ id: string }>(ACCEPT, [JSON.stringify(events), JSON.stringify(deliveries), JSON.stringify(texts), now]);
   const fresh = new Set(rows.map((r) => r.id));
   return batch.map((a) => {
     if (!fresh.has(a.entry.id)) return 'duplicate' as const;

@@ -1,7 +1,7 @@
 import { mergeRetrying, type RetryingRow } from '../history-rules.js';
 import type { DeliveryLookup, ListedDelivery, Retrying } from '../port.js';
 import type { Db } from './db.js';
-import { DELIVERY_COLUMNS, toDelivery, type DeliveryRow } from './outbox.js';
+import { toDelivery, type DeliveryRow } from './outbox.js';
 
 /**
  * What the operator console reads of the PostgreSQL outbox (sqlite/outbox-lookup.ts says what): by
@@ -12,10 +12,10 @@ export async function lookup(db: Db, query: DeliveryLookup, now: number): Promis
   const { rows } = await db.query<DeliveryRow & { waiting_for: string | null }>(`SELECT d.*, (SELECT h.id FROM outbox_delivery h WHERE d.status = 'blocked'
       AND h.connector = d.connector AND h.order_key = d.order_key AND h.status IN ('pending', 'dead')) AS waiting_for
     FROM (
-      SELECT ${DELIVERY_COLUMNS} FROM outbox_delivery WHERE id = ANY($1::text[])
+      SELECT * FROM outbox_delivery WHERE id = ANY($1::text[])
       UNION SELECT x.* FROM unnest($2::text[], $3::text[]) AS k(connector, order_key) CROSS JOIN LATERAL (
-        SELECT ${DELIVERY_COLUMNS} FROM outbox_delivery h WHERE h.connector = k.connector AND h.order_key = k.order_key AND h.status IN ('pending', 'dead')
-        UNION ALL SELECT ${DELIVERY_COLUMNS} FROM outbox_delivery w WHERE w.connector = k.connector AND w.order_key = k.order_key AND w.status = 'blocked') x
+        SELECT * FROM outbox_delivery h WHERE h.connector = k.connector AND h.order_key = k.order_key AND h.status IN ('pending', 'dead')
+        UNION ALL SELECT * FROM outbox_delivery w WHERE w.connector = k.connector AND w.order_key = k.order_key AND w.status = 'blocked') x
     ) d ORDER BY d.seq`, [query.ids ?? [], keys.map((k) => k.connector), keys.map((k) => k.orderKey)]);
   return rows.map((row) => {
     const delivery = toDelivery(row, now);

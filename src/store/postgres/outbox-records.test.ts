@@ -6,9 +6,9 @@ import type { Store } from '../port.js';
 import { createPgStore } from './pg-store.js';
 
 /**
- * Where the PostgreSQL outbox keeps a record's text (sqlite/outbox-records.test.ts says what for): in
- * each of its deliveries, and in `outbox_record` only for what has none of its own. Deliveries queued
- * by a version that kept every text in `outbox_record` are delivered with it, and take it with them.
+ * A record's text on PostgreSQL is kept once in `outbox_record`, with the number of its deliveries
+ * not done yet, and goes with its last delivery: the table holds what is still to deliver, not every
+ * record ever delivered.
  */
 const log = pino({ level: 'silent' });
 const opened: { store: Store; client: pg.Client }[] = [];
@@ -36,31 +36,27 @@ const doneAll = async (store: Store, connector: string) => {
   await store.outbox.settle(claimed.map((c) => ({ id: c.delivery.id, fence: c.delivery.fence, status: 'done' as const, at: now(), connector })));
   return claimed;
 };
+const records = async (client: pg.Client) => (await client.query('SELECT id, pending FROM outbox_record ORDER BY id')).rows;
 
-describe('postgres outbox: where a record\'s text lives', () => {
-  it('keeps the text in the delivery rows, one per connector, and no record row', async () => {
+describe('postgres outbox: a record\'s text', () => {
+  it('stays while a delivery of it is left, and goes with the last one', async () => {
     const { store, client } = await open();
     const json = '{"id":"events:e1","stream":"events"}';
     await store.outbox.enqueue([{ id: 'events:e1', stream: 'events', orderKey: 'events:1', json, connectors: ['files', 'other'] }]);
-    expect((await client.query('SELECT connector, body FROM outbox_delivery ORDER BY connector')).rows).toEqual([
-      { connector: 'files', body: json }, { connector: 'other', body: json },
-    ]);
-    expect((await client.query('SELECT count(*)::int AS n FROM outbox_record')).rows).toEqual([{ n: 0 }]);
+    expect(await records(client)).toEqual([{ id: 'events:e1', pending: 2 }]);
     expect((await doneAll(store, 'files')).map((c) => c.json)).toEqual([json]);
-    expect((await client.query('SELECT connector FROM outbox_delivery')).rows).toEqual([{ connector: 'other' }]);
+    expect(await records(client)).toEqual([{ id: 'events:e1', pending: 1 }]);
+    expect((await doneAll(store, 'other')).map((c) => c.json)).toEqual([json]);
+    expect(await records(client)).toEqual([]);
   });
 
-  it('delivers what an older version queued with its text in outbox_record, and removes the record with its last delivery', async () => {
+  it('goes with the one delivery of a webhook\'s record', async () => {
     const { store, client } = await open();
-    const json = '{"id":"events:old","stream":"events"}';
-    await client.query(`INSERT INTO outbox_record (id, body, pending) VALUES ('events:old', $1, 2)`, [json]);
-    for (const connector of ['files', 'other']) {
-      await client.query(`INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
-        VALUES ($1, $2, 'events:old', 'events', 'events:9', 'pending', $3, $3)`, [`${connector}:events:old`, connector, now() - 1000]);
-    }
-    expect((await doneAll(store, 'files')).map((c) => [c.delivery.id, c.json])).toEqual([['files:events:old', json]]);
-    expect((await client.query('SELECT pending FROM outbox_record')).rows).toEqual([{ pending: 1 }]);
-    expect((await doneAll(store, 'other')).map((c) => c.json)).toEqual([json]);
-    expect((await client.query('SELECT count(*)::int AS n FROM outbox_record')).rows).toEqual([{ n: 0 }]);
+    const json = '{"id":"events:e2","stream":"events"}';
+    await store.inbox.accept({ id: 'e2', event: 'invoice.created', receivedAt: new Date().toISOString(), receivedAtMs: now(), body: '{}', recordIds: ['events:e2'], reprocessed: 0 },
+      [{ id: 'events:e2', stream: 'events', orderKey: 'events:2', json, connectors: ['files'] }]);
+    expect(await records(client)).toEqual([{ id: 'events:e2', pending: 1 }]);
+    await doneAll(store, 'files');
+    expect(await records(client)).toEqual([]);
   });
 });

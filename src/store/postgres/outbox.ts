@@ -7,6 +7,7 @@ import type { Db } from './db.js';
 import { notifyOutbox } from './enqueue.js';
 import { KEEP_ATTEMPTS } from './history.js';
 import { claimRange, rangeCounts, rangeNextRunAt, reclaimRanges, settleRange } from './ranges.js';
+import { sharedKey } from './stream-tables.js';
 
 /**
  * The outbox on PostgreSQL: the layout of the SQLite one (sqlite/outbox.ts), in set-wise statements
@@ -35,9 +36,6 @@ export interface DeliveryRow {
 }
 
 /** A stored delivery as it stands at `now`: pending under a lease that holds is in flight. */
-/** A delivery row's columns but its record's text (which listing deliveries never needs). */
-export const DELIVERY_COLUMNS = 'seq, id, connector, record_id, stream, order_key, status, enqueued_at, run_at, attempts, last_error, last_attempt_at, lease_owner, lease_until, fence';
-
 export function toDelivery(row: DeliveryRow, now: number): Delivery {
   const leased = row.status === 'pending' && row.lease_until !== null && row.lease_until > now;
   return {
@@ -50,7 +48,8 @@ export function toDelivery(row: DeliveryRow, now: number): Delivery {
   };
 }
 
-const LAZY_JOINS = SNAPSHOT_STREAMS.map((s) => `LEFT JOIN ${snapshotTable(s)} s_${s} ON r.snapshot_stream = '${s}' AND r.body IS NULL AND r.record_text IS NULL AND s_${s}.key = r.snapshot_key`).join(' ');
+/** The snapshot row of each created change without a text of its own, by its key's column (stream-tables.ts). */
+const LAZY_JOINS = SNAPSHOT_STREAMS.map((s) => `LEFT JOIN ${snapshotTable(s)} s_${s} ON r.snapshot_stream = '${s}' AND r.body IS NULL AND r.record_text IS NULL AND s_${s}.key = r.${sharedKey(s, 'snapshot_key')}`).join(' ');
 const LAZY_TEXT = `COALESCE(${SNAPSHOT_STREAMS.map((s) => `CASE WHEN s_${s}.chain = r.snapshot_chain THEN s_${s}.body END`).join(', ')})`;
 
 interface RecordRow {
@@ -58,6 +57,7 @@ interface RecordRow {
   body: string | null;
   snapshot_stream: SnapshotStream | null;
   snapshot_key: number | null;
+  snapshot_text_key: string | null;
   snapshot_chain: string | null;
   detected_at: string | null;
   text: string | null;
@@ -65,7 +65,7 @@ interface RecordRow {
 
 export async function claim(db: Db, owner: string, request: ClaimRequest): Promise<Claimed[]> {
   // `= ANY(ARRAY(…))`, not a join: the planner then always finds the claimed rows by their key.
-  const { rows } = await db.query<DeliveryRow & { body: string | null }>(`UPDATE outbox_delivery SET attempts = attempts + 1, lease_owner = $4, lease_until = $5, fence = fence + 1
+  const { rows } = await db.query<DeliveryRow>(`UPDATE outbox_delivery SET attempts = attempts + 1, lease_owner = $4, lease_until = $5, fence = fence + 1
     WHERE seq = ANY(ARRAY(SELECT seq FROM outbox_delivery WHERE connector = $1 AND status = 'pending' AND run_at <= $2
       AND (lease_until IS NULL OR lease_until <= $2::bigint - ${TAKEOVER_GRACE_MS}) ORDER BY run_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED))
     RETURNING *`, [request.connector, request.now, request.limit, owner, request.now + request.leaseMs]);
@@ -74,22 +74,20 @@ export async function claim(db: Db, owner: string, request: ClaimRequest): Promi
   return rows.length < request.limit ? [...own, ...(await claimRange(db, owner, request, request.limit - rows.length))] : own;
 }
 
-/** The claimed rows with their records: a delivery's own text, else its record's from outbox_record. */
-async function claimedRows(db: Db, rows: readonly (DeliveryRow & { body: string | null })[], now: number): Promise<Claimed[]> {
+async function claimedRows(db: Db, rows: readonly DeliveryRow[], now: number): Promise<Claimed[]> {
   if (rows.length === 0) return [];
-  const shared = rows.filter((r) => r.body === null).map((r) => r.record_id);
   // One statement, so a snapshot row and its record's own text are read as of one moment.
-  const records = shared.length === 0 ? { rows: [] } : await db.query<RecordRow>(`SELECT r.id, r.body, r.snapshot_stream, r.snapshot_key, r.snapshot_chain, r.detected_at,
-      COALESCE(r.record_text, ${LAZY_TEXT}) AS text FROM outbox_record r ${LAZY_JOINS} WHERE r.id = ANY($1::text[])`, [shared]);
+  const records = await db.query<RecordRow>(`SELECT r.id, r.body, r.snapshot_stream, r.snapshot_key, r.snapshot_text_key, r.snapshot_chain, r.detected_at,
+      COALESCE(r.record_text, ${LAZY_TEXT}) AS text FROM outbox_record r ${LAZY_JOINS} WHERE r.id = ANY($1::text[])`, [rows.map((r) => r.record_id)]);
   const byId = new Map(records.rows.map((r) => [r.id, r]));
-  return rows.map(({ body, ...row }) => {
+  return rows.map((row) => {
     const delivery = toDelivery(row, now);
-    if (body !== null) return { delivery, json: body };
     const r = byId.get(row.record_id);
     if (!r) return { delivery };
     if (r.body !== null) return { delivery, json: r.body };
-    if (r.text === null || r.snapshot_stream === null || r.snapshot_key === null || r.snapshot_chain === null || r.detected_at === null) return { delivery };
-    return { delivery, created: { stream: r.snapshot_stream, key: r.snapshot_key, chain: r.snapshot_chain, detectedAt: r.detected_at, text: r.text } };
+    const key = r.snapshot_key ?? r.snapshot_text_key;
+    if (r.text === null || r.snapshot_stream === null || key === null || r.snapshot_chain === null || r.detected_at === null) return { delivery };
+    return { delivery, created: { stream: r.snapshot_stream, key, chain: r.snapshot_chain, detectedAt: r.detected_at, text: r.text } };
   });
 }
 
@@ -109,16 +107,16 @@ export async function settle(db: Db, owner: string, settlements: readonly Settle
   const done = own.filter((s) => s.status === 'done');
   const failed = own.filter((s): s is Extract<Settlement, { runAt: number }> => s.status !== 'done');
   // By `= ANY`, each row's fence looked up beside it: a join with the list would scan the table.
-  const finished = done.length === 0 ? [] : (await db.query<{ id: string; connector: string; order_key: string; record_id: string; shared: boolean }>(`
+  const finished = done.length === 0 ? [] : (await db.query<{ id: string; connector: string; order_key: string; record_id: string }>(`
     WITH finished AS (
       DELETE FROM outbox_delivery WHERE id = ANY($1::text[]) AND status = 'pending' AND lease_owner = $3
         AND fence = ($2::bigint[])[array_position($1::text[], id)]
-      RETURNING id, connector, order_key, record_id, enqueued_at, body IS NULL AS shared
+      RETURNING id, connector, order_key, record_id, enqueued_at
     ), settled AS (
-      SELECT f.id, f.connector, f.order_key, f.record_id, f.enqueued_at, s.at, 'done' AS outcome, s.http_status, s.duration_ms, NULL::text AS error
+      SELECT f.*, s.at, 'done' AS outcome, s.http_status, s.duration_ms, NULL::text AS error
       FROM finished f JOIN unnest($1::text[], $4::bigint[], $5::int[], $6::int[]) AS s(id, at, http_status, duration_ms) ON s.id = f.id
     )${KEEP_ATTEMPTS('$3')}
-    SELECT id, connector, order_key, record_id, shared FROM finished`,
+    SELECT id, connector, order_key, record_id FROM finished`,
   [done.map((s) => s.id), done.map((s) => s.fence), owner, done.map((s) => s.at), done.map((s) => s.httpStatus ?? null), done.map((s) => s.durationMs ?? null)])).rows;
   const retried = failed.length === 0 ? [] : (await db.query<{ id: string }>(`
     WITH settled AS (
@@ -145,14 +143,12 @@ export async function settle(db: Db, owner: string, settlements: readonly Settle
     // The next record of a key goes out only once the one before it is done for good: a settlement
     // that lets one go commits to disk, whatever the transaction was begun with.
     if (promoted.rowCount) await db.query('SET LOCAL synchronous_commit TO ON');
-    // A record kept in outbox_record, once per settle (one connector's batch): its count goes down by one.
-    const records = finished.filter((r) => r.shared).map((r) => r.record_id);
-    if (records.length > 0) {
-      // Disjoint rows: a statement's CTEs all see the rows as they were, and a row changed by one
-      // part of it is not changed by another (deleting a row that its UPDATE lowered did nothing).
-      await db.query(`WITH gone AS (DELETE FROM outbox_record WHERE id = ANY($1::text[]) AND pending <= 1 RETURNING id)
-        UPDATE outbox_record SET pending = pending - 1 WHERE id = ANY($1::text[]) AND id NOT IN (SELECT id FROM gone)`, [records]);
-    }
+    // Each record once per settle (one connector's batch): its count goes down by one, and the record
+    // goes with its last delivery. The two parts touch disjoint rows: a statement's parts all see the
+    // rows as they were, and a row changed by one part is not changed by another (a DELETE of a row
+    // that the statement's UPDATE lowered to 0 deletes nothing).
+    await db.query(`WITH gone AS (DELETE FROM outbox_record WHERE id = ANY($1::text[]) AND pending <= 1 RETURNING id)
+      UPDATE outbox_record SET pending = pending - 1 WHERE id = ANY($1::text[]) AND id NOT IN (SELECT id FROM gone)`, [finished.map((r) => r.record_id)]);
   }
   for (const r of [...finished, ...retried]) settled.add(r.id);
   return settlements.filter((s) => settled.has(s.id)).map((s) => s.id);
@@ -170,7 +166,7 @@ export async function retry(db: Db, target: RetryTarget, now: number): Promise<s
 }
 
 export async function getDelivery(db: Db, id: string, now: number): Promise<Delivery | undefined> {
-  const { rows } = await db.query<DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM outbox_delivery WHERE id = $1`, [id]);
+  const { rows } = await db.query<DeliveryRow>('SELECT * FROM outbox_delivery WHERE id = $1', [id]);
   return rows[0] && toDelivery(rows[0], now);
 }
 
@@ -181,8 +177,7 @@ const STATES: Record<NonNullable<DeliveryFilter['state']>, string> = {
 };
 
 export async function list(db: Db, filter: DeliveryFilter = {}, now: number): Promise<ListedDelivery[]> {
-  const { rows } = await db.query<DeliveryRow & { waiting_for: string | null }>(`SELECT ${DELIVERY_COLUMNS.split(', ').map((c) => `d.${c}`).join(', ')},
-      (SELECT h.id FROM outbox_delivery h WHERE d.status = 'blocked'
+  const { rows } = await db.query<DeliveryRow & { waiting_for: string | null }>(`SELECT d.*, (SELECT h.id FROM outbox_delivery h WHERE d.status = 'blocked'
       AND h.connector = d.connector AND h.order_key = d.order_key AND h.status IN ('pending', 'dead')) AS waiting_for
     FROM outbox_delivery d WHERE ${filter.state ? STATES[filter.state] : 'true'} AND ($1::text IS NULL OR connector = $1) AND $2::bigint IS NOT NULL ORDER BY seq LIMIT $3`,
   [filter.connector ?? null, now, filter.limit === undefined ? null : Math.max(0, Math.floor(filter.limit))]);

@@ -1,20 +1,24 @@
+import { compareKeys } from '../../streams/index.js';
 import { attemptOutcome } from '../history-rules.js';
-import type { ClaimRequest, Claimed, CreatedRange, Settlement, SnapshotStream } from '../port.js';
+import type { ClaimRequest, Claimed, CreatedRange, Key, Settlement, SnapshotStream } from '../port.js';
 import { REPLICA_TTL_MS, TAKEOVER_GRACE_MS, deliveryId, snapshotTable } from '../tables.js';
 import type { Db } from './db.js';
 import { enqueueLazy, notifyOutbox } from './enqueue.js';
 import { KEEP_ATTEMPTS } from './history.js';
+import { keyFloor, sharedKey, type SharedKeyColumn } from './stream-tables.js';
 
 /**
  * Created ranges on PostgreSQL: the layout of the SQLite ones (sqlite/ranges.ts), the lease in the
- * range's row (owner, time, fence) since replicas claim from the same ranges.
+ * range's row (owner, time, fence) since replicas claim from the same ranges. The bounds (`after`,
+ * `upto`, `claimed_to`) are keys: in the integer columns, or their text twins for a stream of string
+ * keys (stream-tables.ts).
  */
 interface RangeRow {
   connector: string;
   stream: SnapshotStream;
   detected_at: string;
   after: number | null;
-  upto: number;
+  upto: number | null;
   remaining: number;
   enqueued_at: number;
   run_at: number;
@@ -22,29 +26,37 @@ interface RangeRow {
   claimed_to: number | null;
   claimed_count: number | null;
   fence: number;
+  after_text: string | null;
+  upto_text: string | null;
+  claimed_to_text: string | null;
 }
 
+/** A bound of the range, from the column its stream's keys are in. */
+const bound = (range: RangeRow, column: SharedKeyColumn): Key | undefined =>
+  (range[sharedKey(range.stream, column) as keyof RangeRow] as Key | null) ?? undefined;
+const uptoOf = (range: RangeRow): Key => bound(range, 'upto')!;
+
 export async function createRanges(db: Db, stream: SnapshotStream, detectedAt: string, connectors: readonly string[], now: number): Promise<void> {
-  await db.query(`INSERT INTO outbox_range (connector, stream, detected_at, upto, remaining, enqueued_at, run_at)
+  await db.query(`INSERT INTO outbox_range (connector, stream, detected_at, ${sharedKey(stream, 'upto')}, remaining, enqueued_at, run_at)
     SELECT c.connector, $1, $2, s.upto, s.n, $3, $3 FROM (SELECT max(key) AS upto, count(*) AS n FROM ${snapshotTable(stream)}) s
     CROSS JOIN unnest($4::text[]) AS c(connector) WHERE s.n > 0`, [stream, detectedAt, now, connectors]);
   await notifyOutbox(db);
 }
 
-async function rowsAfter(db: Db, range: RangeRow, limit: number): Promise<{ key: number; chain: string; body: string }[]> {
-  return (await db.query<{ key: number; chain: string; body: string }>(`SELECT key, chain, body FROM ${snapshotTable(range.stream)} WHERE key > $1 AND key <= $2 ORDER BY key LIMIT $3`,
-    [range.after ?? Number.MIN_SAFE_INTEGER, range.upto, limit])).rows;
+async function rowsAfter(db: Db, range: RangeRow, limit: number): Promise<{ key: Key; chain: string; body: string }[]> {
+  return (await db.query<{ key: Key; chain: string; body: string }>(`SELECT key, chain, body FROM ${snapshotTable(range.stream)} WHERE key > $1 AND key <= $2 ORDER BY key LIMIT $3`,
+    [bound(range, 'after') ?? keyFloor(range.stream), uptoOf(range), limit])).rows;
 }
 
 /** Moves the cursor past a batch and lets the range go (lease and claim); a range with nothing left goes. */
-async function advance(db: Db, range: RangeRow, to: number, count: number): Promise<void> {
+async function advance(db: Db, range: RangeRow, to: Key, count: number): Promise<void> {
   const remaining = Math.max(0, range.remaining - count);
-  if (remaining === 0 || to >= range.upto) {
+  if (remaining === 0 || compareKeys(to, uptoOf(range)) >= 0) {
     await db.query('DELETE FROM outbox_range WHERE connector = $1 AND stream = $2', [range.connector, range.stream]);
     return;
   }
-  await db.query(`UPDATE outbox_range SET after = $1, remaining = $2, attempts = 0, last_error = NULL, claimed_to = NULL, claimed_count = NULL,
-    lease_owner = NULL, lease_until = NULL WHERE connector = $3 AND stream = $4`, [to, remaining, range.connector, range.stream]);
+  await db.query(`UPDATE outbox_range SET ${sharedKey(range.stream, 'after')} = $1, remaining = $2, attempts = 0, last_error = NULL,
+    ${sharedKey(range.stream, 'claimed_to')} = NULL, claimed_count = NULL, lease_owner = NULL, lease_until = NULL WHERE connector = $3 AND stream = $4`, [to, remaining, range.connector, range.stream]);
 }
 
 /** Up to `limit` created changes of a due range of the connector, leased to `owner` under one fence. */
@@ -72,7 +84,7 @@ export async function claimRange(db: Db, owner: string, request: ClaimRequest, l
     }
     const until = request.now + request.leaseMs;
     const { rows: [leased] } = await db.query<{ fence: number }>(`UPDATE outbox_range SET lease_owner = $1, lease_until = $2, fence = fence + 1,
-      claimed_to = $3, claimed_count = $4 WHERE connector = $5 AND stream = $6 RETURNING fence`, [owner, until, last, rows.length, range.connector, range.stream]);
+      ${sharedKey(range.stream, 'claimed_to')} = $3, claimed_count = $4 WHERE connector = $5 AND stream = $6 RETURNING fence`, [owner, until, last, rows.length, range.connector, range.stream]);
     return items.map((row) => {
       const recordId = `${range.stream}:${row.key}:${row.chain}`;
       return {
@@ -95,7 +107,7 @@ export async function settleRange(db: Db, owner: string, batch: readonly Settlem
   const first = batch[0]!;
   const { stream } = first.range!;
   const { rows: [range] } = await db.query<RangeRow>(`WITH held AS (
-      SELECT * FROM outbox_range WHERE connector = $1 AND stream = $2 AND fence = $3 AND lease_owner = $4 AND claimed_to IS NOT NULL FOR UPDATE
+      SELECT * FROM outbox_range WHERE connector = $1 AND stream = $2 AND fence = $3 AND lease_owner = $4 AND ${sharedKey(stream, 'claimed_to')} IS NOT NULL FOR UPDATE
     ), settled AS (
       SELECT s.record_id, held.connector, held.enqueued_at, s.at, s.outcome, s.http_status, s.duration_ms, s.error
       FROM held CROSS JOIN unnest($5::text[], $6::bigint[], $7::text[], $8::int[], $9::int[], $10::text[]) AS s(record_id, at, outcome, http_status, duration_ms, error)
@@ -108,7 +120,7 @@ export async function settleRange(db: Db, owner: string, batch: readonly Settlem
   if (!range) return [];
   const failed = batch.filter((s): s is Extract<Settlement, { runAt: number }> => s.status !== 'done');
   if (failed.length === batch.length && failed.every((s) => s.status === 'pending')) {
-    await db.query(`UPDATE outbox_range SET run_at = $1, attempts = $2, last_error = $3, last_attempt_at = $4, claimed_to = NULL, claimed_count = NULL,
+    await db.query(`UPDATE outbox_range SET run_at = $1, attempts = $2, last_error = $3, last_attempt_at = $4, ${sharedKey(stream, 'claimed_to')} = NULL, claimed_count = NULL,
       lease_owner = NULL, lease_until = NULL WHERE connector = $5 AND stream = $6`,
     [Math.min(...failed.map((s) => s.runAt)), Math.max(...failed.map((s) => s.attempts)), failed[0]!.lastError, first.at, first.connector, stream]);
     return batch.map((s) => s.id);
@@ -121,7 +133,7 @@ export async function settleRange(db: Db, owner: string, batch: readonly Settlem
       failed.map((s) => s.id), failed.map((s) => s.status), failed.map((s) => s.runAt), failed.map((s) => s.attempts), failed.map((s) => s.lastError), failed.map((s) => s.at),
     ]);
   }
-  await advance(db, range, range.claimed_to!, range.claimed_count ?? 0);
+  await advance(db, range, bound(range, 'claimed_to')!, range.claimed_count ?? 0);
   return batch.map((s) => s.id);
 }
 
@@ -130,7 +142,7 @@ export async function materializeCreated(db: Db, stream: SnapshotStream, limit: 
   const { rows: ranges } = await db.query<RangeRow>('SELECT * FROM outbox_range WHERE stream = $1 ORDER BY connector FOR UPDATE', [stream]);
   for (const range of ranges) {
     // A new fence: a batch in flight is refused when it settles; its changes are rows now.
-    await db.query('UPDATE outbox_range SET fence = fence + 1, claimed_to = NULL, lease_owner = NULL, lease_until = NULL WHERE connector = $1 AND stream = $2', [range.connector, stream]);
+    await db.query(`UPDATE outbox_range SET fence = fence + 1, ${sharedKey(stream, 'claimed_to')} = NULL, lease_owner = NULL, lease_until = NULL WHERE connector = $1 AND stream = $2`, [range.connector, stream]);
     const rows = await rowsAfter(db, range, limit);
     if (rows.length > 0) await enqueueLazy(db, stream, rows, range.detected_at, [range.connector], now);
     if (rows.length === 0) await db.query('DELETE FROM outbox_range WHERE connector = $1 AND stream = $2', [range.connector, stream]);
@@ -158,15 +170,15 @@ export async function rangeNextRunAt(db: Db, connector: string): Promise<number 
 export async function ranges(db: Db): Promise<CreatedRange[]> {
   const { rows } = await db.query<RangeRow & { last_error: string | null }>('SELECT * FROM outbox_range ORDER BY connector, stream');
   return rows.map((r) => ({
-    connector: r.connector, stream: r.stream, detectedAt: r.detected_at, remaining: r.remaining, upto: r.upto, runAt: r.run_at, attempts: r.attempts,
-    ...(r.after === null ? {} : { after: r.after }),
+    connector: r.connector, stream: r.stream, detectedAt: r.detected_at, remaining: r.remaining, upto: uptoOf(r), runAt: r.run_at, attempts: r.attempts,
+    ...(bound(r, 'after') === undefined ? {} : { after: bound(r, 'after') }),
     ...(r.last_error === null ? {} : { lastError: r.last_error }),
   }));
 }
 
 /** Leases of ranges past their time, or held by replicas that stopped, are free again. */
 export async function reclaimRanges(db: Db, now: number): Promise<number> {
-  const result = await db.query(`UPDATE outbox_range SET lease_owner = NULL, lease_until = NULL, claimed_to = NULL, claimed_count = NULL
+  const result = await db.query(`UPDATE outbox_range SET lease_owner = NULL, lease_until = NULL, claimed_to = NULL, claimed_to_text = NULL, claimed_count = NULL
     WHERE lease_owner IS NOT NULL AND (lease_until <= $1::bigint - ${TAKEOVER_GRACE_MS} OR lease_owner NOT IN (SELECT id FROM replica WHERE heartbeat_at > $2))`, [now, now - REPLICA_TTL_MS]);
   return result.rowCount ?? 0;
 }

@@ -1,18 +1,14 @@
 import type pg from 'pg';
 import { BridgeError } from '../../errors.js';
-import { SNAPSHOT_STREAMS } from '../tables.js';
+import { migrateStreams } from './stream-tables.js';
 
 /**
- * The PostgreSQL schema: everything in the schema `schoolbridge`, one migration per version, applied
- * at start-up inside one transaction that holds an advisory lock, so replicas starting at once apply
+ * The PostgreSQL schema: everything in the schema `schoolbridge`, one migration per version, then
+ * each polled stream's tables, a migration of their own per stream (stream-tables.ts), all applied at
+ * start-up inside one transaction that holds an advisory lock, so replicas starting at once apply
  * each migration exactly once and start on the same schema.
  */
 export const SCHEMA = 'schoolbridge';
-
-const snapshotTables = SNAPSHOT_STREAMS.map(
-  (stream) => `CREATE TABLE snapshot_${stream} (key bigint PRIMARY KEY, chain text NOT NULL, body text NOT NULL, raw_hash text);
-   INSERT INTO snapshot_meta (stream) VALUES ('${stream}');`,
-).join('\n');
 
 const MIGRATIONS: readonly string[] = [
   `
@@ -47,7 +43,6 @@ const MIGRATIONS: readonly string[] = [
     lease_owner text, lease_until bigint, fence bigint NOT NULL DEFAULT 0,
     PRIMARY KEY (connector, stream));
   CREATE TABLE snapshot_meta (stream text PRIMARY KEY, version bigint NOT NULL DEFAULT 0, rows bigint NOT NULL DEFAULT 0);
-  ${snapshotTables}
 
   CREATE TABLE state (key text PRIMARY KEY, value text NOT NULL);
   CREATE TABLE replica (
@@ -79,20 +74,34 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (stream, key));
   CREATE TABLE person_meta (stream text PRIMARY KEY, version bigint, pass_version bigint, after bigint);
   `,
-  // A record's text in each of its deliveries (sqlite/schema.ts says why). Added last, so that a
-  // claim's new row version differs from the old only in columns before it and shares its text.
-  // Records whose last delivery was done before this version could stay behind with no delivery
-  // left (pending 0): they go.
+  // Streams of any key type. A column that holds a snapshot key beside other streams' keys gets a
+  // text twin for the streams whose keys are strings (stream-tables.ts); the integer columns stay as
+  // they are, so that a replica of an older version goes on working beside newer ones. The snapshot
+  // tables move to migrations of their own per stream.
   `
-  ALTER TABLE outbox_delivery ADD COLUMN body text;
+  CREATE TABLE stream_migration (stream text PRIMARY KEY, version integer NOT NULL);
+  ALTER TABLE outbox_record ADD COLUMN snapshot_text_key text COLLATE "C",
+    DROP CONSTRAINT outbox_record_check,
+    ADD CONSTRAINT outbox_record_check CHECK (body IS NOT NULL OR snapshot_key IS NOT NULL OR snapshot_text_key IS NOT NULL);
+  CREATE INDEX outbox_record_lazy_text ON outbox_record (snapshot_stream, snapshot_text_key) WHERE body IS NULL AND record_text IS NULL AND snapshot_text_key IS NOT NULL;
+  ALTER TABLE outbox_range ADD COLUMN after_text text COLLATE "C", ADD COLUMN upto_text text COLLATE "C", ADD COLUMN claimed_to_text text COLLATE "C",
+    ALTER COLUMN upto DROP NOT NULL;
+  `,
+  // Records whose last delivery was done stayed behind (a settlement's DELETE named the row its own
+  // UPDATE had lowered to 0, which deletes nothing): they go.
+  `
   DELETE FROM outbox_record WHERE pending <= 0;
   `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-/** Brings the database to SCHEMA_VERSION; safe when several processes start at once. */
-export async function migrate(pool: pg.Pool): Promise<void> {
+/**
+ * Brings the database to SCHEMA_VERSION, then its streams' tables; safe when several processes start
+ * at once. `upTo` stops at an older version, with no stream tables (tests: a database as an older
+ * schoolbridge left it).
+ */
+export async function migrate(pool: pg.Pool, upTo = SCHEMA_VERSION): Promise<void> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
@@ -106,10 +115,11 @@ export async function migrate(pool: pg.Pool): Promise<void> {
     if (current > SCHEMA_VERSION) {
       throw new BridgeError('store.schema_newer', `the database's schema is version ${current}, newer than this schoolbridge knows (${SCHEMA_VERSION}): run the version that wrote it`);
     }
-    for (let version = current; version < SCHEMA_VERSION; version++) {
+    for (let version = current; version < upTo; version++) {
       await client.query(MIGRATIONS[version]!);
       await client.query('INSERT INTO migrations (version) VALUES ($1)', [version + 1]);
     }
+    if (upTo === SCHEMA_VERSION) await migrateStreams(client);
     await client.query('COMMIT');
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {});

@@ -1,10 +1,11 @@
-import type { FreshRows, SnapshotIndex, SnapshotRow, SnapshotStream, StagedRow, StatePatch } from '../port.js';
+import type { FreshRows, Key, SnapshotIndex, SnapshotRow, SnapshotStream, StagedRow, StatePatch } from '../port.js';
 import { CHAIN_LENGTH, deliveryId, snapshotTable } from '../tables.js';
 import { BridgeError } from '../../errors.js';
 import type { Db } from './db.js';
 import { insertDeliveries, keepCreatedTexts } from './enqueue.js';
 import { createRanges, createdPending } from './ranges.js';
 import { putState } from './state.js';
+import { keyColumn, keyFloor, keySql } from './stream-tables.js';
 
 /**
  * The poll snapshot on PostgreSQL: the layout of the SQLite one (sqlite/snapshot.ts). A fresh
@@ -12,7 +13,7 @@ import { putState } from './state.js';
  * side escapes 300,000 JSON texts into an array literal.
  */
 interface Row {
-  key: number;
+  key: Key;
   chain: string;
   body: string;
   raw_hash: string | null;
@@ -50,17 +51,17 @@ const bumpVersion = (db: Db, stream: SnapshotStream, delta: number) =>
   db.query('UPDATE snapshot_meta SET version = version + 1, rows = rows + $2 WHERE stream = $1', [stream, delta]);
 
 export async function index(db: Db, stream: SnapshotStream): Promise<SnapshotIndex> {
-  const { rows } = await db.query<{ key: number; raw_hash: string | null }>(`SELECT key, raw_hash FROM ${snapshotTable(stream)} ORDER BY key`);
+  const { rows } = await db.query<{ key: Key; raw_hash: string | null }>(`SELECT key, raw_hash FROM ${snapshotTable(stream)} ORDER BY key`);
   return { version: await version(db, stream), keys: rows.map((r) => r.key), hashes: rows.map((r) => r.raw_hash) };
 }
 
-export async function rows(db: Db, stream: SnapshotStream, keys: readonly number[]): Promise<SnapshotRow[]> {
-  const result = await db.query<Row>(`SELECT * FROM ${snapshotTable(stream)} WHERE key = ANY($1::bigint[]) ORDER BY key`, [keys]);
+export async function rows(db: Db, stream: SnapshotStream, keys: readonly Key[]): Promise<SnapshotRow[]> {
+  const result = await db.query<Row>(`SELECT * FROM ${snapshotTable(stream)} WHERE key = ANY($1::${keySql(stream)}[]) ORDER BY key`, [keys]);
   return result.rows.map(toRow);
 }
 
-export async function scan(db: Db, stream: SnapshotStream, after: number | undefined, limit: number): Promise<SnapshotRow[]> {
-  const result = await db.query<Row>(`SELECT * FROM ${snapshotTable(stream)} WHERE key > $1 ORDER BY key LIMIT $2`, [after ?? Number.MIN_SAFE_INTEGER, limit]);
+export async function scan(db: Db, stream: SnapshotStream, after: Key | undefined, limit: number): Promise<SnapshotRow[]> {
+  const result = await db.query<Row>(`SELECT * FROM ${snapshotTable(stream)} WHERE key > $1 ORDER BY key LIMIT $2`, [after ?? keyFloor(stream), limit]);
   return result.rows.map(toRow);
 }
 
@@ -69,9 +70,9 @@ export async function begin(db: Db, stream: SnapshotStream, kind: 'fresh' | 'cha
   const { rows } = await db.query<{ stage_fence: number }>('UPDATE snapshot_meta SET stage_fence = stage_fence + 1 WHERE stream = $1 RETURNING stage_fence', [stream]);
   await dropStaging(db, stream);
   await db.query(kind === 'fresh'
-    ? `CREATE TABLE ${snapshotTable(stream, 'next')} (key bigint PRIMARY KEY, chain text NOT NULL, body text NOT NULL, raw_hash text)`
+    ? `CREATE TABLE ${snapshotTable(stream, 'next')} (key ${keyColumn(stream)} PRIMARY KEY, chain text NOT NULL, body text NOT NULL, raw_hash text)`
     // Scratch: a crash loses it and the next cycle finds the same changes again, so no WAL for it.
-    : `CREATE UNLOGGED TABLE ${snapshotTable(stream, 'changes')} (key bigint PRIMARY KEY, chain text NOT NULL, body text, raw_hash text, change_id text, change_json text)`);
+    : `CREATE UNLOGGED TABLE ${snapshotTable(stream, 'changes')} (key ${keyColumn(stream)} PRIMARY KEY, chain text NOT NULL, body text, raw_hash text, change_id text, change_json text)`);
   return rows[0]!.stage_fence;
 }
 
@@ -91,7 +92,7 @@ export async function stageFresh(db: Db, stream: SnapshotStream, fence: number, 
   const bytes = Buffer.from(fresh.bytes.buffer, fresh.bytes.byteOffset, fresh.bytes.byteLength);
   await db.query(`INSERT INTO ${snapshotTable(stream, 'next')} (key, chain, body, raw_hash)
     SELECT k, convert_from(substring($3::bytea FROM s + 1 FOR ${CHAIN_LENGTH}), 'UTF8'), convert_from(substring($3::bytea FROM s + ${CHAIN_LENGTH + 1} FOR e - s - ${CHAIN_LENGTH}), 'UTF8'), h
-    FROM unnest($1::bigint[], $2::int[], $4::int[], $5::text[]) AS t(k, s, e, h)`, [fresh.keys, starts, bytes, fresh.ends, fresh.hashes]);
+    FROM unnest($1::${keySql(stream)}[], $2::int[], $4::int[], $5::text[]) AS t(k, s, e, h)`, [fresh.keys, starts, bytes, fresh.ends, fresh.hashes]);
 }
 
 export async function stageChanges(db: Db, stream: SnapshotStream, fence: number, staged: readonly StagedRow[]): Promise<void> {
@@ -102,7 +103,7 @@ export async function stageChanges(db: Db, stream: SnapshotStream, fence: number
   const rows = staged.map((r) => ({ key: r.key, chain: r.chain, body: r.body, raw_hash: r.rawHash, change_id: r.change?.id ?? null, change_json: r.change?.json ?? null }));
   await db.query(`INSERT INTO ${snapshotTable(stream, 'changes')} (key, chain, body, raw_hash, change_id, change_json)
     SELECT key, chain, body, raw_hash, change_id, change_json
-    FROM json_to_recordset($1::json) AS t(key bigint, chain text, body text, raw_hash text, change_id text, change_json text)`, [JSON.stringify(rows)]);
+    FROM json_to_recordset($1::json) AS t(key ${keySql(stream)}, chain text, body text, raw_hash text, change_id text, change_json text)`, [JSON.stringify(rows)]);
 }
 
 export async function applyFresh(db: Db, stream: SnapshotStream, fence: number, state: StatePatch, created: { detectedAt: string; connectors: readonly string[]; now: number } | undefined): Promise<void> {
@@ -122,18 +123,19 @@ export async function applyChanges(db: Db, stream: SnapshotStream, fence: number
   if ((await createdPending(db, stream)) > 0) throw new Error(`the created changes of ${stream} must all have rows of their own before its snapshot changes`);
   const table = snapshotTable(stream);
   const changes = snapshotTable(stream, 'changes');
-  const chunk = (await db.query<{ key: number; change_id: string | null }>(`SELECT key, change_id FROM ${changes} ORDER BY key LIMIT $1`, [limit])).rows;
+  const chunk = (await db.query<{ key: Key; change_id: string | null }>(`SELECT key, change_id FROM ${changes} ORDER BY key LIMIT $1`, [limit])).rows;
+  const keysParam = `$1::${keySql(stream)}[]`;
   let delta = 0;
   if (chunk.length > 0) {
-    const keys = chunk.map((r) => r.key);
-    await keepCreatedTexts(db, stream, keys);
+    const chunkKeys = chunk.map((r) => r.key);
+    await keepCreatedTexts(db, stream, chunkKeys);
     // xmax = 0 on a returned row: it was inserted, not updated.
-    const put = await db.query<{ inserted: boolean }>(`INSERT INTO ${table} (key, chain, body, raw_hash) SELECT key, chain, body, raw_hash FROM ${changes} WHERE key = ANY($1::bigint[]) AND body IS NOT NULL
-      ON CONFLICT (key) DO UPDATE SET chain = excluded.chain, body = excluded.body, raw_hash = excluded.raw_hash RETURNING (xmax = 0) AS inserted`, [keys]);
-    const del = await db.query(`DELETE FROM ${table} WHERE key IN (SELECT key FROM ${changes} WHERE key = ANY($1::bigint[]) AND body IS NULL)`, [keys]);
+    const put = await db.query<{ inserted: boolean }>(`INSERT INTO ${table} (key, chain, body, raw_hash) SELECT key, chain, body, raw_hash FROM ${changes} WHERE key = ANY(${keysParam}) AND body IS NOT NULL
+      ON CONFLICT (key) DO UPDATE SET chain = excluded.chain, body = excluded.body, raw_hash = excluded.raw_hash RETURNING (xmax = 0) AS inserted`, [chunkKeys]);
+    const del = await db.query(`DELETE FROM ${table} WHERE key IN (SELECT key FROM ${changes} WHERE key = ANY(${keysParam}) AND body IS NULL)`, [chunkKeys]);
     delta = put.rows.filter((r) => r.inserted).length - (del.rowCount ?? 0);
     await enqueueStaged(db, stream, chunk, connectors, now);
-    await db.query(`DELETE FROM ${changes} WHERE key = ANY($1::bigint[])`, [keys]);
+    await db.query(`DELETE FROM ${changes} WHERE key = ANY(${keysParam})`, [chunkKeys]);
   }
   await bumpVersion(db, stream, delta);
   const done = (await db.query(`SELECT 1 FROM ${changes} LIMIT 1`)).rowCount === 0;
@@ -142,15 +144,14 @@ export async function applyChanges(db: Db, stream: SnapshotStream, fence: number
 }
 
 /** The change records of a staged chunk, their JSON copied from the staging table in SQL. */
-async function enqueueStaged(db: Db, stream: SnapshotStream, chunk: readonly { key: number; change_id: string | null }[], connectors: readonly string[], now: number): Promise<void> {
-  const withChange = chunk.filter((r): r is { key: number; change_id: string } => r.change_id !== null);
+async function enqueueStaged(db: Db, stream: SnapshotStream, chunk: readonly { key: Key; change_id: string | null }[], connectors: readonly string[], now: number): Promise<void> {
+  const withChange = chunk.filter((r): r is { key: Key; change_id: string } => r.change_id !== null);
   if (withChange.length === 0 || connectors.length === 0) return;
-  // Their texts stay in the database: copied from the staging table into outbox_record (not into each delivery).
-  const deliveries = withChange.flatMap((r) => connectors.map((connector) => ({ id: deliveryId(connector, r.change_id), connector, recordId: r.change_id, stream, orderKey: `${stream}:${r.key}`, body: null })));
+  const deliveries = withChange.flatMap((r) => connectors.map((connector) => ({ id: deliveryId(connector, r.change_id), connector, recordId: r.change_id, stream, orderKey: `${stream}:${r.key}` })));
   const added = await insertDeliveries(db, deliveries, now);
   const stored = withChange.filter((r) => added.has(r.change_id));
   if (stored.length === 0) return;
   await db.query(`INSERT INTO outbox_record (id, body, pending) SELECT c.change_id, c.change_json, t.pending
-    FROM unnest($1::bigint[], $2::int[]) AS t(key, pending) JOIN ${snapshotTable(stream, 'changes')} c ON c.key = t.key
+    FROM unnest($1::${keySql(stream)}[], $2::int[]) AS t(key, pending) JOIN ${snapshotTable(stream, 'changes')} c ON c.key = t.key
     ON CONFLICT (id) DO UPDATE SET pending = outbox_record.pending + excluded.pending`, [stored.map((r) => r.key), stored.map((r) => added.get(r.change_id)!)]);
 }

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { Enqueue, SnapshotStream } from '../port.js';
+import type { Enqueue, Key, SnapshotStream } from '../port.js';
 import { deliveryId, snapshotTable } from '../tables.js';
 import { sql } from './statements.js';
 
@@ -24,7 +24,7 @@ function insertDelivery(db: Db, connector: string, record: { id: string; stream:
 }
 
 /** Adds `count` deliveries to a created change kept in `outbox_record`, storing it first if it is not stored. */
-function addRecord(db: Db, id: string, count: number, lazy: { stream: SnapshotStream; key: number; chain: string; detectedAt: string }): void {
+function addRecord(db: Db, id: string, count: number, lazy: { stream: SnapshotStream; key: Key; chain: string; detectedAt: string }): void {
   sql(db, `INSERT INTO outbox_record (id, body, pending, snapshot_stream, snapshot_key, snapshot_chain, detected_at) VALUES (?, NULL, ?, ?, ?, ?, ?)
     ON CONFLICT (id) DO UPDATE SET pending = pending + excluded.pending`)
     .run(id, count, lazy.stream, lazy.key, lazy.chain, lazy.detectedAt);
@@ -45,7 +45,7 @@ export function enqueue(db: Db, records: readonly Enqueue[], now: number): numbe
 }
 
 /** Enqueues a created change whose text is its snapshot row (what a created range owes, made a row). */
-export function enqueueLazy(db: Db, stream: SnapshotStream, key: number, chain: string, detectedAt: string, connectors: readonly string[], now: number): void {
+export function enqueueLazy(db: Db, stream: SnapshotStream, key: Key, chain: string, detectedAt: string, connectors: readonly string[], now: number): void {
   const id = `${stream}:${key}:${chain}`;
   const record = { id, stream, orderKey: `${stream}:${key}` };
   let count = 0;
@@ -57,7 +57,7 @@ export function enqueueLazy(db: Db, stream: SnapshotStream, key: number, chain: 
  * Before snapshot rows change, the created changes still made from them get their text of their own
  * (a record is what was detected, whatever the snapshot holds later).
  */
-export function keepCreatedTexts(db: Db, stream: SnapshotStream, key: number): void {
+export function keepCreatedTexts(db: Db, stream: SnapshotStream, key: Key): void {
   sql(db, `UPDATE outbox_record SET record_text = (SELECT body FROM ${snapshotTable(stream)} s WHERE s.key = outbox_record.snapshot_key AND s.chain = outbox_record.snapshot_chain)
     WHERE snapshot_stream = ? AND snapshot_key = ? AND body IS NULL AND record_text IS NULL`).run(stream, key);
 }

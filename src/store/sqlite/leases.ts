@@ -1,4 +1,4 @@
-import type { Delivery } from '../port.js';
+import type { Delivery, Key } from '../port.js';
 
 /**
  * Leases of the embedded store, kept in the database thread's memory, not in the database. One process
@@ -12,7 +12,7 @@ export interface Lease {
   owner: string;
   until: number;
   /** A created range's batch: the last key it covers and how many rows (ranges.ts). */
-  batch?: { to: number; count: number };
+  batch?: { to: Key; count: number };
 }
 
 export class LeaseTable {

@@ -1,9 +1,11 @@
 import type Database from 'better-sqlite3';
-import type { ClaimRequest, Claimed, CreatedRange, Settlement, SnapshotStream } from '../port.js';
-import { deliveryId, snapshotTable } from '../tables.js';
+import { compareKeys } from '../../streams/index.js';
+import type { ClaimRequest, Claimed, CreatedRange, Key, Settlement, SnapshotStream } from '../port.js';
+import { deliveryId, keyTypeOf, snapshotTable } from '../tables.js';
 import { enqueueLazy } from './enqueue.js';
 import { attemptRow, type AttemptRow } from './history.js';
 import { leasesOf } from './leases.js';
+import { KEY_FLOOR } from './snapshot.js';
 import { sql } from './statements.js';
 
 /**
@@ -20,8 +22,8 @@ interface RangeRow {
   connector: string;
   stream: SnapshotStream;
   detected_at: string;
-  after: number | null;
-  upto: number;
+  after: Key | null;
+  upto: Key;
   remaining: number;
   enqueued_at: number;
   run_at: number;
@@ -33,22 +35,22 @@ const leaseId = (connector: string, stream: SnapshotStream) => `range\u0000${con
 
 /** One range per connector over the whole (just swapped in) snapshot of `stream`, of `n` rows. */
 export function createRanges(db: Db, stream: SnapshotStream, n: number, detectedAt: string, connectors: readonly string[], now: number): void {
-  const { upto } = sql(db, `SELECT max(key) AS upto FROM ${snapshotTable(stream)}`).get() as { upto: number | null };
+  const { upto } = sql(db, `SELECT max(key) AS upto FROM ${snapshotTable(stream)}`).get() as { upto: Key | null };
   if (n === 0 || upto === null) return;
   const insert = sql(db, `INSERT INTO outbox_range (connector, stream, detected_at, upto, remaining, enqueued_at, run_at) VALUES (?, ?, ?, ?, ?, ?, ?)`);
   for (const connector of connectors) insert.run(connector, stream, detectedAt, upto, n, now, now);
 }
 
 /** The bodies come as their UTF-8 bytes: making JS strings of them cost three times the read. */
-function rowsAfter(db: Db, range: RangeRow, limit: number): { key: number; chain: string; body: Uint8Array }[] {
+function rowsAfter(db: Db, range: RangeRow, limit: number): { key: Key; chain: string; body: Uint8Array }[] {
   return sql(db, `SELECT key, chain, CAST(body AS BLOB) AS body FROM ${snapshotTable(range.stream)} WHERE key > ? AND key <= ? ORDER BY key LIMIT ?`)
-    .all(range.after ?? -Infinity, range.upto, limit) as { key: number; chain: string; body: Uint8Array }[];
+    .all(range.after ?? KEY_FLOOR[keyTypeOf(range.stream)], range.upto, limit) as { key: Key; chain: string; body: Uint8Array }[];
 }
 
 /** Moves the cursor past the claimed batch; a range with nothing left goes. */
-function advance(db: Db, range: RangeRow, to: number, count: number): void {
+function advance(db: Db, range: RangeRow, to: Key, count: number): void {
   const remaining = Math.max(0, range.remaining - count);
-  if (remaining === 0 || to >= range.upto) {
+  if (remaining === 0 || compareKeys(to, range.upto) >= 0) {
     sql(db, 'DELETE FROM outbox_range WHERE connector = ? AND stream = ?').run(range.connector, range.stream);
     return;
   }

@@ -1,15 +1,13 @@
 import type Database from 'better-sqlite3';
 import { BridgeError } from '../../errors.js';
-import { SNAPSHOT_STREAMS } from '../tables.js';
 import { pragma, pragmaValue } from './handles.js';
+import { migrateStreams } from './stream-tables.js';
 
 /**
- * The SQLite schema, one migration per version (`PRAGMA user_version` holds the last one applied).
- * The layout is the PostgreSQL one (postgres/schema.ts) in SQLite's types; docs/store.md explains it.
+ * The SQLite schema, one migration per version (`PRAGMA user_version` holds the last one applied),
+ * then each polled stream's tables, a migration of their own per stream (stream-tables.ts). The
+ * layout is the PostgreSQL one (postgres/schema.ts) in SQLite's types; docs/store.md explains it.
  */
-const snapshotTables = SNAPSHOT_STREAMS.map(
-  (stream) => `CREATE TABLE snapshot_${stream} (key INTEGER PRIMARY KEY, chain TEXT NOT NULL, body TEXT NOT NULL, raw_hash TEXT);`,
-).join('\n');
 
 const MIGRATIONS: readonly string[] = [
   `
@@ -35,7 +33,6 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX outbox_ready ON outbox_delivery (connector, run_at, seq) WHERE status = 'pending';
   CREATE INDEX outbox_waiting ON outbox_delivery (connector, order_key, seq) WHERE status = 'blocked';
 
-  ${snapshotTables}
   CREATE TABLE outbox_range (
     connector TEXT NOT NULL, stream TEXT NOT NULL, detected_at TEXT NOT NULL, after INTEGER, upto INTEGER NOT NULL,
     remaining INTEGER NOT NULL, enqueued_at INTEGER NOT NULL, run_at INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
@@ -68,6 +65,28 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (stream, key)) WITHOUT ROWID;
   CREATE TABLE person_meta (stream TEXT PRIMARY KEY, version INTEGER, pass_version INTEGER, after INTEGER);
   `,
+  // Streams of any key type: the columns that hold a snapshot key beside other streams' keys have no
+  // type, so SQLite keeps each value as it is given (an INTEGER column would turn the text key
+  // "0123" into the number 123). The snapshot tables move to migrations of their own per stream.
+  `
+  CREATE TABLE stream_migration (stream TEXT PRIMARY KEY, version INTEGER NOT NULL);
+  CREATE TABLE outbox_record_v3 (
+    id TEXT PRIMARY KEY, body TEXT, pending INTEGER NOT NULL,
+    snapshot_stream TEXT, snapshot_key, snapshot_chain TEXT, detected_at TEXT, record_text TEXT,
+    CHECK (body IS NOT NULL OR snapshot_key IS NOT NULL));
+  INSERT INTO outbox_record_v3 SELECT id, body, pending, snapshot_stream, snapshot_key, snapshot_chain, detected_at, record_text FROM outbox_record;
+  DROP TABLE outbox_record;
+  ALTER TABLE outbox_record_v3 RENAME TO outbox_record;
+  CREATE INDEX outbox_record_lazy ON outbox_record (snapshot_stream, snapshot_key) WHERE body IS NULL AND record_text IS NULL;
+  CREATE TABLE outbox_range_v3 (
+    connector TEXT NOT NULL, stream TEXT NOT NULL, detected_at TEXT NOT NULL, after, upto NOT NULL,
+    remaining INTEGER NOT NULL, enqueued_at INTEGER NOT NULL, run_at INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT, last_attempt_at INTEGER,
+    PRIMARY KEY (connector, stream));
+  INSERT INTO outbox_range_v3 SELECT connector, stream, detected_at, after, upto, remaining, enqueued_at, run_at, attempts, last_error, last_attempt_at FROM outbox_range;
+  DROP TABLE outbox_range;
+  ALTER TABLE outbox_range_v3 RENAME TO outbox_range;
+  `,
   // A record's text in each of its deliveries: claiming, settling and enqueueing it then touch one
   // row, not two. outbox_record keeps the created changes made from snapshot rows (which have no text
   // of their own yet) and the records of deliveries enqueued before this version.
@@ -78,8 +97,12 @@ const MIGRATIONS: readonly string[] = [
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-/** Brings the database to SCHEMA_VERSION; a newer database (a downgrade) is refused. */
-export function migrate(db: Database.Database): void {
+/**
+ * Brings the database to SCHEMA_VERSION, then its streams' tables; a newer database (a downgrade) is
+ * refused. `upTo` stops at an older version, with no stream tables (tests: a database as an older
+ * schoolbridge left it).
+ */
+export function migrate(db: Database.Database, upTo = SCHEMA_VERSION): void {
   const current = pragmaValue(db, 'user_version') as number;
   if (current > SCHEMA_VERSION) {
     throw new BridgeError(
@@ -87,10 +110,11 @@ export function migrate(db: Database.Database): void {
       `the store's schema is version ${current}, newer than this schoolbridge knows (${SCHEMA_VERSION}): run the version that wrote it`,
     );
   }
-  for (let version = current; version < SCHEMA_VERSION; version++) {
+  for (let version = current; version < upTo; version++) {
     db.transaction(() => {
       db.exec(MIGRATIONS[version]!);
       pragma(db, `user_version = ${version + 1}`);
     })();
   }
+  if (upTo === SCHEMA_VERSION) migrateStreams(db);
 }

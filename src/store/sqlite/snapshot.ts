@@ -1,10 +1,11 @@
 import type Database from 'better-sqlite3';
-import type { FreshRows, SnapshotIndex, SnapshotRow, SnapshotStream, StagedRow, StatePatch } from '../port.js';
-import { CHAIN_LENGTH, snapshotTable } from '../tables.js';
+import type { FreshRows, Key, SnapshotIndex, SnapshotRow, SnapshotStream, StagedRow, StatePatch } from '../port.js';
+import { CHAIN_LENGTH, keyTypeOf, snapshotTable } from '../tables.js';
 import { enqueue, keepCreatedTexts } from './enqueue.js';
 import { createRanges, createdPending } from './ranges.js';
 import { putState } from './state.js';
 import { sql } from './statements.js';
+import { KEY_COLUMN, rowColumns } from './stream-tables.js';
 
 /**
  * The poll snapshot on SQLite: a table per stream keyed by the record id (the rowid, so rows are kept
@@ -14,7 +15,7 @@ import { sql } from './statements.js';
 type Db = Database.Database;
 
 interface Row {
-  key: number;
+  key: Key;
   chain: string;
   body: string;
   raw_hash: string | null;
@@ -40,17 +41,17 @@ function bumpVersion(db: Db, stream: SnapshotStream, delta: number): void {
 }
 
 export function index(db: Db, stream: SnapshotStream): SnapshotIndex {
-  const keys: number[] = [];
+  const keys: Key[] = [];
   const hashes: (string | null)[] = [];
   // all(), not iterate(): no statement iterator left for the garbage collector (handles.ts).
-  for (const row of sql(db, `SELECT key, raw_hash FROM ${snapshotTable(stream)} ORDER BY key`).raw().all() as [number, string | null][]) {
+  for (const row of sql(db, `SELECT key, raw_hash FROM ${snapshotTable(stream)} ORDER BY key`).raw().all() as [Key, string | null][]) {
     keys.push(row[0]);
     hashes.push(row[1]);
   }
   return { version: version(db, stream), keys, hashes };
 }
 
-export function rows(db: Db, stream: SnapshotStream, keys: readonly number[]): SnapshotRow[] {
+export function rows(db: Db, stream: SnapshotStream, keys: readonly Key[]): SnapshotRow[] {
   const get = sql(db, `SELECT * FROM ${snapshotTable(stream)} WHERE key = ?`);
   const out: SnapshotRow[] = [];
   for (const key of keys) {
@@ -60,17 +61,23 @@ export function rows(db: Db, stream: SnapshotStream, keys: readonly number[]): S
   return out;
 }
 
-export function scan(db: Db, stream: SnapshotStream, after: number | undefined, limit: number): SnapshotRow[] {
-  return (sql(db, `SELECT * FROM ${snapshotTable(stream)} WHERE key > ? ORDER BY key LIMIT ?`).all(after ?? -Infinity, limit) as Row[]).map(toRow);
+/**
+ * Below every key of its type: a parameter compared with a TEXT column is compared as text (-Infinity
+ * would be '-Inf', above some keys), and no non-empty string is below ''.
+ */
+export const KEY_FLOOR = { integer: -Infinity, string: '' } as const;
+
+export function scan(db: Db, stream: SnapshotStream, after: Key | undefined, limit: number): SnapshotRow[] {
+  return (sql(db, `SELECT * FROM ${snapshotTable(stream)} WHERE key > ? ORDER BY key LIMIT ?`).all(after ?? KEY_FLOOR[keyTypeOf(stream)], limit) as Row[]).map(toRow);
 }
 
 export function begin(db: Db, stream: SnapshotStream, kind: 'fresh' | 'changes'): void {
   discard(db, stream);
   sql(db, 'INSERT INTO snapshot_meta (stream, staged) VALUES (?, 0) ON CONFLICT (stream) DO UPDATE SET staged = 0').run(stream);
-  const columns = 'key INTEGER PRIMARY KEY, chain TEXT NOT NULL, body TEXT, raw_hash TEXT';
+  const type = keyTypeOf(stream);
   db.exec(kind === 'fresh'
-    ? `CREATE TABLE ${snapshotTable(stream, 'next')} (key INTEGER PRIMARY KEY, chain TEXT NOT NULL, body TEXT NOT NULL, raw_hash TEXT)`
-    : `CREATE TABLE ${snapshotTable(stream, 'changes')} (${columns}, change_id TEXT, change_json TEXT)`);
+    ? `CREATE TABLE ${snapshotTable(stream, 'next')} (${rowColumns(type)})`
+    : `CREATE TABLE ${snapshotTable(stream, 'changes')} (key ${KEY_COLUMN[type]} PRIMARY KEY, chain TEXT NOT NULL, body TEXT, raw_hash TEXT, change_id TEXT, change_json TEXT)`);
 }
 
 export function discard(db: Db, stream: SnapshotStream): void {

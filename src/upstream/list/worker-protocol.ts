@@ -1,12 +1,11 @@
-import type { DiffContext } from './diff.js';
-import type { ParseBatch, ParseEnd } from './list-parse.js';
-import type { PolledStream } from './snapshot.js';
+import type { Key, PolledStreamName as PolledStream } from '../../streams/index.js';
+import type { Initial, ParseBatch, ParseEnd } from './parse.js';
 
-/** Messages between the list worker (list-worker-thread.ts) and its main-thread side (list-worker.ts). */
+/** Messages between the list worker (worker-thread.ts) and its main-thread side (worker.ts). */
 export type ToWorker =
   /** The stored snapshot's index (keys ascending, their raw hashes) becomes the stream's committed one. */
-  | { t: 'index'; stream: PolledStream; keys: number[]; hashes: (string | null)[] }
-  | { t: 'begin'; id: number; stream: PolledStream; useIndex: boolean; fresh?: { initial: DiffContext['initial'] } }
+  | { t: 'index'; stream: PolledStream; keys: Key[]; hashes: (string | null)[] }
+  | { t: 'begin'; id: number; stream: PolledStream; useIndex: boolean; fresh?: { initial: Initial } }
   | { t: 'chunk'; id: number; bytes: Uint8Array }
   | { t: 'end'; id: number; stream: PolledStream }
   | { t: 'abort'; id: number }
@@ -23,7 +22,7 @@ export interface WireError {
 }
 
 export type ToMain =
-  /** `spent`: the chunk's memory, given back for the next chunk (see list-worker.ts). */
+  /** `spent`: the chunk's memory, given back for the next chunk (see worker.ts). */
   | ({ t: 'batch'; id: number; spent?: ArrayBuffer } & ParseBatch)
   | { t: 'done'; id: number; end: ParseEnd }
   | { t: 'error'; id: number; error: WireError };

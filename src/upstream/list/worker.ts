@@ -1,17 +1,16 @@
 import { Worker } from 'node:worker_threads';
-import { BridgeError } from '../errors.js';
-import type { SnapshotIndex } from '../store/index.js';
-import type { DiffContext } from './diff.js';
-import type { ParseBatch, ParseEnd } from './list-parse.js';
-import type { ToMain, ToWorker } from './list-worker-protocol.js';
-import { POLLED_STREAMS, type PolledStream } from './snapshot.js';
+import { BridgeError } from '../../errors.js';
+import type { SnapshotIndex } from '../../store/index.js';
+import type { PolledStreamName as PolledStream } from '../../streams/index.js';
+import type { Initial, ParseBatch, ParseEnd } from './parse.js';
+import type { ToMain, ToWorker } from './worker-protocol.js';
 
 /**
- * The main-thread side of the list worker (poll/README.md): a worker thread that turns list bodies
- * into what a cycle needs (list-parse.ts), so scanning, hashing, parsing, validating and serializing
+ * The main-thread side of the list worker (src/upstream/README.md): a worker thread that runs the
+ * list pipeline (parse.ts) for the poll, so scanning, hashing, parsing, validating and serializing
  * 300,000 records run on the machine's other core instead of between webhook acknowledgements.
  *
- * The raw indexes live in the worker (list-worker-thread.ts). This side knows which snapshot version
+ * The raw indexes live in the worker (worker-thread.ts). This side knows which snapshot version
  * a stream's index was read at (`indexVersion`): `setIndex` hands it one read from the store, `drop`
  * forgets it before a commit changes the snapshot, and `adopt` makes a read's own index the stream's
  * after the cycle's last commit. A worker that dies takes its indexes with it, which is safe: the
@@ -39,16 +38,16 @@ export interface ListWorker {
   drop(stream: PolledStream): void;
   /** Read `id`'s index becomes the stream's, at the snapshot version its cycle left. */
   adopt(stream: PolledStream, id: number, version: number): void;
-  /** Starts the threads now instead of at the first read (each takes ~300 ms to load its code). */
-  warm(): void;
+  /** Starts the streams' threads now instead of at their first read (each takes ~300 ms to load its code). */
+  warm(streams: readonly PolledStream[]): void;
   stop(): Promise<void>;
 }
 
 export interface ParseOptions {
   /** Skip records whose bytes the stream's committed index knows (false: parse every one). */
   useIndex: boolean;
-  /** The stream's snapshot is empty: have each record's snapshot entry made in the worker (list-parse.ts). */
-  fresh?: { initial: DiffContext['initial'] } | undefined;
+  /** The stream's snapshot is empty: have each record's snapshot entry made in the worker (parse.ts). */
+  fresh?: { initial: Initial } | undefined;
   signal?: AbortSignal;
 }
 
@@ -172,7 +171,7 @@ export function createListWorker(): ListWorker {
   }
 
   function spawn(stream: PolledStream): Worker {
-    const spawned = new Worker(new URL('./list-worker-boot.mjs', import.meta.url));
+    const spawned = new Worker(new URL('./worker-boot.mjs', import.meta.url));
     spawned.unref();
     const lost = (error: Error) => {
       if (threads.get(stream) !== spawned) return;
@@ -248,7 +247,7 @@ export function createListWorker(): ListWorker {
       post(stream, { t: 'adopt', stream, id });
       if (threads.has(stream)) versions.set(stream, version);
     },
-    warm: () => POLLED_STREAMS.forEach(ensureThread),
+    warm: (streams) => streams.forEach(ensureThread),
     async stop() {
       const stopping = [...threads.values()];
       threads.clear();

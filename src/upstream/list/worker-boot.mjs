@@ -1,6 +1,6 @@
-// Entry of the list worker thread (list-worker.ts). The daemon runs TypeScript through tsx's loader
+// Entry of the list worker thread (worker.ts). The daemon runs TypeScript through tsx's loader
 // (bin/schoolbridge.js); a worker thread starts without it, so it registers the loader itself.
 import { register } from 'tsx/esm/api';
 
 register();
-await import('./list-worker-thread.ts');
+await import('./worker-thread.ts');

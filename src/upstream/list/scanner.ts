@@ -1,6 +1,6 @@
-import { CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, isJsonWhitespace, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from '../json/chars.js';
-import { invalidJson } from './errors.js';
-import { invalidResponse, joinPath } from './schemas.js';
+import { CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, isJsonWhitespace, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from '../../json/chars.js';
+import { invalidJson } from '../errors.js';
+import { invalidResponse, joinPath } from '../schemas.js';
 import { ValueCapture } from './value-capture.js';
 
 /**

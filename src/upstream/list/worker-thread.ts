@@ -1,18 +1,19 @@
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
-import { isBridgeError } from '../errors.js';
-import { ListParse, type RawIndex } from './list-parse.js';
-import type { ToMain, ToWorker } from './list-worker-protocol.js';
+import { isBridgeError } from '../../errors.js';
+import type { Key } from '../../streams/index.js';
+import { ListParse, type RawIndex } from './parse.js';
+import type { ToMain, ToWorker } from './worker-protocol.js';
 
 /**
- * The list worker thread (list-worker.ts is its main-thread side). It holds the raw indexes, so
+ * The list worker thread (worker.ts is its main-thread side). It holds the raw indexes, so
  * they never cross threads: per stream the `committed` one (what scans use) and the `candidate`
  * built by the last whole read, which becomes committed only when the main thread says its cycle
  * committed (`adopt` with that read's id). Anything else leaves no index: the next read parses all.
  */
 const port = parentPort;
-if (!port) throw new Error('list-worker-thread.ts runs only as a worker thread');
+if (!port) throw new Error('worker-thread.ts runs only as a worker thread');
 
 lowerPriority();
 
@@ -20,8 +21,8 @@ const sessions = new Map<number, ListParse>();
 const committed = new Map<string, RawIndex>();
 const candidates = new Map<string, { id: number; index: RawIndex }>();
 
-function indexOf(keys: number[], hashes: (string | null)[]): RawIndex {
-  const byHash = new Map<string, number>();
+function indexOf(keys: Key[], hashes: (string | null)[]): RawIndex {
+  const byHash = new Map<string, Key>();
   keys.forEach((key, i) => {
     const hashed = hashes[i];
     if (hashed) byHash.set(hashed, key);
@@ -59,7 +60,7 @@ port.on('message', (message: ToWorker) => {
       if (!session) return; // failed or aborted already: its error was sent
       try {
         const batch = session.push(message.bytes);
-        // The scanner keeps no view of the chunk past push (list-scanner.ts copies a split value).
+        // The scanner keeps no view of the chunk past push (scanner.ts copies a split value).
         send({ t: 'batch', id: message.id, ...batch, spent: message.bytes.buffer as ArrayBuffer });
       } catch (error) {
         fail(message.id, error);

@@ -1,7 +1,8 @@
+import type { Key } from '../../streams/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ParseBatch } from './list-parse.js';
-import { createListWorker, type ListWorker, type ParseSink } from './list-worker.js';
-import { jsonBody, testUser } from '../../test/support/poll.js';
+import type { ParseBatch } from './parse.js';
+import { createListWorker, type ListWorker, type ParseSink } from './worker.js';
+import { jsonBody, testUser } from '../../../test/support/poll.js';
 
 let worker: ListWorker;
 afterEach(async () => {
@@ -10,7 +11,7 @@ afterEach(async () => {
 
 /** A sink that records what the worker hands over. */
 function collect() {
-  const out = { known: 0, keys: [] as number[] };
+  const out = { known: 0, keys: [] as Key[] };
   const sink: ParseSink = {
     batch(batch: ParseBatch) {
       out.known += batch.known;
@@ -79,7 +80,7 @@ describe('list worker', () => {
 
   it('waits for a sink that takes its time before it reads on, and keeps the order of batches', async () => {
     worker = createListWorker();
-    const seen: number[] = [];
+    const seen: Key[] = [];
     let inSink = 0;
     let most = 0;
     const sink: ParseSink = {
@@ -105,8 +106,8 @@ describe('list worker', () => {
 
   it('reads with threads started ahead by warm(), called any number of times', async () => {
     worker = createListWorker();
-    worker.warm();
-    worker.warm();
+    worker.warm(['students', 'users']);
+    worker.warm(['students', 'users']);
     const got = collect();
     const read = await worker.parse('users', jsonBody({ data: { users: users(5) } }), { useIndex: true }, got.sink);
     expect(read.end.count).toBe(5);

@@ -1,9 +1,10 @@
+import type { Key } from '../../streams/index.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CHAIN_LENGTH } from '../store/index.js';
-import { testStudent, testUser } from '../../test/support/poll.js';
-import { diffRecords } from './diff.js';
-import { ListParse, type RawIndex } from './list-parse.js';
+import { CHAIN_LENGTH } from '../../store/index.js';
+import { testStudent, testUser } from '../../../test/support/poll.js';
+import { diffRecords } from '../../poll/diff.js';
+import { ListParse, type RawIndex } from './parse.js';
 
 /** A body as the upstream might send it: spaces inside the elements, so raw bytes differ from our texts. */
 const body = (list: string, items: readonly unknown[]) =>
@@ -12,10 +13,10 @@ const body = (list: string, items: readonly unknown[]) =>
 /** Pushes a body in chunks of `size` bytes; returns every batch merged and the end. */
 function parseAll(parse: ListParse, bytes: Uint8Array, size = 7) {
   let known = 0;
-  const keys: number[] = [];
+  const keys: Key[] = [];
   const texts: string[] = [];
   const hashes: string[] = [];
-  const rows: { key: number; entry: string; hash: string }[] = [];
+  const rows: { key: Key; entry: string; hash: string }[] = [];
   for (let offset = 0; offset < bytes.length; offset += size) {
     const batch = parse.push(bytes.subarray(offset, offset + size));
     known += batch.known;
@@ -106,7 +107,7 @@ describe('ListParse (properties)', () => {
   /** All of a body, pushed in chunks cut at the given fractions. */
   function run(parse: ListParse, bytes: Buffer, cuts: number[]) {
     let known = 0;
-    const keys: number[] = [];
+    const keys: Key[] = [];
     const texts: string[] = [];
     let from = 0;
     for (const cut of [...cuts.map((f) => Math.floor(f * bytes.length)).sort((a, b) => a - b), bytes.length]) {

@@ -1,4 +1,4 @@
-import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, isJsonWhitespace, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from '../json/chars.js';
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, isJsonWhitespace, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from '../../json/chars.js';
 
 /**
  * The bytes of one JSON value as they arrive, possibly across chunks: where it ends, and whether it

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BridgeError } from '../errors.js';
-import { ListScanner } from './list-scanner.js';
-import { thrown as failure } from '../../test/support/errors.js';
+import { BridgeError } from '../../errors.js';
+import { ListScanner } from './scanner.js';
+import { thrown as failure } from '../../../test/support/errors.js';
 
 const encoder = new TextEncoder();
 

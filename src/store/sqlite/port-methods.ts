@@ -1,0 +1,74 @@
+import type { Clock } from '../../clock.js';
+import type { Store } from '../port.js';
+import type { CallThread } from './thread-client.js';
+
+/**
+ * The port's methods on SQLite: each one call of the database thread by name (operations.ts), with
+ * the time it needs read from the daemon's clock. Nothing here holds state: the thread does.
+ */
+export type PortMethods = Pick<Store, 'inbox' | 'outbox' | 'snapshot' | 'state' | 'history' | 'people' | 'replicas'>;
+
+export function sqlitePortMethods(call: CallThread, clock: Clock, advertised: () => string | undefined): PortMethods {
+  return {
+    inbox: {
+      accept: (entry, records) => call('accept', entry, records),
+      get: (id) => call('getEvent', id),
+      reprocess: (id, expected, recordIds, records) => call('reprocess', id, expected, recordIds, records, clock.now()),
+      quarantine: (entry) => call('quarantine', entry),
+      quarantined: () => call('quarantined'),
+      release: (id, entry, records) => call('release', id, entry, records),
+      prune: (before) => call('prune', before),
+      search: (texts, limit) => call('searchInbox', texts, limit),
+    },
+    outbox: {
+      enqueue: (records, patch = {}) => call('enqueue', records, clock.now(), patch),
+      claim: (request) => call('claim', request),
+      settle: (settlements) => call('settle', settlements),
+      retry: (target, now) => call('retry', target, now),
+      get: (id) => call('getDelivery', id, clock.now()),
+      list: (filter) => call('list', filter, clock.now()),
+      counts: () => call('counts'),
+      ranges: () => call('ranges'),
+      nextRunAt: (connector) => call('nextRunAt', connector, clock.now()),
+      sweep: (now) => call('sweep', now),
+      lookup: (query) => call('lookup', query, clock.now()),
+      retrying: () => call('retrying'),
+    },
+    snapshot: {
+      size: (stream) => call('size', stream),
+      version: (stream) => call('version', stream),
+      index: (stream) => call('index', stream),
+      rows: (stream, keys) => call('rows', stream, keys),
+      scan: (stream, after, limit) => call('scan', stream, after, limit),
+      begin: (stream, kind) => call('begin', stream, kind),
+      stageFresh: (stream, rows) => call('stageFresh', stream, rows),
+      stageChanges: (stream, rows) => call('stageChanges', stream, rows),
+      discard: (stream) => call('discard', stream),
+      applyFresh: (stream, apply) => call('applyFresh', stream, apply.state, apply.created),
+      applyChanges: (stream, apply) => call('applyChanges', stream, apply.limit, apply.connectors, apply.state, apply.now),
+      materializeCreated: (stream, limit, now) => call('materializeCreated', stream, limit, now),
+      createdPending: (stream) => call('createdPending', stream),
+    },
+    state: {
+      get: async <T>(key: string) => (await call('getState', key)) as T | undefined,
+      put: (patch) => call('putState', patch),
+    },
+    history: {
+      recordRun: (run, patch = {}) => call('recordRun', run, patch),
+      runs: (query) => call('runs', query),
+      count: (entries) => call('count', entries),
+      tallies: (kind, since) => call('tallies', kind, since),
+      attempts: (filter) => call('attempts', filter),
+      prune: (before) => call('pruneHistory', before),
+    },
+    people: {
+      refresh: (stream, limit) => call('refreshPeople', stream, limit),
+      search: (query, limit) => call('searchPeople', query, limit),
+      get: (refs) => call('getPeople', refs),
+    },
+    replicas: {
+      beat: (now, at) => call('beat', now, at ?? advertised()),
+      live: (since) => call('live', since),
+    },
+  };
+}
