@@ -59,11 +59,11 @@ function open(file: string, self: Self): void {
   startCheckpointer(file);
 }
 
-/** Checkpoints move to their own thread (checkpoint-thread.ts); if it dies, SQLite's own come back. */
+/** Checkpoints move to their own thread (checkpoint-thread.mjs); if it dies, SQLite's own come back. */
 function startCheckpointer(file: string): void {
   const conn = db!;
   pragma(conn, 'wal_autocheckpoint = 0');
-  const worker = new Worker(new URL('./checkpoint-thread-boot.mjs', import.meta.url), { workerData: { file, intervalMs: CHECKPOINT_INTERVAL_MS, restartFrames: RESTART_FRAMES } });
+  const worker = new Worker(new URL('./checkpoint-thread.mjs', import.meta.url), { workerData: { file, intervalMs: CHECKPOINT_INTERVAL_MS, restartFrames: RESTART_FRAMES } });
   worker.unref();
   worker.on('error', () => {});
   worker.on('message', (message: { t: 'restart' }) => {

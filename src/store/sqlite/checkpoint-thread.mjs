@@ -1,0 +1,46 @@
+// The checkpointer: a connection of its own, in a thread of its own, that copies the WAL back into
+// the database file. The database thread turns SQLite's automatic checkpoint off, which would
+// otherwise run inside whichever commit crossed the threshold and make that commit (a webhook's, say)
+// wait for megabytes of copying and an fsync. Past `restartFrames` it pauses and asks the writer to
+// start the WAL over (db-thread.ts), and goes on when it has.
+//
+// Plain JavaScript, unlike the rest: its thread then starts without the tsx loader, which costs a
+// loader thread of its own and a third of a second at every opening of a store (every command).
+import { parentPort, workerData } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+
+const port = parentPort;
+if (!port) throw new Error('checkpoint-thread.mjs runs only as a worker thread');
+/** @type {{ file: string; intervalMs: number; restartFrames: number }} */
+const { file, intervalMs, restartFrames } = workerData;
+
+// The connection and its statements stay referenced for the thread's life: a better-sqlite3 object
+// left to the garbage collector can abort Node.js 24 as the thread ends (handles.ts).
+const db = new Database(file, { fileMustExist: true });
+const settings = [db.prepare('PRAGMA synchronous = FULL'), db.prepare('PRAGMA cache_size = -2000')];
+for (const setting of settings) setting.run();
+const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+
+let paused = false;
+
+const timer = setInterval(() => {
+  if (paused) return;
+  try {
+    /** @type {{ busy: number; log: number; checkpointed: number } | undefined} */
+    const done = checkpoint.get();
+    if (done && done.log >= restartFrames && done.checkpointed === done.log) {
+      paused = true;
+      port.postMessage({ t: 'restart' });
+    }
+  } catch {
+    // Tried again at the next tick; a failing disk shows in the writer's commits and in /readyz.
+  }
+}, intervalMs);
+
+port.on('message', (/** @type {{ t: 'stop' | 'resume' }} */ message) => {
+  if (message.t === 'resume') paused = false;
+  if (message.t !== 'stop') return;
+  clearInterval(timer);
+  db.close();
+  port.close();
+});
