@@ -123,10 +123,26 @@ function drain(): void {
   const batch = urgent.splice(0);
   if (batch.length > 0) run(db, ops, batch);
   if (restartDue) restartWal(db);
-  const one = bulk.shift();
-  if (one) run(db, ops, [one]);
-  if (urgent.length > 0 || bulk.length > 0) schedule();
+  // A bulk call starts only once every commit before it is on disk: the sync a webhook's commit
+  // waits for then holds its own frames and not those of bulk calls run meanwhile, as when each
+  // commit synced itself; the small calls still run while a bulk call's commit is synced.
+  const bulkMay = walSync!.idle();
+  if (bulkMay && bulk.length > 0) run(db, ops, [bulk.shift()!]);
+  if (urgent.length > 0 || (bulkMay && bulk.length > 0)) schedule();
+  else if (bulk.length > 0) afterSync();
   else if (closing) finishClose();
+}
+
+let awaitingSync = false;
+
+/** Drains again once the commits before are on disk (a bulk call is waiting for that). */
+function afterSync(): void {
+  if (awaitingSync) return;
+  awaitingSync = true;
+  void walSync!.drained().then(() => {
+    awaitingSync = false;
+    schedule();
+  });
 }
 
 /** The transaction statements, prepared once per connection. */

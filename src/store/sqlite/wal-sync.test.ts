@@ -89,6 +89,17 @@ describe('WalSync', () => {
     walSync.close();
   });
 
+  it('is idle only when every commit is on disk and no sync runs', () => {
+    const disk = manualSync();
+    const walSync = new WalSync(wal, disk.sync);
+    expect(walSync.idle()).toBe(true);
+    walSync.committed(true, () => {});
+    expect(walSync.idle()).toBe(false);
+    disk.finish();
+    expect(walSync.idle()).toBe(true);
+    walSync.close();
+  });
+
   it('drains: resolves once nothing is held', async () => {
     const disk = manualSync();
     const walSync = new WalSync(wal, disk.sync);

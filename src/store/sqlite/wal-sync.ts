@@ -22,7 +22,7 @@ export class WalSync {
   private inFlight = false;
   private held: { needs: number; release(error?: Error): void }[] = [];
   private fd: number | undefined;
-  private idle: (() => void)[] = [];
+  private waiting: (() => void)[] = [];
 
   constructor(
     private readonly walFile: string,
@@ -44,10 +44,15 @@ export class WalSync {
     this.start();
   }
 
+  /** Whether every commit so far is on disk and nothing waits for it. */
+  idle(): boolean {
+    return this.held.length === 0 && !this.inFlight;
+  }
+
   /** Resolves once nothing is held (before the connection closes). */
   drained(): Promise<void> {
     if (this.held.length === 0 && !this.inFlight) return Promise.resolve();
-    return new Promise((resolve) => this.idle.push(resolve));
+    return new Promise((resolve) => this.waiting.push(resolve));
   }
 
   close(): void {
@@ -63,6 +68,7 @@ export class WalSync {
       fd = this.open();
     } catch (error) {
       this.fail(target, error as Error);
+      this.next();
       return;
     }
     this.inFlight = true;
@@ -73,9 +79,14 @@ export class WalSync {
         this.synced = Math.max(this.synced, target);
         this.releaseUpTo(this.synced);
       }
-      if (this.held.length > 0) this.start();
-      else for (const resolve of this.idle.splice(0)) resolve();
+      this.next();
     });
+  }
+
+  /** After a sync: another for what came since, or tell those waiting that nothing is held. */
+  private next(): void {
+    if (this.held.length > 0) this.start();
+    else for (const resolve of this.waiting.splice(0)) resolve();
   }
 
   /**
