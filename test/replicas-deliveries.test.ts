@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createPgStore } from '../src/store/postgres/pg-store.js';
 import { eventBody, invoice } from './support/webhooks.js';
 import { eventually } from './support/net.js';
-import { testDatabase } from './support/pg-database.js';
+import { ageDeadReplica, testDatabase } from './support/pg-database.js';
 import { startPostgres } from './support/postgres.js';
 import { startReplicas } from './support/replicas.js';
 import { accountingReceiver, cleanups, daemonConfig, jsonLines, log, post, stopAll } from './support/replicas-setup.js';
@@ -36,7 +36,7 @@ describe('replicas on one PostgreSQL database', () => {
           acknowledged.set(answer.id, { invoice: id, event });
           if (!killedMidBurst && acknowledged.size >= 600) {
             killedMidBurst = true;
-            void replicas[0]!.kill();
+            void replicas[0]!.kill().then(() => ageDeadReplica(url, replicas[0]!.child.pid!));
           }
           return;
         }
@@ -51,7 +51,11 @@ describe('replicas on one PostgreSQL database', () => {
         await sendUntilStored(eventBody('invoice.updated', invoice({ id, numberId: id, statusOffice: 2 })), id, 'invoice.updated');
       }
     };
-    const killMidDelivery = eventually(() => (receiver.arrivals.length >= 1000 ? true : undefined), 120_000, 'half the deliveries').then(() => replicas[1]!.kill());
+    // Each killed replica is then made to look as it does once REPLICA_TTL_MS has passed: what is
+    // tested here is that nothing is lost or sent twice or out of order, not how long finding it dead
+    // takes (replicas-roles.test.ts waits that out).
+    const killMidDelivery = eventually(() => (receiver.arrivals.length >= 1000 ? true : undefined), 120_000, 'half the deliveries')
+      .then(() => replicas[1]!.kill()).then(() => ageDeadReplica(url, replicas[1]!.child.pid!));
     await Promise.all(Array.from({ length: 20 }, sender));
     await killMidDelivery;
     expect(acknowledged.size).toBe(2000);
