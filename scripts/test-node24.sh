@@ -4,9 +4,12 @@
 # headers), into a directory of its own; nothing is installed globally.
 #
 # better-sqlite3's native addon is built for one Node.js ABI, so the suite runs on a copy of the
-# working tree whose node_modules is this project's, with that addon rebuilt against Node.js 24's
-# headers. The copy's node_modules is kept while package-lock.json is unchanged (the rebuild is the
-# slow part); the sources are copied afresh on every run. Exit code: vitest's.
+# working tree with node_modules of its own, installed by `npm ci` under Node.js 24 (the addon built
+# against its headers). They are kept while package-lock.json is unchanged (the install is the slow
+# part); the sources are copied afresh on every run. Exit code: vitest's.
+#
+# `--prepare` only installs (Node.js 24 and the copy's node_modules) and exits: CI runs it beside the
+# project's own `npm ci`, since neither needs the other.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 work="${TMPDIR:-/tmp}/schoolbridge-node24/$(printf '%s' "$root" | sha1sum | cut -c1-12)"
@@ -22,25 +25,23 @@ fi
 version="$("$node24/bin/node" --version)"
 case "$version" in v24.*) ;; *) echo "test:node24: expected Node.js 24, got $version" >&2; exit 1 ;; esac
 
-if [ ! -d "$root/node_modules" ]; then
-  echo "test:node24: run npm ci first (the copy starts from this project's node_modules)" >&2
-  exit 1
+mkdir -p "$tree"
+lock="$(sha1sum "$root/package-lock.json" | cut -c1-40) $version"
+if [ "$(cat "$tree/node_modules/.node24-lock" 2>/dev/null)" != "$lock" ]; then
+  echo "test:node24: npm ci under Node.js $version (better-sqlite3 built for it)"
+  rm -rf "$tree/node_modules"
+  cp "$root/package.json" "$root/package-lock.json" "$tree/"
+  # npm runs under Node.js 24 (first on PATH) and node-gyp compiles against its headers (nodedir).
+  (cd "$tree" && PATH="$node24/bin:$PATH" npm_config_nodedir="$node24" npm ci --no-audit --no-fund --loglevel=error)
+  printf '%s' "$lock" > "$tree/node_modules/.node24-lock"
+fi
+if [ "${1:-}" = "--prepare" ]; then
+  exit 0
 fi
 
 # The sources, afresh; node_modules stays when the lock file did not change.
-mkdir -p "$tree"
 find "$tree" -mindepth 1 -maxdepth 1 ! -name node_modules -exec rm -rf {} +
 tar -C "$root" --exclude=./node_modules --exclude=./.git --exclude=./data --exclude=./test-results -cf - . | tar -C "$tree" -xf -
-
-lock="$(sha1sum "$root/package-lock.json" | cut -c1-40) $version"
-if [ "$(cat "$tree/node_modules/.node24-lock" 2>/dev/null)" != "$lock" ]; then
-  echo "test:node24: copying node_modules and building better-sqlite3 for Node.js $version"
-  rm -rf "$tree/node_modules"
-  cp -a "$root/node_modules" "$tree/node_modules"
-  # npm runs under Node.js 24 (first on PATH) and node-gyp compiles against its headers (nodedir).
-  (cd "$tree" && PATH="$node24/bin:$PATH" npm_config_nodedir="$node24" npm rebuild better-sqlite3 --loglevel=error)
-  printf '%s' "$lock" > "$tree/node_modules/.node24-lock"
-fi
 
 echo "test:node24: vitest on Node.js $version in $tree"
 cd "$tree"
