@@ -1,10 +1,10 @@
 import { Worker, parentPort } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { openDatabase, pragma } from './handles.js';
-import { leasesOf } from './leases.js';
 import { BULK, operations, type OperationName, type Operations, type Self } from './operations.js';
 import { migrate } from './schema.js';
-import type { Call, FromThread, Result, ToThread, WireError } from './protocol.js';
+import type { Call, FromThread, ToThread, WireError } from './protocol.js';
+import { endClaims, runTransaction, wire } from './transaction.js';
 import { WalSync } from './wal-sync.js';
 
 /**
@@ -27,11 +27,6 @@ let scheduled = false;
 let closing = false;
 
 const post = (message: FromThread) => port.postMessage(message);
-
-function wire(error: unknown): WireError {
-  const e = error as { code?: unknown; message?: unknown };
-  return { code: typeof e.code === 'string' ? e.code : 'ERROR', message: typeof e.message === 'string' ? e.message : String(error) };
-}
 
 /** WAL frames (of 4 KiB) past which the checkpointer makes the WAL start over. */
 const RESTART_FRAMES = 8192;
@@ -145,109 +140,20 @@ function afterSync(): void {
   });
 }
 
-/** The transaction statements, prepared once per connection. */
-const control = new WeakMap<Database.Database, Record<'begin' | 'savepoint' | 'release' | 'rollbackTo' | 'commit' | 'rollback' | 'totalChanges', Database.Statement>>();
-
-function statements(conn: Database.Database) {
-  let prepared = control.get(conn);
-  if (!prepared) {
-    prepared = {
-      begin: conn.prepare('BEGIN'), savepoint: conn.prepare('SAVEPOINT call'), release: conn.prepare('RELEASE call'),
-      rollbackTo: conn.prepare('ROLLBACK TO call'), commit: conn.prepare('COMMIT'), rollback: conn.prepare('ROLLBACK'),
-      totalChanges: conn.prepare('SELECT total_changes()').pluck(),
-    };
-    control.set(conn, prepared);
-  }
-  return prepared;
-}
-
-const totalChanges = (conn: Database.Database): number => statements(conn).totalChanges.get() as number;
-
-function invoke(conn: Database.Database, table: Operations, call: Call): unknown {
-  const fn = table[call.op] as (db: Database.Database, ...args: unknown[]) => unknown;
-  return fn(conn, ...call.args);
-}
-
 /**
- * Runs the calls in one transaction. They run side by side first, with nothing between them: a
- * savepoint per call makes SQLite copy every page a call touches into a statement journal, which
- * costs more than the calls themselves. Only when one fails is the transaction rolled back and run
- * again with each call in a savepoint of its own, so that the failing one fails alone.
+ * Runs the calls in one transaction (transaction.ts) and gives their results once the commit is on
+ * disk (wal-sync.ts); a call never learns of a transaction that did not commit.
  */
 function run(conn: Database.Database, table: Operations, batch: Call[]): void {
-  const tx = statements(conn);
-  const leases = leasesOf(conn);
-  const changesBefore = totalChanges(conn);
-  const failAll = (error: unknown) => post({ t: 'results', results: batch.map((call) => ({ id: call.id, error: wire(error) })) });
-  try {
-    tx.begin.run();
-  } catch (error) {
-    failAll(error);
-    return;
-  }
-  leases.begin();
-  let results: Result[] | undefined = [];
-  try {
-    for (const call of batch) results.push({ id: call.id, value: invoke(conn, table, call) });
-  } catch {
-    results = undefined;
-  }
-  if (!results) {
-    if (conn.inTransaction) tx.rollback.run();
-    leases.rollbackTo();
-    try {
-      tx.begin.run();
-    } catch (error) {
-      leases.commit();
-      failAll(error);
-      return;
-    }
-    results = batch.map((call) => isolated(conn, table, call));
-  }
-  try {
-    tx.commit.run();
-    leases.commit();
-  } catch (error) {
-    if (conn.inTransaction) tx.rollback.run();
-    leases.rollbackTo();
-    leases.commit();
-    // Nothing of this transaction is on disk: no call of it may report success.
-    failAll(error);
-    return;
-  }
-  // Whether rows were written: only then does this transaction's success say the store can write (a
-  // claim or a sweep goes through on a full disk, as it writes nothing).
-  const wrote = totalChanges(conn) !== changesBefore;
-  const done = results;
+  const failAll = (error: WireError) => post({ t: 'results', results: batch.map((call) => ({ id: call.id, error })) });
+  const outcome = runTransaction(conn, table, batch);
+  if ('failed' in outcome) return failAll(outcome.failed);
+  const { results, wrote } = outcome;
   walSync!.committed(wrote, (error) => {
-    if (error) failAll({ code: `SQLITE_IOERR_FSYNC (${(error as NodeJS.ErrnoException).code ?? 'EIO'})`, message: error.message });
-    else post({ t: 'results', results: done, wrote });
+    if (!error) return post({ t: 'results', results, wrote });
+    endClaims(conn, batch, results);
+    failAll({ code: `SQLITE_IOERR_FSYNC (${(error as NodeJS.ErrnoException).code ?? 'EIO'})`, message: error.message });
   });
-}
-
-/** One call in a savepoint of its own: if it fails, what it wrote (and the leases it moved) goes. */
-function isolated(conn: Database.Database, table: Operations, call: Call): Result {
-  const tx = statements(conn);
-  const leases = leasesOf(conn);
-  // An error such as a full disk can end the whole transaction: a savepoint now would open a new
-  // one that commits by itself, apart from the calls before it.
-  if (!conn.inTransaction) return { id: call.id, error: { code: 'SQLITE_ABORT', message: 'the transaction was rolled back by an earlier call' } };
-  const mark = leases.mark();
-  tx.savepoint.run();
-  try {
-    const value = invoke(conn, table, call);
-    tx.release.run();
-    return { id: call.id, value };
-  } catch (error) {
-    leases.rollbackTo(mark);
-    try {
-      tx.rollbackTo.run();
-      tx.release.run();
-    } catch {
-      // the transaction is gone (SQLite rolled it back): the calls after this one fail, and COMMIT says so
-    }
-    return { id: call.id, error: wire(error) };
-  }
 }
 
 let closeStarted = false;

@@ -31,7 +31,8 @@ interface RangeRow {
   last_error: string | null;
 }
 
-const leaseId = (connector: string, stream: SnapshotStream) => `range\u0000${connector}\u0000${stream}`;
+/** The lease of a range's batch in flight: one per (connector, stream). */
+export const leaseId = (connector: string, stream: SnapshotStream) => `range\u0000${connector}\u0000${stream}`;
 
 /** One range per connector over the whole (just swapped in) snapshot of `stream`, of `n` rows. */
 export function createRanges(db: Db, stream: SnapshotStream, n: number, detectedAt: string, connectors: readonly string[], now: number): void {

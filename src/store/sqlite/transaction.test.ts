@@ -1,0 +1,42 @@
+import type Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import type { Claimed } from '../port.js';
+import { openDatabase } from './handles.js';
+import { operations } from './operations.js';
+import type { Call } from './protocol.js';
+import { migrate } from './schema.js';
+import { endClaims, runTransaction } from './transaction.js';
+
+/** A transaction of the database thread, and the leases its claims took when its results are not given. */
+describe('sqlite transaction', () => {
+  const ops = operations({ id: 'me', host: 'h', pid: 1, startedAt: 0 });
+  const now = 1_000_000;
+  const open = (): Database.Database => {
+    const db = openDatabase(':memory:');
+    migrate(db);
+    return db;
+  };
+  let next = 1;
+  const call = (op: Call['op'], ...args: unknown[]): Call => ({ id: next++, op, args });
+  const claim = () => call('claim', { connector: 'files', limit: 10, now, leaseMs: 60_000 });
+
+  it('gives each call its result and says that rows were written', () => {
+    const db = open();
+    const outcome = runTransaction(db, ops, [call('enqueue', [{ id: 'events:e1', stream: 'events', orderKey: 'events:1', json: '{}', connectors: ['files'] }], now, {})]);
+    expect(outcome).toMatchObject({ results: [{ value: 1 }], wrote: true });
+  });
+
+  it('ends the leases of claims whose results were not given, so their deliveries are due again', () => {
+    const db = open();
+    runTransaction(db, ops, [call('enqueue', [{ id: 'events:e1', stream: 'events', orderKey: 'events:1', json: '{}', connectors: ['files'] }], now, {})]);
+    const batch = [claim()];
+    const first = runTransaction(db, ops, batch);
+    if (!('results' in first)) throw new Error('the claim failed');
+    expect((first.results[0]!.value as Claimed[]).map((c) => c.delivery.id)).toEqual(['files:events:e1']);
+    const again = runTransaction(db, ops, [claim()]);
+    expect('results' in again && again.results[0]!.value).toEqual([]);
+    endClaims(db, batch, first.results);
+    const after = runTransaction(db, ops, [claim()]);
+    expect('results' in after && (after.results[0]!.value as Claimed[]).map((c) => c.delivery.id)).toEqual(['files:events:e1']);
+  });
+});
