@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import type { Component } from '../lifecycle.js';
 import type { Readiness } from '../readiness.js';
-import type { Store } from '../store/index.js';
+import { REPLICA_TTL_MS, type Store } from '../store/index.js';
 import { streamsToPoll } from '../streams/index.js';
 import type { CycleResult } from './cycle.js';
 import { createPoller, LAST_CYCLE_KEY, type LastCycle, type Poller, type RunCycleOptions } from './poller.js';
@@ -70,6 +70,9 @@ export function createPollPart(options: PollPartOptions): PollPart {
           metrics,
           // Each tick runs on one replica: the one whose claim of it the store takes first.
           claimTick: (job, slot) => store.roles.claimTick(job, slot, clock.now()),
+          // A start-up run whose slot another replica took claims it again once that one would be
+          // found dead, had it died (the store then grants it): a restart after a kill -9 still polls.
+          ...(store.shared ? { startUpRetryMs: REPLICA_TTL_MS + 5_000 } : {}),
           jobs: [
             {
               name: 'poll', schedule: config.poll.schedule, timezone: config.poll.timezone, runOnStart: config.poll.onStart,

@@ -131,6 +131,25 @@ describe('scheduler', () => {
     }
   });
 
+  it('claims a start-up run once more when another replica held its slot, and runs it if the store now grants it', async () => {
+    const cron = manualCron();
+    const poll = heldJob('poll', { runOnStart: true });
+    // The replica that claimed the slot is found dead by the second claim.
+    const answers = [false, true];
+    const claims: number[] = [];
+    scheduler = createScheduler({
+      jobs: [poll.job], log, metrics: createMetricsRegistry(), cron: cron.factory, startUpRetryMs: 10,
+      claimTick: async (_job, slot) => {
+        claims.push(slot);
+        return answers.shift() ?? false;
+      },
+    });
+    await scheduler.start();
+    await expect.poll(() => poll.runs.map((r) => r.trigger)).toEqual(['start-up']);
+    expect(claims).toEqual([Date.UTC(2026, 10, 22, 2) - 1, Date.UTC(2026, 10, 22, 2) - 1]);
+    poll.runs[0]!.finish();
+  });
+
   it('skips a tick it could not claim, and says so', async () => {
     const cron = manualCron();
     const poll = heldJob('poll');

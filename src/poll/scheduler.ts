@@ -11,8 +11,10 @@ import { nodeCronFactory, type CronFactory, type CronTimer } from './cron.js';
  * (our own guard, whatever the timer library does). Among replicas each tick runs once: a tick is
  * claimed in the store by the time the schedule gave it (its slot), and only the replica whose claim
  * wins runs it. A start-up run claims the slot just before the next tick, so replicas starting
- * together run one start-up run between them. Stop stops the timers, aborts the runs through their
- * signal and waits for them, bounded.
+ * together run one start-up run between them; one that lost that claim claims once more a while
+ * later (`startUpRetryMs`), which the store grants only if the replica that won is no longer live:
+ * a replica restarted after a kill -9 then runs the start-up run its predecessor could not finish.
+ * Stop stops the timers, aborts the runs through their signal and waits for them, bounded.
  */
 export interface ScheduledJob {
   name: string;
@@ -54,6 +56,8 @@ export interface SchedulerOptions {
   stopWaitMs?: number;
   /** Claims a job's tick among the replicas (RoleStore.claimTick); true where it is to run. Default: always. */
   claimTick?: (job: string, slot: number) => Promise<boolean>;
+  /** How long after a start-up run lost its claim it claims once more (longer than a replica takes to be found dead); none when absent. */
+  startUpRetryMs?: number;
 }
 
 export function createScheduler(options: SchedulerOptions): Scheduler {
@@ -66,19 +70,23 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   let stopped = true;
 
   /** Whether this replica runs the tick at `slot`: a claim that fails (the store is down) is a skip. */
-  const claimed = async (name: string, trigger: string, slot: number): Promise<boolean> => {
+  const claimed = async (name: string, trigger: string, slot: number): Promise<'mine' | 'other' | 'failed'> => {
     try {
-      if (await options.claimTick!(name, slot)) return true;
+      if (await options.claimTick!(name, slot)) return 'mine';
       skipped.inc({ job: name, reason: 'other-replica' });
       log.debug({ job: name, trigger, slot: new Date(slot).toISOString() }, `${name} tick runs on another replica`);
+      return 'other';
     } catch (error) {
       skipped.inc({ job: name, reason: 'claim-failed' });
       log.warn({ job: name, trigger, err: describeError(error) }, `${name} tick skipped: it could not be claimed in the store`);
+      return 'failed';
     }
-    return false;
   };
 
-  const tick = (name: string, trigger = 'schedule', slot?: number): TickDecision => {
+  const tick = (name: string, trigger = 'schedule', slot?: number): TickDecision => runTick(name, trigger, slot);
+
+  /** A tick; `lost` is told when another replica holds its slot. */
+  const runTick = (name: string, trigger: string, slot: number | undefined, lost?: () => void): TickDecision => {
     const job = jobs.find((candidate) => candidate.name === name);
     if (!job) throw new Error(`no scheduled job ${name}`);
     const decision = decideTick({ stopped, running: running.has(name), busy: job.isBusy?.() ?? false });
@@ -90,7 +98,11 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     const signal = controller.signal;
     const started = slot === undefined || !options.claimTick
       ? job.run(trigger, signal)
-      : claimed(name, trigger, slot).then((mine) => (mine && !signal.aborted ? job.run(trigger, signal) : undefined));
+      : claimed(name, trigger, slot).then((claim) => {
+        if (claim === 'mine' && !signal.aborted) return job.run(trigger, signal);
+        if (claim === 'other') lost?.();
+        return undefined;
+      });
     const run = started
       .then(
         () => undefined,
@@ -111,7 +123,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       for (const { timer } of timers) timer.start();
       for (const { job, timer } of timers) {
         const next = timer.nextRun();
-        if (job.runOnStart) tick(job.name, 'start-up', next ? next.getTime() - 1 : undefined);
+        if (job.runOnStart) startUp(job.name, next ? next.getTime() - 1 : undefined);
       }
       log.info({ next: nextRuns() }, 'schedules started');
     },
@@ -135,6 +147,17 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       while (running.size > 0) await Promise.all(running.values());
     },
   };
+
+  /** The start-up run, claimed once more `startUpRetryMs` later if another replica held its slot. */
+  function startUp(name: string, slot: number | undefined): void {
+    const signal = controller.signal;
+    runTick(name, 'start-up', slot, () => {
+      if (options.startUpRetryMs === undefined) return;
+      const retry = setTimeout(() => signal.aborted || runTick(name, 'start-up', slot), options.startUpRetryMs);
+      retry.unref();
+      signal.addEventListener('abort', () => clearTimeout(retry), { once: true });
+    });
+  }
 
   function nextRuns(): Record<string, string | null> {
     return Object.fromEntries(timers.map(({ job, timer }) => [job.name, timer.nextRun()?.toISOString() ?? null]));

@@ -46,7 +46,10 @@ export interface RoleStore {
   acquire(role: string, now: number): Promise<number | undefined>;
   /** Gives up a role this replica holds; the other replicas are told. */
   release(role: string): Promise<void>;
-  /** Claims the tick at `slot` (epoch ms) of `job`: true for exactly one caller per job and slot, false for any slot not after the last one claimed. */
+  /**
+   * Claims the tick at `slot` (epoch ms) of `job`: true for exactly one caller per job and slot, false
+   * for any slot not after the last one claimed, but for that slot once its claimer is no longer live.
+   */
   claimTick(job: string, slot: number, now: number): Promise<boolean>;
   /** The roles live replicas hold, and the last tick claimed per job. */
   holdings(now: number): Promise<{ roles: RoleHolding[]; ticks: TickClaim[] }>;

@@ -86,6 +86,18 @@ export function stateCases({ shared, open, claim }: Harness): void {
         }
       });
 
+      it('gives a tick again once the replica that claimed it is no longer live', async () => {
+        const one = await open();
+        const two = await open('second');
+        const now = Date.now();
+        expect(await one.roles.claimTick('poll', 5_000, now)).toBe(true);
+        expect(await two.roles.claimTick('poll', 5_000, now)).toBe(false);
+        // Stopped (as if dead and found so): its start-up run may not have run.
+        await one.stop();
+        expect(await two.roles.claimTick('poll', 5_000, now)).toBe(true);
+        expect(await two.roles.claimTick('poll', 5_000, now)).toBe(false);
+      });
+
       it('tells a replica when another made deliveries due or gave up a role', async () => {
         const one = await open();
         const two = await open('second');

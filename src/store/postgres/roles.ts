@@ -7,8 +7,9 @@ import { CHANNEL } from './listener.js';
  * Roles and ticks on PostgreSQL (the port's RoleStore). A role row names its holder; it changes
  * hands only when the holder is not live (no heartbeat in the replica table for REPLICA_TTL_MS, or
  * gone: a replica that stops deletes its row) or gave it up (holder ''), and its fence goes up when
- * it does. Rows stay, so a fence never goes back. A tick row holds
- * the last slot claimed per job: claiming moves it forward, so one claimer wins each slot.
+ * it does. Rows stay, so a fence never goes back. A tick row holds the last slot claimed per job:
+ * claiming moves it forward, so one claimer wins each slot, unless the winner is no longer live
+ * (it may have died before it ran the slot's job): then the slot may be claimed again.
  */
 const ACQUIRE = `
   WITH taken AS (
@@ -24,6 +25,8 @@ const CLAIM_TICK = `
   INSERT INTO tick (job, slot, replica, claimed_at) VALUES ($1, $2, $3, $4)
   ON CONFLICT (job) DO UPDATE SET slot = excluded.slot, replica = excluded.replica, claimed_at = excluded.claimed_at
     WHERE tick.slot < excluded.slot
+      OR (tick.slot = excluded.slot AND tick.replica <> excluded.replica
+        AND NOT EXISTS (SELECT 1 FROM replica r WHERE r.id = tick.replica AND r.heartbeat_at > $5))
   RETURNING replica`;
 
 export function createPgRoles(replicaId: string, run: <T>(work: (db: Db) => Promise<T>) => Promise<T>): RoleStore {
@@ -36,7 +39,7 @@ export function createPgRoles(replicaId: string, run: <T>(work: (db: Db) => Prom
       const { rowCount } = await db.query(`UPDATE role SET holder = '' WHERE name = $1 AND holder = $2`, [role, replicaId]);
       if (rowCount) await db.query(`SELECT pg_notify('${CHANNEL}', 'roles')`);
     }),
-    claimTick: (job, slot, now) => run(async (db) => (await db.query(CLAIM_TICK, [job, slot, replicaId, now])).rows.length > 0),
+    claimTick: (job, slot, now) => run(async (db) => (await db.query(CLAIM_TICK, [job, slot, replicaId, now, now - REPLICA_TTL_MS])).rows.length > 0),
     holdings: (now) => run(async (db) => {
       const roles = await db.query<{ name: string; holder: string; since: number; fence: number }>(
         `SELECT name, holder, since, fence FROM role WHERE holder IN (SELECT id FROM replica WHERE heartbeat_at > $1) ORDER BY name`, [now - REPLICA_TTL_MS]);
