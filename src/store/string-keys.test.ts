@@ -4,7 +4,6 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, describe, vi } from 'vitest';
 import { testDatabase } from '../../test/support/pg-database.js';
-import { withCodes } from '../../test/support/codes-stream.js';
 import { inProcessSqliteStore } from '../../test/support/sqlite-in-process.js';
 import type { SnapshotStream } from './index.js';
 import { harness, streamCases } from './conformance.js';
@@ -16,7 +15,9 @@ import { createPgStore } from './postgres/pg-store.js';
  * snapshot table and the columns every stream's keys share (a created change's row, a range's
  * bounds) included. Among its keys are "0123" and "10": kept as the text they are.
  */
-vi.mock('../streams/registry.js', (original) => withCodes(original));
+// The factory imports codes-stream itself: vi.mock is hoisted above the file's imports, and a module
+// those imports load may ask for the registry before a top-level import would be initialized.
+vi.mock('../streams/registry.js', async (original) => (await import('../../test/support/codes-stream.js')).withCodes(original));
 
 const CODES = ['codes' as SnapshotStream];
 const dirs: string[] = [];

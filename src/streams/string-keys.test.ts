@@ -1,5 +1,4 @@
 import { describe, expect, it, vi } from 'vitest';
-import { withCodes } from '../../test/support/codes-stream.js';
 import { diffRecords, mapSnapshot } from '../poll/diff.js';
 import { createdChangeJson } from '../records.js';
 import { ListParse } from '../upstream/list/parse.js';
@@ -10,7 +9,9 @@ import type { PolledStreamName } from './index.js';
  * A stream whose keys are strings through the pipeline's pure parts: the registry gets `codes`
  * (test/support/codes-stream.ts), keyed by its `code` field. Keys that look like numbers stay text.
  */
-vi.mock('./registry.js', (original) => withCodes(original));
+// The factory imports codes-stream itself: vi.mock is hoisted above the file's imports, and a module
+// those imports load may ask for the registry before a top-level import would be initialized.
+vi.mock('./registry.js', async (original) => (await import('../../test/support/codes-stream.js')).withCodes(original));
 
 const CODES = 'codes' as PolledStreamName;
 const body = (codes: readonly unknown[]) => Buffer.from(JSON.stringify({ data: { codes: codes.map((code) => ({ code, name: `n${String(code)}` })) } }));

@@ -4,8 +4,11 @@ import { object, string } from '../../src/upstream/schemas.js';
 /**
  * A stream whose keys are strings, for tests only: no stream of the registry has such keys yet. A
  * test file adds it to the registry with
- *   vi.mock('<path to>/src/streams/registry.js', (original) => withCodes(original))
- * which every module the file loads then sees (worker threads load the real registry).
+ *   vi.mock('<path to>/src/streams/registry.js', async (original) =>
+ *     (await import('<path to>/test/support/codes-stream.js')).withCodes(original))
+ * which every module the file loads then sees (worker threads load the real registry). The factory
+ * imports this module itself: vitest hoists it above the file's imports, which may load the registry
+ * before an import of this module at the top of the file would be initialized.
  */
 export const codes = describeStream({
   name: 'codes',
