@@ -103,7 +103,8 @@ describe('eventRecords', () => {
   });
 
   it('eventRecordJson is stringifyExact of each record, with the object as its text', () => {
-    const name = fc.oneof(fc.constantFrom('invoice.created', 'lesson.moved'), fc.string({ minLength: 1, maxLength: 20 }));
+    // An event name is what the intake takes: not blank (parseEventBody turns a blank one away).
+    const name = fc.oneof(fc.constantFrom('invoice.created', 'lesson.moved'), fc.string({ minLength: 1, maxLength: 20 }).filter((text) => text.trim() !== ''));
     fc.assert(
       fc.property(name, fc.dictionary(fc.string(), fc.jsonValue()), fc.option(fc.oneof(fc.integer(), fc.double(), fc.string()), { nil: undefined }), fc.constantFrom('', ':r2'), (event, object, id, suffix) => {
         const b = body(event, id === undefined ? object : { ...object, id });
