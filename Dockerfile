@@ -4,8 +4,8 @@
 # path the daemon writes; /app belongs to root and stays as built.
 #
 # Dependencies are installed in a build stage, where better-sqlite3 may compile its addon (python3,
-# make and g++ for node-gyp when no prebuilt binary fits). TypeScript runs through tsx, so there is
-# no compile step to carry over.
+# make and g++ for node-gyp when no prebuilt binary fits). TypeScript runs as it is (README, "Why no
+# build step"): the bundles src/load-typescript.mjs loads it from are made once the sources are in.
 FROM node:24-bookworm-slim AS deps
 # Package versions are not pinned: Debian's security updates replace them within a release.
 # hadolint ignore=DL3008
@@ -23,9 +23,9 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends tini \
  && rm -rf /var/lib/apt/lists/*
 # The configs in config/ read these: the embedded default keeps its store and files under /data and
-# listens on every interface of the container (the host decides what reaches it with -p). tsx keeps
-# its compiled sources in memory rather than in /tmp, so /data is the only path written (the image
-# runs with --read-only too).
+# listens on every interface of the container (the host decides what reaches it with -p). Should the
+# bundles ever be stale, the tsx loader runs the sources, keeping what it compiles in memory rather
+# than in /tmp, so /data is the only path written (the image runs with --read-only too).
 ENV SCHOOLBRIDGE_DATA_DIR=/data \
     SCHOOLBRIDGE_HOST=0.0.0.0 \
     TSX_DISABLE_CACHE=1
@@ -37,7 +37,9 @@ COPY src ./src
 COPY connectors ./connectors
 COPY sandbox ./sandbox
 COPY config ./config
-RUN mkdir /data && chown node:node /data
+COPY tsconfig.json ./
+RUN node src/load-typescript.mjs --prepare \
+ && mkdir /data && chown node:node /data
 VOLUME ["/data"]
 USER node
 EXPOSE 8080

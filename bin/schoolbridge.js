@@ -1,7 +1,6 @@
 #!/usr/bin/env node
-// The schoolbridge executable. TypeScript runs through tsx's loader: no build step, so what runs is
-// exactly what is in src/ (see README, "Why no build step").
-import { register } from 'tsx/esm/api';
+// The schoolbridge executable. TypeScript runs without a build step (src/load-typescript.mjs), so
+// what runs is exactly what is in src/ (see README, "Why no build step").
+import { loadTypeScript } from '../src/load-typescript.mjs';
 
-register();
-await import('../src/cli/main.ts');
+await loadTypeScript(new URL('../src/cli/main.ts', import.meta.url));

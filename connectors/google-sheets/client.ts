@@ -4,9 +4,11 @@
  * is ever called: the key file's `token_uri` would be ignored anyway (gtoken has Google's URL
  * built in). HTTP goes through undici with the daemon's dispatcher instead of gaxios' node-fetch,
  * and gaxios' own retry is off: it never retries POST and ignores Retry-After, the outbox does better.
+ * The Google client library is loaded with the first client: a daemon without a Sheets connector,
+ * and every command, start without it.
  */
 import { readFile } from 'node:fs/promises';
-import { auth as googleAuth, sheets, type sheets_v4 } from '@googleapis/sheets';
+import type { auth as GoogleAuth, sheets_v4 } from '@googleapis/sheets';
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
 import { BridgeError } from '../../src/errors.js';
 
@@ -27,10 +29,10 @@ export interface SheetsClient {
 }
 
 // google-auth-library is not our direct dependency; its classes come through @googleapis/sheets.
-type JWT = InstanceType<typeof googleAuth.JWT>;
-type OAuth2Client = InstanceType<typeof googleAuth.OAuth2>;
+type JWT = InstanceType<typeof GoogleAuth.JWT>;
+type OAuth2Client = InstanceType<typeof GoogleAuth.OAuth2>;
 
-async function serviceAccount(file: string): Promise<JWT> {
+async function serviceAccount(googleAuth: typeof GoogleAuth, file: string): Promise<JWT> {
   let key: { type?: unknown; client_email?: unknown; private_key?: unknown; private_key_id?: unknown };
   try {
     key = JSON.parse(await readFile(file, 'utf8')) as typeof key;
@@ -52,10 +54,11 @@ async function serviceAccount(file: string): Promise<JWT> {
 }
 
 export async function createSheetsClient(options: ClientOptions): Promise<SheetsClient> {
+  const { auth: googleAuth, sheets } = await import('@googleapis/sheets');
   let auth: OAuth2Client;
   let email: string | undefined;
   if (options.credentialsFile) {
-    const jwt = await serviceAccount(options.credentialsFile);
+    const jwt = await serviceAccount(googleAuth, options.credentialsFile);
     auth = jwt;
     email = jwt.email;
   } else if (options.accessToken) {

@@ -1,6 +1,5 @@
-// Entry of the SQLite database thread (db-thread.ts): a worker thread starts without the tsx loader
-// the daemon runs under (bin/schoolbridge.js), so it registers it itself.
-import { register } from 'tsx/esm/api';
+// Entry of the SQLite database thread (db-thread.ts): a worker thread starts without the daemon's
+// way of running TypeScript, so it takes it up itself (src/load-typescript.mjs).
+import { loadTypeScript } from '../../load-typescript.mjs';
 
-register();
-await import('./db-thread.ts');
+await loadTypeScript(new URL('./db-thread.ts', import.meta.url));

@@ -1,6 +1,5 @@
-// Entry of the list worker thread (worker.ts). The daemon runs TypeScript through tsx's loader
-// (bin/schoolbridge.js); a worker thread starts without it, so it registers the loader itself.
-import { register } from 'tsx/esm/api';
+// Entry of the list worker thread (worker.ts): a worker thread starts without the daemon's way of
+// running TypeScript, so it takes it up itself (src/load-typescript.mjs).
+import { loadTypeScript } from '../../load-typescript.mjs';
 
-register();
-await import('./worker-thread.ts');
+await loadTypeScript(new URL('./worker-thread.ts', import.meta.url));

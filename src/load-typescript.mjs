@@ -1,0 +1,120 @@
+// Runs a TypeScript entry of the daemon: the executable's (bin/schoolbridge.js) and each worker
+// thread's. There is no build step (docs/architecture.md "No build step"): esbuild, which tsx runs
+// on, bundles the entry with the sources it imports into one ES module, packages left as imports,
+// and keeps it under node_modules/.cache/schoolbridge with the list of its sources. It is built
+// again when one of them, or this file, changed. A process or thread then loads one module rather
+// than every source through a loader. Where no such bundle can be made or kept (a read-only
+// installation built without one), tsx's loader runs the sources themselves, as it would anyway.
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CACHE = path.join(ROOT, 'node_modules', '.cache', 'schoolbridge');
+const SELF = fileURLToPath(import.meta.url);
+
+/** The entries: the executable's and the worker threads' (their *-boot.mjs files name them too). */
+const ENTRIES = ['src/cli/main.ts', 'src/store/sqlite/db-thread.ts', 'src/upstream/list/worker-thread.ts'];
+
+/** Imports the TypeScript module at `entryUrl` (a file: URL) and returns its namespace. */
+export async function loadTypeScript(entryUrl) {
+  const bundle = await bundleOf(fileURLToPath(entryUrl)).catch(() => undefined);
+  if (bundle) {
+    // Stack traces name the sources, as under tsx.
+    process.setSourceMapsEnabled(true);
+    return import(pathToFileURL(bundle).href);
+  }
+  const { register } = await import('tsx/esm/api');
+  register();
+  return import(entryUrl.toString());
+}
+
+/** The path of a fresh bundle of `entry`, built if there is none; undefined when none can be had. */
+async function bundleOf(entry) {
+  const base = baseOf(entry);
+  const stampOfSelf = stamp(SELF);
+  if (fresh(`${base}.json`, stampOfSelf)) return `${base}.mjs`;
+  return build(entry, base, stampOfSelf);
+}
+
+function baseOf(entry) {
+  return path.join(CACHE, path.relative(ROOT, entry).replace(/\.[cm]?ts$/, '').replaceAll(path.sep, '+'));
+}
+
+function stamp(file) {
+  const stats = statSync(file);
+  return `${stats.mtimeMs}:${stats.size}`;
+}
+
+function fresh(manifestFile, stampOfSelf) {
+  let manifest;
+  try {
+    manifest = JSON.parse(readFileSync(manifestFile, 'utf8'));
+  } catch {
+    return false;
+  }
+  if (manifest.loader !== stampOfSelf) return false;
+  try {
+    for (const [file, known] of Object.entries(manifest.sources)) if (stamp(path.join(ROOT, file)) !== known) return false;
+  } catch {
+    return false;
+  }
+  return true;
+}
+
+// A module's own URL stays its source file's, not the bundle's: modules find files beside them (a
+// worker thread's entry, package.json) by it. It is made from the bundle's own URL, so that a tree
+// moved elsewhere with its bundles (an image's files bound elsewhere) keeps working.
+const sourceUrls = {
+  name: 'source-urls',
+  setup(build) {
+    build.onLoad({ filter: /\.[cm]?[jt]s$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8');
+      if (!text.includes('import.meta.url')) return undefined;
+      const fromBundle = path.relative(CACHE, args.path).split(path.sep).join('/');
+      const url = `new URL(${JSON.stringify(fromBundle)}, import.meta.url).href`;
+      return { contents: text.replaceAll('import.meta.url', url), loader: /\.[cm]?ts$/.test(args.path) ? 'ts' : 'js' };
+    });
+  },
+};
+
+async function build(entry, base, stampOfSelf) {
+  const esbuild = await import('esbuild');
+  const result = await esbuild.build({
+    entryPoints: [entry],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    absWorkingDir: ROOT,
+    tsconfig: path.join(ROOT, 'tsconfig.json'),
+    outfile: `${base}.mjs`,
+    write: false,
+    metafile: true,
+    sourcemap: 'linked',
+    sourcesContent: false,
+    plugins: [sourceUrls],
+    logLevel: 'silent',
+  });
+  const sources = { 'tsconfig.json': stamp(path.join(ROOT, 'tsconfig.json')) };
+  for (const input of Object.keys(result.metafile.inputs)) sources[input] = stamp(path.join(ROOT, input));
+  mkdirSync(CACHE, { recursive: true });
+  // Written aside and renamed: a process starting meanwhile reads the old bundle or the new one.
+  const unique = `${process.pid}-${createHash('sha1').update(`${Math.random()}`).digest('hex').slice(0, 8)}`;
+  for (const file of result.outputFiles) {
+    writeFileSync(`${file.path}.${unique}`, file.contents);
+    renameSync(`${file.path}.${unique}`, file.path);
+  }
+  writeFileSync(`${base}.json.${unique}`, JSON.stringify({ loader: stampOfSelf, sources }));
+  renameSync(`${base}.json.${unique}`, `${base}.json`);
+  return `${base}.mjs`;
+}
+
+// `node src/load-typescript.mjs --prepare` builds every entry's bundle ahead of time: an image does
+// it while it is built, since nothing under /app may be written once it runs.
+if (process.argv[1] && path.resolve(process.argv[1]) === SELF && process.argv[2] === '--prepare') {
+  for (const entry of ENTRIES) await build(path.join(ROOT, entry), baseOf(path.join(ROOT, entry)), stamp(SELF));
+}
