@@ -1,5 +1,5 @@
 // Runs a TypeScript entry of the daemon: the executable's (bin/schoolbridge.js) and each worker
-// thread's. There is no build step (docs/architecture.md "No build step"): esbuild, which tsx runs
+// thread's. There is no build step (README, "Why no build step"): esbuild, which tsx runs
 // on, bundles the entry with the sources it imports into one ES module, packages left as imports,
 // and keeps it under node_modules/.cache/schoolbridge with the list of its sources. It is built
 // again when one of them, or this file, changed. A process or thread then loads one module rather
@@ -113,8 +113,18 @@ async function build(entry, base, stampOfSelf) {
   return `${base}.mjs`;
 }
 
-// `node src/load-typescript.mjs --prepare` builds every entry's bundle ahead of time: an image does
-// it while it is built, since nothing under /app may be written once it runs.
-if (process.argv[1] && path.resolve(process.argv[1]) === SELF && process.argv[2] === '--prepare') {
-  for (const entry of ENTRIES) await build(path.join(ROOT, entry), baseOf(path.join(ROOT, entry)), stamp(SELF));
+// Run as a program:
+//   node src/load-typescript.mjs --prepare          builds every entry's bundle ahead of time: an
+//                                                   image does it while it is built, since nothing
+//                                                   under /app may be written once it runs;
+//   node src/load-typescript.mjs FILE.ts [ARGS...]  runs FILE.ts (a test's child process), which
+//                                                   sees the arguments as if it had been started itself.
+if (process.argv[1] && path.resolve(process.argv[1]) === SELF) {
+  if (process.argv[2] === '--prepare') {
+    for (const entry of ENTRIES) await build(path.join(ROOT, entry), baseOf(path.join(ROOT, entry)), stamp(SELF));
+  } else if (process.argv[2]) {
+    process.argv.splice(1, 1);
+    process.argv[1] = path.resolve(process.argv[1]);
+    await loadTypeScript(pathToFileURL(process.argv[1]));
+  }
 }

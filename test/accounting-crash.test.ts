@@ -8,6 +8,7 @@ import { eventually } from './support/net.js';
 import { freshStoreAt, type StoreAt } from './support/store-at.js';
 import { ENGINES } from './support/stores.js';
 import { tempDir } from './support/temp.js';
+import { typeScriptArgs } from './support/typescript.js';
 
 const VERSIONS = 40;
 const children: ChildProcess[] = [];
@@ -19,7 +20,7 @@ afterEach(async () => {
 
 function startChild(store: StoreAt, ledgerDir: string, url: string): { child: ChildProcess; exited: Promise<unknown> } {
   const args = [store.engine, store.where, ledgerDir, url, String(VERSIONS)];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/accounting-crash-child.ts', ...args], {
+  const child = spawn(process.execPath, typeScriptArgs('test/fixtures/accounting-crash-child.ts', ...args), {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   children.push(child);

@@ -9,6 +9,7 @@ import { pino } from 'pino';
 import { freshStoreAt, openStoreAt, type StoreAt } from './support/store-at.js';
 import { ENGINES } from './support/stores.js';
 import { tempDir } from './support/temp.js';
+import { typeScriptArgs } from './support/typescript.js';
 
 /**
  * kill -9 tests: a child process delivers through a real store (SQLite or PostgreSQL) and is
@@ -39,7 +40,7 @@ interface Run {
 }
 
 function run(scenario: Record<string, unknown>): Run {
-  const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE], {
+  const child = spawn(process.execPath, typeScriptArgs(FIXTURE), {
     env: { ...process.env, SCENARIO: JSON.stringify(scenario) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

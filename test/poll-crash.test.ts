@@ -10,6 +10,7 @@ import { createSandbox, type Sandbox } from '../sandbox/index.js';
 import type { Store } from '../src/store/index.js';
 import { createUpstreamClient } from '../src/upstream/index.js';
 import { ENGINES, testStore, type TestStore } from './support/stores.js';
+import { typeScriptArgs } from './support/typescript.js';
 
 /**
  * A first poll cycle under a real crash: a child process runs it into a store and is killed with
@@ -38,7 +39,7 @@ afterEach(async () => {
 
 /** Runs the child on the store at `where` and kills it once `due(output)` holds (checked after each line it prints). */
 function runChildUntilKilled(engine: string, where: string, due: (output: string) => boolean): Promise<string> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fixture, engine, where, sandbox.url], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, typeScriptArgs(fixture, engine, where, sandbox.url), { stdio: ['pipe', 'pipe', 'pipe'] });
   let output = '';
   let pending = '';
   return new Promise((resolve, reject) => {

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../src/log.js';
 import { freshStoreAt, openStoreAt, type StoreAt } from './support/store-at.js';
 import { ENGINES } from './support/stores.js';
+import { typeScriptArgs } from './support/typescript.js';
 
 const children: ChildProcess[] = [];
 const cleanups: (() => Promise<void>)[] = [];
@@ -17,7 +18,7 @@ afterEach(async () => {
  */
 function runAndKill(at: StoreAt, run: string, atLeast: number): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/store-writer.ts', at.engine, at.where, run], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, typeScriptArgs('test/fixtures/store-writer.ts', at.engine, at.where, run), { stdio: ['ignore', 'pipe', 'inherit'] });
     children.push(child);
     const acked: string[] = [];
     let buffer = '';

@@ -4,8 +4,8 @@
 // wait for megabytes of copying and an fsync. Past `restartFrames` it pauses and asks the writer to
 // start the WAL over (db-thread.ts), and goes on when it has.
 //
-// Plain JavaScript, unlike the rest: its thread then starts without the tsx loader, which costs a
-// loader thread of its own and a third of a second at every opening of a store (every command).
+// Plain JavaScript, unlike the rest: it needs none of the sources, so its thread starts without
+// loading them (src/load-typescript.mjs), at every opening of a store (every command).
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 
