@@ -41,11 +41,12 @@ export async function refresh(db: Db, stream: SnapshotStream, limit: number): Pr
       ON CONFLICT (stream, key) DO UPDATE SET chain = excluded.chain, user_id = excluded.user_id, name = excluded.name, email = excluded.email, search = excluded.search`,
     [stream, JSON.stringify(people.map(({ person, search }) => ({ key: person.key, chain: person.chain, user_id: person.userId ?? null, name: person.name, email: person.email ?? null, search })))]);
   }
+  await db.query(`DELETE FROM person p WHERE p.stream = $1 AND p.key > $2 AND p.key <= $3 AND NOT EXISTS (SELECT 1 FROM ${table} s WHERE s.key = p.key)`,
+    [stream, low, end?.key ?? Number.MAX_SAFE_INTEGER]);
   if (end) {
     await db.query('UPDATE person_meta SET pass_version = $2, after = $3 WHERE stream = $1', [stream, current, end.key]);
     return true;
   }
-  await db.query(`DELETE FROM person p WHERE p.stream = $1 AND NOT EXISTS (SELECT 1 FROM ${table} s WHERE s.key = p.key)`, [stream]);
   await db.query('UPDATE person_meta SET version = $2, pass_version = NULL, after = NULL WHERE stream = $1', [stream, current]);
   return false;
 }

@@ -11,8 +11,10 @@ import { sql } from './statements.js';
  * The name index on SQLite (the port's PeopleStore): a row per person of the snapshot with the name
  * shown and the folded text a search looks in. It follows the snapshot by itself, apart from the poll:
  * a refresh walks the snapshot in key order a bounded stretch at a time (`after`, kept in
- * `person_meta`), rewrites the rows whose chain moved, and at the end of a walk drops the people
- * gone and marks the snapshot version it has caught up with. A poll cycle pays nothing for it.
+ * `person_meta`), rewrites the rows whose chain moved, drops the people of the stretch who are gone
+ * from it, and at the end of a walk marks the snapshot version it has caught up with. A poll cycle
+ * pays nothing for it. Every step is bounded by its stretch, the last one too: the database thread
+ * runs it between webhooks' commits, which wait for it.
  */
 type Db = Database.Database;
 
@@ -44,12 +46,13 @@ export function refresh(db: Db, stream: SnapshotStream, limit: number): boolean 
     const { person, search } = indexPerson(stream, row.key, row.chain, row);
     put.run(stream, person.key, person.chain, person.userId ?? null, person.name, person.email ?? null, search);
   }
+  sql(db, `DELETE FROM person WHERE stream = ? AND key > ? AND key <= ? AND NOT EXISTS (SELECT 1 FROM ${table} s WHERE s.key = person.key)`)
+    .run(stream, after ?? -Infinity, upto ?? Infinity);
   if (upto !== undefined) {
     sql(db, `INSERT INTO person_meta (stream, version, pass_version, after) VALUES (?, ?, ?, ?)
       ON CONFLICT (stream) DO UPDATE SET pass_version = excluded.pass_version, after = excluded.after`).run(stream, meta.version, pass, upto);
     return true;
   }
-  sql(db, `DELETE FROM person WHERE stream = ? AND NOT EXISTS (SELECT 1 FROM ${table} s WHERE s.key = person.key)`).run(stream);
   sql(db, `INSERT INTO person_meta (stream, version, pass_version, after) VALUES (?, ?, NULL, NULL)
     ON CONFLICT (stream) DO UPDATE SET version = excluded.version, pass_version = NULL, after = NULL`).run(stream, pass);
   return false;
