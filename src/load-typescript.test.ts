@@ -1,0 +1,71 @@
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, readdir, symlink, utimes, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../test/support/temp.js';
+
+/**
+ * The loader in a tree of its own (its root is the directory above the loader): the project's
+ * packages linked in, one TypeScript entry importing another module and a file beside itself.
+ */
+const PACKAGES = path.join(import.meta.dirname, '..', 'node_modules');
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+async function tree(): Promise<string> {
+  const { dir, cleanup } = await tempDir('sb-loader-');
+  cleanups.push(cleanup);
+  await mkdir(path.join(dir, 'src'));
+  await mkdir(path.join(dir, 'node_modules'));
+  for (const name of ['esbuild', '@esbuild', 'tsx']) await symlink(path.join(PACKAGES, name), path.join(dir, 'node_modules', name));
+  await copyFile(path.join(import.meta.dirname, 'load-typescript.mjs'), path.join(dir, 'src', 'load-typescript.mjs'));
+  await writeFile(path.join(dir, 'package.json'), '{ "type": "module" }');
+  await writeFile(path.join(dir, 'tsconfig.json'), '{ "compilerOptions": { "strict": true } }');
+  await writeFile(path.join(dir, 'src', 'word.ts'), "export const word: string = 'first';\n");
+  await writeFile(path.join(dir, 'src', 'main.ts'), [
+    "import { readFileSync } from 'node:fs';",
+    "import { word } from './word.js';",
+    "const beside = readFileSync(new URL('./beside.txt', import.meta.url), 'utf8');",
+    'console.log(JSON.stringify({ word, beside, url: import.meta.url, args: process.argv.slice(2) }));',
+  ].join('\n'));
+  await writeFile(path.join(dir, 'src', 'beside.txt'), 'found');
+  return dir;
+}
+
+function run(dir: string, ...args: string[]): Promise<{ word: string; beside: string; url: string; args: string[] }> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [path.join(dir, 'src', 'load-typescript.mjs'), path.join(dir, 'src', 'main.ts'), ...args], (error, stdout, stderr) =>
+      error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout) as never));
+  });
+}
+
+const cached = async (dir: string) => (await readdir(path.join(dir, 'node_modules', '.cache', 'schoolbridge')).catch(() => [] as string[])).sort();
+
+describe('src/load-typescript.mjs', () => {
+  it('runs an entry from its bundle, which keeps each module its own URL and the arguments', async () => {
+    const dir = await tree();
+    const output = await run(dir, 'a', 'b');
+    expect(output).toEqual({ word: 'first', beside: 'found', url: pathToFileURL(path.join(dir, 'src', 'main.ts')).href, args: ['a', 'b'] });
+    expect(await cached(dir)).toEqual(['src+main.json', 'src+main.mjs', 'src+main.mjs.map']);
+  });
+
+  it('builds the bundle again when a source it holds changed', async () => {
+    const dir = await tree();
+    expect((await run(dir)).word).toBe('first');
+    const word = path.join(dir, 'src', 'word.ts');
+    await writeFile(word, "export const word: string = 'second';\n");
+    // A later time than the first build's, whatever the file system's timestamp resolution.
+    await utimes(word, new Date(Date.now() + 5000), new Date(Date.now() + 5000));
+    expect((await run(dir)).word).toBe('second');
+  });
+
+  it('runs the sources through tsx where no bundle can be kept', async () => {
+    const dir = await tree();
+    // A file where the cache directory would be: nothing can be written under it, even as root.
+    await writeFile(path.join(dir, 'node_modules', '.cache'), '');
+    expect(await run(dir, 'c')).toEqual({ word: 'first', beside: 'found', url: pathToFileURL(path.join(dir, 'src', 'main.ts')).href, args: ['c'] });
+  });
+});
