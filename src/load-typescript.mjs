@@ -5,7 +5,7 @@
 // again when one of them, or this file, changed. A process or thread then loads one module rather
 // than every source through a loader. Where no such bundle can be made or kept (a read-only
 // installation built without one), tsx's loader runs the sources themselves, as it would anyway.
-import { createHash } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -103,7 +103,7 @@ async function build(entry, base, stampOfSelf) {
   for (const input of Object.keys(result.metafile.inputs)) sources[input] = stamp(path.join(ROOT, input));
   mkdirSync(CACHE, { recursive: true });
   // Written aside and renamed: a process starting meanwhile reads the old bundle or the new one.
-  const unique = `${process.pid}-${createHash('sha1').update(`${Math.random()}`).digest('hex').slice(0, 8)}`;
+  const unique = randomUUID();
   for (const file of result.outputFiles) {
     writeFileSync(`${file.path}.${unique}`, file.contents);
     renameSync(`${file.path}.${unique}`, file.path);
