@@ -7,6 +7,13 @@ import { checkStoreDir, explainFsError } from '../explain.js';
 
 /** How long SIGTERM may take before we exit anyway (README "Commands": ≤ 10 s). */
 const STOP_DEADLINE_MS = 9_500;
+/** How soon the same signal again counts as the first one passed on (by npm), not as a second. */
+export const SAME_SIGNAL_MS = 1_000;
+
+/** Whether `signal` at `now` is the first signal again, passed on by a parent, rather than a second one. */
+export function isEcho(first: { signal: NodeJS.Signals; at: number }, signal: NodeJS.Signals, now: number): boolean {
+  return signal === first.signal && now - first.at < SAME_SIGNAL_MS;
+}
 
 export function registerStartCommand(program: Command): void {
   program
@@ -46,19 +53,22 @@ export function registerStartCommand(program: Command): void {
 
 /**
  * `signalled` resolves at the first SIGTERM or SIGINT, and from then on the stop is bounded: a
- * second signal, or STOP_DEADLINE_MS, exits at once with 1. `dispose` gives the signals back to
- * Node.js (a start that failed must not outlive them).
+ * second signal, or STOP_DEADLINE_MS, exits at once with 1. The same signal again within
+ * SAME_SIGNAL_MS is not a second one: one Ctrl-C on `npm start` reaches the daemon from the terminal
+ * and, milliseconds later, passed on by npm. `dispose` gives the signals back to Node.js (a start
+ * that failed must not outlive them).
  */
 function stopSignal(log: Logger): { signalled: Promise<NodeJS.Signals>; dispose(): void } {
-  let stopping = false;
+  let first: { signal: NodeJS.Signals; at: number } | undefined;
   let resolve!: (signal: NodeJS.Signals) => void;
   const signalled = new Promise<NodeJS.Signals>((done) => (resolve = done));
   const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) {
+    if (first) {
+      if (isEcho(first, signal, Date.now())) return;
       log.warn({ signal }, 'second signal: exiting now');
       process.exit(1);
     }
-    stopping = true;
+    first = { signal, at: Date.now() };
     log.info({ signal }, 'stopping');
     const deadline = setTimeout(() => {
       log.error('stop took too long; exiting');
