@@ -173,11 +173,12 @@ describe.each(ENGINES)('an invoice id of 2^53 + 1 end to end, on %s', (engine) =
     const bodies = receiver.requests.map((r) => r.body.toString('utf8'));
     const hooks = bodies.filter((b) => b.startsWith('{"id":'));
     const feeds = bodies.filter((b) => b.startsWith('{"schemaVersion":'));
-    expect(hooks.map((b) => b.includes(`"record":${objectText(BIG, '123.4500')}}`))).toEqual([true, false]);
+    // Two invoices are two keys: the outbox orders each key's records, not one key's against another's.
+    expect(hooks.map((b) => b.includes(`"record":${objectText(BIG, '123.4500')}}`)).sort()).toEqual([false, true]);
     expect(feeds).toHaveLength(2);
-    expect(feeds[0]).toContain(`"invoiceId":${BIG},`);
-    expect(feeds[0]).toContain(`"invoice":${objectText(BIG, '123.4500')},`);
-    expect(feeds[1]).toContain(`"invoiceId":${ROUNDED},`);
+    const bigFeed = feeds.find((b) => b.includes(`"invoiceId":${BIG},`));
+    expect(bigFeed).toContain(`"invoice":${objectText(BIG, '123.4500')},`);
+    expect(feeds.filter((b) => b.includes(`"invoiceId":${ROUNDED},`))).toHaveLength(1);
     const ledger = await ledgerText(path.join(out, 'ledger'));
     expect(ledger).toContain(`,${BIG},${BIG},`);
     expect(ledger).toContain(`,${ROUNDED},${ROUNDED},`);
