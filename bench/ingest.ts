@@ -13,7 +13,7 @@
  * N. Bars: SQLite ratio ≥ 0.25 and p99 ≤ 25 ms; PostgreSQL ratio ≥ 0.15 and p99 ≤ 50 ms.
  */
 import { fork } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -244,6 +244,7 @@ async function startProfiler(): Promise<Session> {
 
 async function stopProfiler(session: Session, file: string): Promise<void> {
   const { profile } = await session.post('Profiler.stop');
+  await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, JSON.stringify(profile));
   session.disconnect();
   process.stdout.write(`  profile of the main thread during the measured window: ${file}\n`);

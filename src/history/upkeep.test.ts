@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createHistoryUpkeep } from './upkeep.js';
+import { createHistoryUpkeep, PEOPLE_REST } from './upkeep.js';
 
 const DAY = 86_400_000;
 const NOW = 100 * DAY;
@@ -33,5 +33,24 @@ describe('history upkeep', () => {
     release();
     await Promise.all([first, second]);
     expect(steps).toEqual(['students', 'students', 'users', 'students', 'users']);
+  });
+
+  it('rests after each step of a walk in proportion to how long the step took, and not after the last', async () => {
+    let now = NOW;
+    const slept: number[] = [];
+    const stepMs = [30, 5, 12];
+    let step = 0;
+    const people = {
+      refresh: async (stream: string) => {
+        if (stream !== 'students') return false;
+        now += stepMs[step]!;
+        step += 1;
+        return step < stepMs.length;
+      },
+    };
+    const clock = { now: () => now, sleep: async (ms: number) => void slept.push(ms) };
+    await createHistoryUpkeep({ store: { history: { prune: async () => 0 }, people }, clock: clock as never, log, historyDays: 14 }).refreshPeople();
+    expect(step).toBe(3);
+    expect(slept).toEqual([30 * PEOPLE_REST, 5 * PEOPLE_REST]);
   });
 });

@@ -8,8 +8,20 @@ import { PEOPLE_STREAMS } from '../streams/index.js';
 const DAY_MS = 86_400_000;
 /** Runs and counts per hour are kept at least this long: the console shows the last 30 days. */
 export const RUN_DAYS = 30;
-/** Rows of the name index brought up to date per store call: each call is one short transaction. */
-const PEOPLE_STEP = 500;
+/**
+ * Rows of the name index brought up to date per store call: each call is one transaction, which a
+ * webhook's commit may wait behind, so it is kept to a few milliseconds.
+ */
+const PEOPLE_STEP = 100;
+/**
+ * After each step the walk rests this many times as long as the step took: a walk of a whole school
+ * (after a first cycle, 3,000 steps) keeps to a third of the database's time and leaves the rest to
+ * webhooks, deliveries and the next cycle.
+ */
+export const PEOPLE_REST = 2;
+
+/** How long the walk rests after a step of `stepMs`. */
+export const restAfter = (stepMs: number): number => Math.max(0, stepMs) * PEOPLE_REST;
 
 /**
  * The console's background upkeep: forgets attempts older than `delivery.historyDays` and runs and
@@ -40,7 +52,13 @@ export function createHistoryUpkeep(options: {
 
   const walk = async () => {
     for (const stream of PEOPLE_STREAMS) {
-      while (!stopping?.signal.aborted && (await store.people.refresh(stream, PEOPLE_STEP)));
+      for (;;) {
+        if (stopping?.signal.aborted) return;
+        const started = clock.now();
+        if (!(await store.people.refresh(stream, PEOPLE_STEP))) break;
+        const rest = restAfter(clock.now() - started);
+        if (rest > 0) await clock.sleep(rest, stopping?.signal).catch(() => {});
+      }
     }
   };
   // One walk at a time; a request during a walk makes one more after it.

@@ -20,7 +20,7 @@ export interface PollerOptions {
   log: Logger;
   metrics: Registry;
   clock?: Clock;
-  /** Staged rows applied per transaction (default 250: a webhook's commit may wait for one such transaction). */
+  /** Staged rows applied per transaction (default 100: a webhook's commit may wait for one such transaction). */
   applyChunk?: number;
   /** Longest stretch of synchronous diff work between yields to the event loop (default 4 ms). */
   budgetMs?: number;
@@ -82,7 +82,7 @@ export function createPoller(options: PollerOptions): Poller {
   const deps: CycleDeps = {
     snapshot, state, upstream: options.upstream, outbox: options.outbox, clock, log,
     initial: options.poll.initial, maxDeleteRatio: options.poll.maxDeleteRatio,
-    applyChunk: options.applyChunk ?? 250, budgetMs: options.budgetMs ?? 4,
+    applyChunk: options.applyChunk ?? 100, budgetMs: options.budgetMs ?? 4,
     lists: options.lists ?? createListWorker(),
     streams,
   };

@@ -36,8 +36,11 @@ export interface StreamScanOptions {
   signal: AbortSignal;
 }
 
-/** Rows looked up or deleted per store call. */
-const LOOKUP = 500;
+/**
+ * Rows looked up, staged or deleted per store call. Each call is one transaction of the database
+ * thread, and a webhook's commit may wait behind one: it is kept to a few milliseconds.
+ */
+const LOOKUP = 100;
 
 export function createStreamScan(options: StreamScanOptions): StreamScan {
   const { ctx, snapshot, mode, yielder, signal } = options;
