@@ -77,17 +77,19 @@ export function createStreamScan(options: StreamScanOptions): StreamScan {
     return held.keys.length >= LOOKUP ? flush() : undefined;
   }
 
-  function flush(): Promise<void> {
+  /** Diffs what is held, LOOKUP records at a time: one lookup and one staging call each. */
+  async function flush(): Promise<void> {
     const batch = held;
     held = { keys: [], texts: [], hashes: [] };
-    return batch.keys.length === 0 ? Promise.resolve() : diffBatch(batch);
+    for (let i = 0; i < batch.keys.length; i += LOOKUP) {
+      const end = i + LOOKUP;
+      await diffBatch({ keys: batch.keys.slice(i, end), texts: batch.texts.slice(i, end), hashes: batch.hashes.slice(i, end) });
+    }
   }
 
   async function diffBatch(batch: Pick<ParseBatch, 'keys' | 'texts' | 'hashes'>): Promise<void> {
     const stored = new Map<Key, SnapshotRow>();
-    for (let i = 0; i < batch.keys.length; i += LOOKUP) {
-      for (const row of await snapshot.rows(stream, batch.keys.slice(i, i + LOOKUP))) stored.set(row.key, row);
-    }
+    for (const row of await snapshot.rows(stream, batch.keys)) stored.set(row.key, row);
     const rows: StagedRow[] = [];
     for (let i = 0; i < batch.keys.length; i++) {
       const key = batch.keys[i]!;
