@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -36,4 +36,43 @@ describe('sqlite checkpointer', () => {
     }, 10_000, 'the database file to hold the deliveries');
     expect(after).toBeGreaterThan(before);
   });
+
+  it('starts a long WAL over while commits go on, and runs the bulk calls held for it', async () => {
+    const { dir, cleanup } = await tempDir('sb-checkpoint-');
+    cleanups.push(cleanup);
+    // 64 frames: a restart every few hundred kilobytes committed.
+    const store = createSqliteStore({ dir, log: pino({ level: 'silent' }), walRestartFrames: 64 });
+    await store.start();
+    cleanups.push(() => store.stop());
+    const wal = `${path.join(dir, DATABASE_FILE)}-wal`;
+    const first = await checkpointSequence(wal);
+    const text = 'x'.repeat(2000);
+    let round = 0;
+    // Small calls (enqueue) and bulk calls (list), at once, until the WAL has started over twice;
+    // a bulk call held for a restart that never came would never resolve.
+    const restarted = await eventually(async () => {
+      round += 1;
+      const records = Array.from({ length: 100 }, (_, i) => ({
+        id: `events:r${round}-${i}`, stream: 'events' as const, orderKey: `events:r${round}-${i}`, json: `{"pad":"${text}"}`, connectors: ['files'],
+      }));
+      const [, listed] = await Promise.all([store.outbox.enqueue(records), store.outbox.list({ connector: 'files' })]);
+      expect(listed.length).toBeGreaterThan(0);
+      const sequence = await checkpointSequence(wal);
+      return sequence >= first + 2 ? sequence : undefined;
+    }, 20_000, 'the WAL to start over twice');
+    expect(restarted).toBeGreaterThanOrEqual(first + 2);
+    expect(await store.outbox.counts()).toBeDefined();
+  });
 });
+
+/** The WAL header's checkpoint sequence number (bytes 12-15, big-endian): one more at every restart. */
+async function checkpointSequence(wal: string): Promise<number> {
+  const handle = await open(wal, 'r');
+  try {
+    const header = Buffer.alloc(32);
+    await handle.read(header, 0, 32, 0);
+    return header.readUInt32BE(12);
+  } finally {
+    await handle.close();
+  }
+}

@@ -36,10 +36,20 @@ const CHECKPOINT_INTERVAL_MS = 200;
 const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
 let checkpointer: Worker | undefined;
 let walSync: WalSync | undefined;
-/** The checkpointer has copied a long WAL back and waits for the writer to start it over. */
+/**
+ * The WAL starts over in two steps (restartWal): `due` once the checkpointer has copied a long WAL
+ * back (bulk calls are held from then on), `ready` once it has also copied what they wrote meanwhile.
+ */
 let restartDue = false;
+let restartReady = false;
+let restartReadySince = 0;
+/**
+ * How long a ready restart waits for every commit to be on disk: a steady stream of small commits
+ * may never leave the WAL's sync idle, and the bulk calls are held until the WAL has started over.
+ */
+const RESTART_WAIT_MS = 100;
 
-function open(file: string, self: Self): void {
+function open(file: string, self: Self, restartFrames = RESTART_FRAMES): void {
   db = openDatabase(file);
   pragma(db, 'journal_mode = WAL');
   // A commit writes its frames to the WAL file, which walSync then syncs before any result of it is
@@ -51,24 +61,35 @@ function open(file: string, self: Self): void {
   pragma(db, `journal_size_limit = ${WAL_SIZE_LIMIT}`);
   migrate(db);
   ops = operations(self);
-  startCheckpointer(file);
+  startCheckpointer(file, restartFrames);
 }
 
 /** Checkpoints move to their own thread (checkpoint-thread.mjs); if it dies, SQLite's own come back. */
-function startCheckpointer(file: string): void {
+function startCheckpointer(file: string, restartFrames: number): void {
   const conn = db!;
   pragma(conn, 'wal_autocheckpoint = 0');
-  const worker = new Worker(new URL('./checkpoint-thread.mjs', import.meta.url), { workerData: { file, intervalMs: CHECKPOINT_INTERVAL_MS, restartFrames: RESTART_FRAMES } });
+  const worker = new Worker(new URL('./checkpoint-thread.mjs', import.meta.url), { workerData: { file, intervalMs: CHECKPOINT_INTERVAL_MS, restartFrames } });
   worker.unref();
   worker.on('error', () => {});
-  worker.on('message', (message: { t: 'restart' }) => {
-    if (message.t !== 'restart') return;
-    restartDue = true;
-    schedule();
+  worker.on('message', (message: { t: 'restart' | 'caught-up' }) => {
+    if (message.t === 'restart') {
+      restartDue = true;
+      worker.postMessage({ t: 'catch-up' });
+    } else if (message.t === 'caught-up' && restartDue) {
+      restartReady = true;
+      restartReadySince = performance.now();
+      schedule();
+      setTimeout(schedule, RESTART_WAIT_MS);
+    }
   });
   worker.on('exit', () => {
     if (checkpointer === worker && db === conn) pragma(conn, 'wal_autocheckpoint = 1000');
-    if (checkpointer === worker) checkpointer = undefined;
+    if (checkpointer !== worker) return;
+    checkpointer = undefined;
+    // Nothing will catch up any more: the bulk calls held for it go on.
+    restartDue = false;
+    restartReady = false;
+    schedule();
   });
   checkpointer = worker;
 }
@@ -77,12 +98,15 @@ function startCheckpointer(file: string): void {
  * SQLite starts the WAL over only when a write transaction begins with every frame copied back,
  * which a writer committing back to back (a poll's bulk calls) never does by itself: the WAL would
  * grow by the whole snapshot, every commit appending to a growing file. So once the checkpointer has
- * copied a long WAL back it pauses, and the writer, between two transactions, copies the few frames
- * written since and starts the WAL over (RESTART). It does not wait for a reader (a command reading
- * beside the daemon): then the next round tries again.
+ * copied a long WAL back it pauses; the writer holds its bulk calls and the checkpointer copies what
+ * they wrote meanwhile; then the writer, between two transactions, copies the few frames written
+ * since (small calls') and starts the WAL over (RESTART). Copying and syncing a bulk call's frames
+ * here instead would hold every webhook's commit behind them. It does not wait for a reader (a
+ * command reading beside the daemon): then the next round tries again.
  */
 function restartWal(conn: Database.Database): void {
   restartDue = false;
+  restartReady = false;
   try {
     pragma(conn, 'busy_timeout = 0');
     pragma(conn, 'wal_checkpoint(RESTART)');
@@ -113,19 +137,25 @@ function schedule(): void {
 function drain(): void {
   scheduled = false;
   if (!db || !ops) return;
+  // The WAL starts over between two transactions once every commit is on disk: its RESTART syncs
+  // the WAL and the database file, which would otherwise wait behind a bulk call's sync in flight,
+  // and every commit after it with them.
+  if (restartReady && (walSync!.idle() || performance.now() - restartReadySince >= RESTART_WAIT_MS)) restartWal(db);
   // The small calls commit first, on their own: a webhook's commit never waits for a bulk call's
   // rows to be written and synced with it.
   const batch = urgent.splice(0);
   if (batch.length > 0) run(db, ops, batch);
-  if (restartDue) restartWal(db);
   // A bulk call starts only once every commit before it is on disk: the sync a webhook's commit
   // waits for then holds its own frames and not those of bulk calls run meanwhile, as when each
-  // commit synced itself; the small calls still run while a bulk call's commit is synced.
-  const bulkMay = walSync!.idle();
+  // commit synced itself; the small calls still run while a bulk call's commit is synced. Nor while
+  // the WAL is to start over: the checkpointer's "caught-up" drains again.
+  const bulkMay = walSync!.idle() && !restartDue;
   if (bulkMay && bulk.length > 0) run(db, ops, [bulk.shift()!]);
+  if (restartReady) afterSync();
   if (urgent.length > 0 || (bulkMay && bulk.length > 0)) schedule();
-  else if (bulk.length > 0) afterSync();
-  else if (closing) finishClose();
+  else if (bulk.length > 0) {
+    if (!restartDue) afterSync();
+  } else if (closing) finishClose();
 }
 
 let awaitingSync = false;
@@ -176,7 +206,7 @@ port.on('message', (message: ToThread) => {
   switch (message.t) {
     case 'open':
       try {
-        open(message.file, message.self);
+        open(message.file, message.self, message.restartFrames);
         post({ t: 'opened' });
       } catch (error) {
         db?.close();

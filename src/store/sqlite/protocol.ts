@@ -9,7 +9,7 @@ export interface Call {
 
 /** Calls made in one turn of the daemon's event loop travel together: one message, not one each. */
 export type ToThread =
-  | { t: 'open'; file: string; self: Self }
+  | { t: 'open'; file: string; self: Self; restartFrames?: number | undefined }
   | { t: 'calls'; calls: Call[] }
   | { t: 'close' };
 

@@ -20,6 +20,8 @@ export interface SqliteStoreOptions {
   clock?: Clock;
   /** Heartbeat interval (default 5 s). */
   heartbeatMs?: number;
+  /** WAL frames (of 4 KiB) past which the WAL starts over (db-thread.ts; default 8192): tests make it small. */
+  walRestartFrames?: number;
 }
 
 export const DATABASE_FILE = 'schoolbridge.db';
@@ -64,7 +66,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       await refuseOldFormat(dir);
       lock = await acquireLock(dir);
       try {
-        await thread.open(path.join(dir, DATABASE_FILE), self);
+        await thread.open(path.join(dir, DATABASE_FILE), self, options.walRestartFrames);
         state = 'open';
         // The lock is ours, so every other replica row is a process that died holding it: its
         // leases are free now, not after its heartbeat runs out.

@@ -20,7 +20,7 @@ export type CallThread = <K extends OperationName>(op: K, ...args: Args<K>) => P
 export interface ThreadClient {
   call: CallThread;
   /** Starts the thread on the database file; resolves once the schema is migrated. */
-  open(file: string, self: Self): Promise<void>;
+  open(file: string, self: Self, restartFrames?: number): Promise<void>;
   /** Asks the thread to close its database and end; resolves once it has (or was terminated). */
   close(): Promise<void>;
   terminate(): Promise<void>;
@@ -94,7 +94,7 @@ export function createThreadClient(options: { log: Logger; clock: Clock; health:
     }
   }
 
-  async function open(file: string, self: Self): Promise<void> {
+  async function open(file: string, self: Self, restartFrames?: number): Promise<void> {
     const worker = new Worker(new URL('./db-thread-boot.mjs', import.meta.url));
     thread = worker;
     await new Promise<void>((resolve, reject) => {
@@ -103,7 +103,7 @@ export function createThreadClient(options: { log: Logger; clock: Clock; health:
         else if (message.t === 'open-failed') reject(storeError(false, `cannot open ${file}: ${message.error.code}: ${message.error.message}`));
       });
       worker.once('error', reject);
-      worker.postMessage({ t: 'open', file, self } satisfies ToThread);
+      worker.postMessage({ t: 'open', file, self, restartFrames } satisfies ToThread);
     });
     worker.on('message', onMessage);
     worker.on('error', (error) => log.error({ err: error }, 'the store\'s database thread failed'));
