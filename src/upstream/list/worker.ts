@@ -211,6 +211,10 @@ export function createListWorker(): ListWorker {
         post(stream, { t: 'chunk', id, bytes }, [bytes.buffer]);
         while (read.inFlight >= MAX_IN_FLIGHT && !read.error) await new Promise<void>((resolve) => (read.wake = resolve));
         read.wake = undefined;
+        // The next slice in a turn of the event loop of its own: the body's iteration goes on in
+        // microtasks while bytes are buffered, and a burst (a read's start, the end of a wait) would
+        // otherwise be read, copied and posted in one go while webhooks' requests wait.
+        await new Promise<void>((resolve) => setImmediate(resolve));
       };
       for await (const chunk of body) {
         if (read.error) break;
