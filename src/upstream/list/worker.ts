@@ -3,6 +3,7 @@ import { BridgeError } from '../../errors.js';
 import type { SnapshotIndex } from '../../store/index.js';
 import type { PolledStreamName as PolledStream } from '../../streams/index.js';
 import type { Initial, ParseBatch, ParseEnd } from './parse.js';
+import { createYielder } from '../../yielder.js';
 import type { ToMain, ToWorker } from './worker-protocol.js';
 
 /**
@@ -203,6 +204,7 @@ export function createListWorker(): ListWorker {
     try {
       let parts: Uint8Array[] = [];
       let size = 0;
+      const yielder = createYielder(HANDLE_BUDGET_MS);
       const flush = async () => {
         const bytes = join(parts, size, size <= SPARE_BYTES ? spares.pop() : undefined);
         parts = [];
@@ -211,10 +213,10 @@ export function createListWorker(): ListWorker {
         post(stream, { t: 'chunk', id, bytes }, [bytes.buffer]);
         while (read.inFlight >= MAX_IN_FLIGHT && !read.error) await new Promise<void>((resolve) => (read.wake = resolve));
         read.wake = undefined;
-        // The next slice in a turn of the event loop of its own: the body's iteration goes on in
-        // microtasks while bytes are buffered, and a burst (a read's start, the end of a wait) would
-        // otherwise be read, copied and posted in one go while webhooks' requests wait.
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        // The body's iteration goes on in microtasks while bytes are buffered: a burst (a read's
+        // start, the end of a wait) would otherwise be read, copied and posted in one go while
+        // webhooks' requests wait. So the loop gives the event loop a turn every few milliseconds.
+        if (yielder.due()) await yielder.pause(options.signal);
       };
       for await (const chunk of body) {
         if (read.error) break;
