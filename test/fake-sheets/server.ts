@@ -127,6 +127,10 @@ export async function startFakeSheets(options: FakeSheetsOptions = {}): Promise<
   };
 
   const server = createServer((req, res) => void handle(req, res));
+  // Idle connections stay open until close(). With Node's 5 s default the server closes an idle one
+  // on its own timer, and a client that picked it for its next call just before, on a machine busy
+  // enough to delay that call's write, reads ECONNRESET instead of the API's answer.
+  server.keepAliveTimeout = 0;
 
   function route(method: string, pathname: string): { name: string; id: string; range: string | undefined } | undefined {
     const m = /^\/v4\/spreadsheets\/([^/:]+)(?::(batchUpdate))?(?:\/values(?::(batchUpdate|batchGet)|\/([^/:]+)(?::(append|clear))?))?$/.exec(pathname);
