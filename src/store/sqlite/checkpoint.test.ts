@@ -49,8 +49,8 @@ describe('sqlite checkpointer', () => {
     const text = 'x'.repeat(2000);
     let round = 0;
     // Small calls (enqueue) and bulk calls (list), at once, until the WAL has started over twice;
-    // a bulk call held for a restart that never came would never resolve.
-    const restarted = await eventually(async () => {
+    // a bulk call held for a restart that never came would never resolve, and this would time out.
+    await eventually(async () => {
       round += 1;
       const records = Array.from({ length: 100 }, (_, i) => ({
         id: `events:r${round}-${i}`, stream: 'events' as const, orderKey: `events:r${round}-${i}`, json: `{"pad":"${text}"}`, connectors: ['files'],
@@ -60,7 +60,6 @@ describe('sqlite checkpointer', () => {
       const sequence = await checkpointSequence(wal);
       return sequence >= first + 2 ? sequence : undefined;
     }, 20_000, 'the WAL to start over twice');
-    expect(restarted).toBeGreaterThanOrEqual(first + 2);
   });
 });
 
