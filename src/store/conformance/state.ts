@@ -108,6 +108,10 @@ export function stateCases({ shared, open, claim }: Harness): void {
         heard.length = 0;
         await one.outbox.enqueue([record('w1', 'k:w1')]);
         await expect.poll(() => heard).toContain('outbox');
+        heard.length = 0;
+        // A webhook event stored with its records (one batched statement, not a transaction).
+        expect(await one.inbox.accept(event('w2'), [record('events:w2', 'k:w2')])).toBe('stored');
+        await expect.poll(() => heard).toContain('outbox');
         await one.roles.acquire('reconcile', Date.now());
         await one.roles.release('reconcile');
         await expect.poll(() => heard).toContain('roles');

@@ -3,6 +3,7 @@ import type { Clock } from '../../clock.js';
 import { BridgeError, describeError } from '../../errors.js';
 import { storeError } from '../errors.js';
 import type { HealthState } from '../health.js';
+import type { StoreChange } from '../port.js';
 import { prepared, transaction, type Db } from './db.js';
 
 /**
@@ -36,15 +37,27 @@ export function isUnavailable(error: unknown): boolean {
   return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable/i.test(message);
 }
 
-export function createPgCalls(options: { pool: () => pg.Pool | undefined; isOpen: () => boolean; health: HealthState; clock: Clock }): PgCalls {
+export interface PgCallsOptions {
+  pool: () => pg.Pool | undefined;
+  isOpen: () => boolean;
+  health: HealthState;
+  clock: Clock;
+  /** Tells the other replicas of a change a call made, once it has committed (notifier.ts). */
+  notify: (change: StoreChange) => void;
+}
+
+export function createPgCalls(options: PgCallsOptions): PgCalls {
   const { health, clock } = options;
 
   async function run<T>(write: boolean, work: (db: Db) => Promise<T>, inTransaction: boolean, durable = true): Promise<T> {
     const pool = options.pool();
     if (!pool || !options.isOpen()) throw new BridgeError('store.closed', 'the store is not open', { retryable: true });
+    const told = new Set<StoreChange>();
+    const tell = (change: StoreChange) => void told.add(change);
     try {
-      const value = inTransaction ? await transaction(pool, work, durable) : await work(prepared(pool));
+      const value = inTransaction ? await transaction(pool, work, tell, durable) : await work(prepared(pool, tell));
       if (write) health.succeeded();
+      for (const change of told) options.notify(change);
       return value;
     } catch (error) {
       // The store's own refusals (a fenced cycle) say what they are.

@@ -1,9 +1,18 @@
 import { hash } from 'node:crypto';
 import pg from 'pg';
+import type { StoreChange } from '../port.js';
 import { SCHEMA } from './schema.js';
 
+type Queryable = Pick<pg.PoolClient, 'query'>;
+
 /** A pool or a client in a transaction: what the PostgreSQL operations run their SQL on. */
-export type Db = Pick<pg.PoolClient, 'query'>;
+export interface Db extends Queryable {
+  /**
+   * The other replicas are to learn of `change` once this call has committed (notifier.ts); a call
+   * that fails tells no one.
+   */
+  tell(change: StoreChange): void;
+}
 
 /**
  * bigint columns (epoch milliseconds, sequence numbers, record ids) as numbers: every one of them
@@ -30,12 +39,12 @@ export function createPool(url: string, max: number): pg.Pool {
  * without waiting for its WAL to reach the disk (`synchronous_commit = off`): a crash may lose its
  * last fraction of a second, never part of it, and any durable commit after it makes it durable too.
  */
-export async function transaction<T>(pool: pg.Pool, work: (db: Db) => Promise<T>, durable = true): Promise<T> {
+export async function transaction<T>(pool: pg.Pool, work: (db: Db) => Promise<T>, tell: Db['tell'], durable = true): Promise<T> {
   const client = await pool.connect();
   let broken = false;
   try {
     await client.query(durable ? 'BEGIN' : 'BEGIN; SET LOCAL synchronous_commit TO OFF');
-    const value = await work(prepared(client));
+    const value = await work(prepared(client, tell));
     await client.query('COMMIT');
     return value;
   } catch (error) {
@@ -56,12 +65,12 @@ const names = new Map<string, string>();
  * travel as parameters, never in the text), so the statements a connection keeps are bounded. SQL
  * without parameters (DDL, BEGIN) goes as it is.
  */
-export function prepared(db: Db): Db {
+export function prepared(db: Queryable, tell: Db['tell']): Db {
   const query = (text: unknown, values?: unknown) => {
     if (typeof text !== 'string' || !Array.isArray(values)) return db.query(text as never, values as never);
     let name = names.get(text);
     if (name === undefined) names.set(text, (name = `sb_${hash('sha1', text, 'hex').slice(0, 24)}`));
     return db.query({ name, text, values });
   };
-  return { query } as Db;
+  return { query, tell } as Db;
 }

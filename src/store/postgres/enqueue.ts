@@ -1,7 +1,6 @@
 import type { Enqueue, Key, SnapshotStream } from '../port.js';
 import { deliveryId, snapshotTable } from '../tables.js';
 import type { Db } from './db.js';
-import { CHANNEL } from './listener.js';
 import { keySql, sharedKey } from './stream-tables.js';
 
 /**
@@ -40,7 +39,7 @@ export async function insertDeliveries(db: Db, deliveries: readonly NewDelivery[
   const rest = deliveries.filter((d) => !inserted.has(d.id));
   const waiting = rest.length === 0 ? [] : (await db.query<{ id: string; record_id: string }>(INSERT_DELIVERIES('blocked', 'ON CONFLICT (id) DO NOTHING'), columns(rest))).rows;
   for (const row of [...heads.rows, ...waiting]) added.set(row.record_id, (added.get(row.record_id) ?? 0) + 1);
-  if (added.size > 0) await notifyOutbox(db);
+  if (added.size > 0) db.tell('outbox');
   return added;
 }
 
@@ -84,9 +83,4 @@ export async function keepCreatedTexts(db: Db, stream: SnapshotStream, keys: rea
   await db.query(`UPDATE outbox_record r SET record_text = s.body FROM ${snapshotTable(stream)} s
     WHERE r.snapshot_stream = $1 AND r.${key} = ANY($2::${keySql(stream)}[]) AND r.body IS NULL AND r.record_text IS NULL
       AND s.key = r.${key} AND s.chain = r.snapshot_chain`, [stream, keys]);
-}
-
-/** Tells the other replicas, once this transaction commits, that deliveries may have become due. */
-export async function notifyOutbox(db: Db): Promise<void> {
-  await db.query(`SELECT pg_notify('${CHANNEL}', 'outbox')`);
 }

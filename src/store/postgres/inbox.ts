@@ -3,7 +3,6 @@ import type { Db } from './db.js';
 import { likeContains } from '../history-rules.js';
 import { deliveryId } from '../tables.js';
 import { enqueue } from './enqueue.js';
-import { CHANNEL } from './listener.js';
 
 /** The inbox and quarantine on PostgreSQL (the port's InboxStore); `accepts` serves a whole batch. */
 interface InboxRow {
@@ -26,8 +25,9 @@ export interface Accept {
  * transaction, one commit): the first of each id is stored unless stored before, with its records'
  * deliveries and texts; the others are duplicates. Its parts, in the order their results feed each
  * other: the inbox rows, the quarantine copies of the stored ones gone, their deliveries (heads of
- * their keys as pending, the others blocked behind, as enqueue.ts does it), the records' texts with
- * the number of deliveries each got, and the notice to the other replicas.
+ * their keys as pending, the others blocked behind, as enqueue.ts does it), and the records' texts
+ * with the number of deliveries each got. Whether any delivery became due comes back with each
+ * stored id, for the notice to the other replicas.
  */
 const ACCEPT = `
   WITH events AS (
@@ -58,11 +58,8 @@ const ACCEPT = `
     INSERT INTO outbox_record (id, body, pending)
     SELECT t.id, t.body, added.n FROM json_to_recordset($3::json) AS t(id text, body text) JOIN added ON added.record_id = t.id
     ON CONFLICT (id) DO UPDATE SET pending = outbox_record.pending + excluded.pending
-  ), told AS (
-    -- The other replicas learn of the new deliveries at commit (NOTIFY is sent with it, not before).
-    SELECT pg_notify('${CHANNEL}', 'outbox') FROM (SELECT 1 FROM heads LIMIT 1) h
   )
-  SELECT id FROM stored, (SELECT count(*) FROM told) t`;
+  SELECT id, EXISTS (SELECT 1 FROM heads) AS due FROM stored`;
 
 export async function accepts(db: Db, batch: readonly Accept[]): Promise<('stored' | 'duplicate')[]> {
   // Bodies as JSON texts (JSON.stringify, native), not text arrays the client escapes element by element.
@@ -89,7 +86,8 @@ export async function accepts(db: Db, batch: readonly Accept[]): Promise<('store
     }
   }
   const now = Math.max(...batch.map((a) => a.entry.receivedAtMs));
-  const { rows } = await db.query<{ id: string }>(ACCEPT, [JSON.stringify(events), JSON.stringify(deliveries), JSON.stringify(texts), now]);
+  const { rows } = await db.query<{ id: string; due: boolean }>(ACCEPT, [JSON.stringify(events), JSON.stringify(deliveries), JSON.stringify(texts), now]);
+  if (rows.some((r) => r.due)) db.tell('outbox');
   const fresh = new Set(rows.map((r) => r.id));
   return batch.map((a) => {
     if (!fresh.has(a.entry.id)) return 'duplicate' as const;

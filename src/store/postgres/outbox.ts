@@ -4,7 +4,6 @@ import type {
 } from '../port.js';
 import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, TAKEOVER_GRACE_MS, snapshotTable } from '../tables.js';
 import type { Db } from './db.js';
-import { notifyOutbox } from './enqueue.js';
 import { KEEP_ATTEMPTS } from './history.js';
 import { claimRange, rangeCounts, rangeNextRunAt, reclaimRanges, settleRange } from './ranges.js';
 import { sharedKey } from './stream-tables.js';
@@ -161,7 +160,7 @@ export async function retry(db: Db, target: RetryTarget, now: number): Promise<s
     ? await db.query<{ id: string; seq: number }>(`UPDATE outbox_delivery SET ${reset} WHERE id = ANY($2::text[]) AND status IN ('dead', 'pending')
       AND (lease_until IS NULL OR lease_until <= $1) RETURNING id, seq`, [now, 'id' in target ? [target.id] : target.ids])
     : await db.query<{ id: string; seq: number }>(`UPDATE outbox_delivery SET ${reset} WHERE status = 'dead' AND ($2::text IS NULL OR connector = $2) RETURNING id, seq`, [now, target.connector ?? null]);
-  if (rows.length > 0) await notifyOutbox(db);
+  if (rows.length > 0) db.tell('outbox');
   return rows.sort((a, b) => a.seq - b.seq).map((r) => r.id);
 }
 
@@ -213,7 +212,7 @@ export async function sweep(db: Db, now: number): Promise<{ reclaimed: number }>
     WHERE lease_owner IS NOT NULL AND (lease_until <= $1::bigint - ${TAKEOVER_GRACE_MS} OR lease_owner NOT IN (SELECT id FROM replica WHERE heartbeat_at > $2))`,
   [now, now - REPLICA_TTL_MS]);
   const total = (reclaimed.rowCount ?? 0) + (await reclaimRanges(db, now)) + (await promoteOrphans(db));
-  if (total > 0) await notifyOutbox(db);
+  if (total > 0) db.tell('outbox');
   return { reclaimed: total };
 }
 

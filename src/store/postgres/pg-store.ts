@@ -10,6 +10,7 @@ import type { Store } from '../port.js';
 import { createPgCalls, isUnavailable } from './calls.js';
 import { createPool } from './db.js';
 import { createListener } from './listener.js';
+import { createNotifier } from './notifier.js';
 import { pgPortMethods, type Self } from './port-methods.js';
 import { createPgRoles, releaseAll } from './roles.js';
 import { migrate } from './schema.js';
@@ -41,7 +42,8 @@ export function createPgStore(options: PgStoreOptions): Store {
   let heartbeat: { stop(): Promise<void> } | undefined;
   let url: string | undefined;
   let open = false;
-  const calls = createPgCalls({ pool: () => pool, isOpen: () => open, health, clock });
+  const notifier = createNotifier({ pool: () => pool, log, clock });
+  const calls = createPgCalls({ pool: () => pool, isOpen: () => open, health, clock, notify: notifier.tell });
   const { snapshot, staging } = createPgSnapshot(calls, () => pool);
   const listener = createListener({ url: options.url, log, clock });
 
@@ -105,6 +107,8 @@ export function createPgStore(options: PgStoreOptions): Store {
         await releaseAll(db, self.id);
         await state.leave(db, self.id);
       }).catch(() => {});
+      // The others learn at once that this replica's roles are free.
+      await notifier.flush();
       await listener.stop();
       open = false;
       await pool?.end();

@@ -26,7 +26,9 @@ export function pgPortMethods(calls: PgCalls, self: Self, clock: Clock, advertis
   const { read, write, lease, statement } = calls;
   const accepts = createBatcher<inbox.Accept, 'stored' | 'duplicate'>({
     run: (batch) => statement((db) => inbox.accepts(db, batch)),
-    concurrency: 4,
+    // Two statements in flight: while one commits, the next batch gathers. More split the same
+    // webhooks into more, smaller statements, each costing the server its fixed share (bench:ingest).
+    concurrency: 2,
     maxItems: 200,
     isUnavailable: (error) => (error as BridgeError).code === 'store.unavailable',
   });

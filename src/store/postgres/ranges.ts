@@ -3,7 +3,7 @@ import { attemptOutcome } from '../history-rules.js';
 import type { ClaimRequest, Claimed, CreatedRange, Key, Settlement, SnapshotStream } from '../port.js';
 import { REPLICA_TTL_MS, TAKEOVER_GRACE_MS, deliveryId, snapshotTable } from '../tables.js';
 import type { Db } from './db.js';
-import { enqueueLazy, notifyOutbox } from './enqueue.js';
+import { enqueueLazy } from './enqueue.js';
 import { KEEP_ATTEMPTS } from './history.js';
 import { keyFloor, sharedKey, type SharedKeyColumn } from './stream-tables.js';
 
@@ -40,7 +40,7 @@ export async function createRanges(db: Db, stream: SnapshotStream, detectedAt: s
   await db.query(`INSERT INTO outbox_range (connector, stream, detected_at, ${sharedKey(stream, 'upto')}, remaining, enqueued_at, run_at)
     SELECT c.connector, $1, $2, s.upto, s.n, $3, $3 FROM (SELECT max(key) AS upto, count(*) AS n FROM ${snapshotTable(stream)}) s
     CROSS JOIN unnest($4::text[]) AS c(connector) WHERE s.n > 0`, [stream, detectedAt, now, connectors]);
-  await notifyOutbox(db);
+  db.tell('outbox');
 }
 
 async function rowsAfter(db: Db, range: RangeRow, limit: number): Promise<{ key: Key; chain: string; body: string }[]> {

@@ -1,7 +1,6 @@
 import type { RoleHolding, RoleStore, TickClaim } from '../port.js';
 import { REPLICA_TTL_MS } from '../tables.js';
 import type { Db } from './db.js';
-import { CHANNEL } from './listener.js';
 
 /**
  * Roles and ticks on PostgreSQL (the port's RoleStore). A role row names its holder; it changes
@@ -37,7 +36,7 @@ export function createPgRoles(replicaId: string, run: <T>(work: (db: Db) => Prom
     }),
     release: (role) => run(async (db) => {
       const { rowCount } = await db.query(`UPDATE role SET holder = '' WHERE name = $1 AND holder = $2`, [role, replicaId]);
-      if (rowCount) await db.query(`SELECT pg_notify('${CHANNEL}', 'roles')`);
+      if (rowCount) db.tell('roles');
     }),
     claimTick: (job, slot, now) => run(async (db) => (await db.query(CLAIM_TICK, [job, slot, replicaId, now, now - REPLICA_TTL_MS])).rows.length > 0),
     holdings: (now) => run(async (db) => {
@@ -55,5 +54,5 @@ export function createPgRoles(replicaId: string, run: <T>(work: (db: Db) => Prom
 /** A replica that leaves gives up its roles with it; the others are told. */
 export async function releaseAll(db: Db, replicaId: string): Promise<void> {
   const { rowCount } = await db.query(`UPDATE role SET holder = '' WHERE holder = $1`, [replicaId]);
-  if (rowCount) await db.query(`SELECT pg_notify('${CHANNEL}', 'roles')`);
+  if (rowCount) db.tell('roles');
 }

@@ -31,7 +31,7 @@ export type SharedKeyColumn = 'snapshot_key' | 'after' | 'upto' | 'claimed_to';
 export const sharedKey = (stream: SnapshotStream, column: SharedKeyColumn): string =>
   keyTypeOf(stream) === 'integer' ? column : column === 'snapshot_key' ? 'snapshot_text_key' : `${column}_text`;
 
-export async function migrateStreams(db: Db): Promise<void> {
+export async function migrateStreams(db: Pick<Db, 'query'>): Promise<void> {
   const { rows } = await db.query<{ stream: string }>('SELECT stream FROM stream_migration');
   const done = new Set(rows.map((r) => r.stream));
   for (const stream of SNAPSHOT_STREAMS) {
