@@ -217,8 +217,11 @@ export function createOutbox(options: OutboxOptions): Outbox {
     async retry(id) {
       const [retried] = await store.retry({ id }, clock.now());
       if (!retried) return store.get(id);
+      // Read before the workers are woken: they may deliver it at once, and a delivery that is done
+      // leaves the store (it would read as no such delivery).
+      const delivery = await store.get(retried);
       outbox.notify();
-      return store.get(retried);
+      return delivery;
     },
     async retryAllDead(connector) {
       const retried = await store.retry({ allDead: true, ...(connector === undefined ? {} : { connector }) }, clock.now());
