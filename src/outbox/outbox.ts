@@ -156,8 +156,9 @@ export function createOutbox(options: OutboxOptions): Outbox {
   }
 
   /**
-   * Another replica's news. Its webhooks come in batches, each with a notice: the workers look
-   * once per NOTICE_MS at most, which is soon enough for a delivery and spares the store a claim per notice.
+   * Another replica's news. Each replica sends a notice at most every 50 ms, and several replicas
+   * send theirs independently: the workers look once per NOTICE_MS at most, which is soon enough for
+   * a delivery and spares the store a claim per notice.
    */
   let noticed: NodeJS.Timeout | undefined;
   let unwatch: (() => void) | undefined;
