@@ -125,7 +125,34 @@ describe.each(ENGINES)('outbox on %s', (engine) => {
     expect(await outbox.retry(`a:${first.id}`)).toMatchObject({ id: `a:${first.id}`, status: 'pending' });
     await redelivered;
     watching = false;
-    expect(order.slice(0, 2)).toEqual([`get a:${first.id}`, 'claim']);
+    // Read once before the retry and once after it, both before the workers claim.
+    expect(order.slice(0, 3)).toEqual([`get a:${first.id}`, `get a:${first.id}`, 'claim']);
+  });
+
+  it('answers a retry with the delivery as retried when it was delivered before it could be read back', async () => {
+    let reject = true;
+    const first = change('students', 7, 'created');
+    const a = scriptedConnector(() => (reject ? rejected() : { status: 'done' }));
+    let retriedAlready = false;
+    const wrap = (target: OutboxStore): OutboxStore => ({
+      ...target,
+      retry: async (...args) => {
+        const ids = await target.retry(...args);
+        retriedAlready = true;
+        return ids;
+      },
+      // As if a worker had delivered it between the retry and the read.
+      get: (id) => (retriedAlready ? Promise.resolve(undefined) : target.get(id)),
+    });
+    const { outbox, clock } = await setup([{ name: 'a', connector: a.connector }], { engine, wrap });
+    const dead = nextEvent(outbox, 'dead');
+    await outbox.enqueue([first]);
+    await dead;
+    await outbox.whenIdle();
+    reject = false;
+    clock.advance(60_000);
+    expect(await outbox.retry(`a:${first.id}`)).toMatchObject({ id: `a:${first.id}`, status: 'pending', attempts: 0, enqueuedAt: clock.now() });
+    expect(await outbox.retry('a:nope')).toBeUndefined();
   });
 
   it('abandons a delivery that outlives its lease, aborting its signal, and delivers it again', async () => {

@@ -216,13 +216,18 @@ export function createOutbox(options: OutboxOptions): Outbox {
     get: (id) => store.get(id),
     list: (filter) => store.list(filter),
     async retry(id) {
-      const [retried] = await store.retry({ id }, clock.now());
+      const before = await store.get(id);
+      if (!before) return undefined;
+      const now = clock.now();
+      const [retried] = await store.retry({ id }, now);
       if (!retried) return store.get(id);
-      // Read before the workers are woken: they may deliver it at once, and a delivery that is done
-      // leaves the store (it would read as no such delivery).
-      const delivery = await store.get(retried);
+      // A worker (a wake-up of its own, another replica) may claim, deliver and settle it at once,
+      // and a delivery that is done leaves the store: then it is what the retry made of it.
+      const after = await store.get(retried);
       outbox.notify();
-      return delivery;
+      if (after) return after;
+      const { leaseUntil: _until, leaseOwner: _owner, ...rest } = before;
+      return { ...rest, status: 'pending', attempts: 0, enqueuedAt: now, runAt: now };
     },
     async retryAllDead(connector) {
       const retried = await store.retry({ allDead: true, ...(connector === undefined ? {} : { connector }) }, clock.now());
