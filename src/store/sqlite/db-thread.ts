@@ -4,7 +4,7 @@ import { openDatabase, pragma } from './handles.js';
 import { BULK, operations, type OperationName, type Operations, type Self } from './operations.js';
 import { migrate } from './schema.js';
 import type { Call, FromThread, ToThread, WireError } from './protocol.js';
-import { endClaims, runTransaction, wire } from './transaction.js';
+import { endClaims, runTransaction, syncFailure, wire } from './transaction.js';
 import { WalSync } from './wal-sync.js';
 
 /**
@@ -182,7 +182,7 @@ function run(conn: Database.Database, table: Operations, batch: Call[]): void {
   walSync!.committed(wrote, (error) => {
     if (!error) return post({ t: 'results', results, wrote });
     endClaims(conn, batch, results);
-    failAll({ code: `SQLITE_IOERR_FSYNC (${(error as NodeJS.ErrnoException).code ?? 'EIO'})`, message: error.message });
+    failAll(syncFailure(error as NodeJS.ErrnoException));
   });
 }
 

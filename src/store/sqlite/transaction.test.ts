@@ -5,7 +5,7 @@ import { openDatabase } from './handles.js';
 import { operations } from './operations.js';
 import type { Call } from './protocol.js';
 import { migrate } from './schema.js';
-import { endClaims, runTransaction } from './transaction.js';
+import { endClaims, runTransaction, syncFailure } from './transaction.js';
 
 /** A transaction of the database thread, and the leases its claims took when its results are not given. */
 describe('sqlite transaction', () => {
@@ -38,5 +38,20 @@ describe('sqlite transaction', () => {
     endClaims(db, batch, first.results);
     const after = runTransaction(db, ops, [claim()]);
     expect('results' in after && (after.results[0]!.value as Claimed[]).map((c) => c.delivery.id)).toEqual(['files:events:e1']);
+  });
+});
+
+describe('a failed sync of the WAL file', () => {
+  const errno = (code: string | undefined, message: string) => Object.assign(new Error(message), code === undefined ? {} : { code });
+
+  it('says that the disk is full when the sync found no space', () => {
+    expect(syncFailure(errno('ENOSPC', 'ENOSPC: no space left on device, fdatasync'))).toEqual({
+      code: 'SQLITE_IOERR_FSYNC (ENOSPC)', message: 'the disk is full: ENOSPC: no space left on device, fdatasync',
+    });
+  });
+
+  it('gives any other error as it came, and EIO when it came without a code', () => {
+    expect(syncFailure(errno('EIO', 'EIO: i/o error, fdatasync'))).toEqual({ code: 'SQLITE_IOERR_FSYNC (EIO)', message: 'EIO: i/o error, fdatasync' });
+    expect(syncFailure(errno(undefined, 'sync failed'))).toEqual({ code: 'SQLITE_IOERR_FSYNC (EIO)', message: 'sync failed' });
   });
 });

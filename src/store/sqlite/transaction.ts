@@ -16,6 +16,16 @@ export function wire(error: unknown): WireError {
   return { code: typeof e.code === 'string' ? e.code : 'ERROR', message: typeof e.message === 'string' ? e.message : String(error) };
 }
 
+/**
+ * A sync of the WAL file that failed, as it crosses to the daemon's thread. Its code says which
+ * system error it was; an ENOSPC says that the disk is full, as SQLite's own SQLITE_FULL does, so
+ * /readyz gives the operator the same reason whichever of the two a full disk surfaced as.
+ */
+export function syncFailure(error: NodeJS.ErrnoException): WireError {
+  const code = error.code ?? 'EIO';
+  return { code: `SQLITE_IOERR_FSYNC (${code})`, message: code === 'ENOSPC' ? `the disk is full: ${error.message}` : error.message };
+}
+
 /** The transaction statements, prepared once per connection. */
 const control = new WeakMap<Database.Database, Record<'begin' | 'savepoint' | 'release' | 'rollbackTo' | 'commit' | 'rollback' | 'totalChanges', Database.Statement>>();
 
