@@ -45,14 +45,15 @@ interface Fault {
   open(): Store;
 }
 
-async function diskFull(dir: string, mode: 'full' | 'sync' = 'full'): Promise<Fault> {
+/** `full`: writes and fsyncs fail with ENOSPC; `sync`: only fsyncs, with EIO; `sync-full`: only fsyncs, with ENOSPC. */
+async function diskFull(dir: string, mode: 'full' | 'sync' | 'sync-full' = 'full'): Promise<Fault> {
   const shim = path.join(dir, 'libdiskfull.so');
   await promisify(execFile)('cc', ['-shared', '-fPIC', '-O2', '-o', shim, SHIM_SOURCE, '-ldl']);
   const storeDir = path.join(dir, 'store');
   const flag = path.join(dir, 'disk-is-full');
   return {
     store: { driver: 'sqlite', dir: storeDir },
-    reason: mode === 'full' ? /SQLITE_FULL|disk|full/i : /SQLITE_IOERR_FSYNC/,
+    reason: { full: /SQLITE_FULL|the disk is full/, sync: /SQLITE_IOERR_FSYNC \(EIO\)/, 'sync-full': /SQLITE_IOERR_FSYNC \(ENOSPC\): the disk is full/ }[mode],
     refusedAbsent: mode === 'full',
     env: { LD_PRELOAD: shim, SB_FULL_DIR: storeDir, SB_FULL_FLAG: flag, SB_FULL_MODE: mode },
     on: () => writeFile(flag, ''),
@@ -162,5 +163,9 @@ describe.each(ENGINES)('a store that cannot write, on %s', (engine) => {
 describe('a disk whose fsyncs fail, on sqlite', () => {
   it('answers 503 for what it could not make durable, says why, and takes webhooks again by itself', async () => {
     await outage((dir) => diskFull(dir, 'sync'));
+  });
+
+  it('says that the disk is full when its fsyncs find no space', async () => {
+    await outage((dir) => diskFull(dir, 'sync-full'));
   });
 });
