@@ -11,8 +11,9 @@ const CHANGES: ReadonlySet<string> = new Set<StoreChange>(['outbox', 'roles']);
 
 /**
  * A connection of its own that LISTENs on CHANNEL and tells the store's watchers what other replicas
- * changed. A notice is sent once the change it tells of has committed (notifier.ts). The connection is made again, with back-off, whenever it breaks; notices
- * sent meanwhile are lost, which the watchers' own periodic looks make up for.
+ * changed. A notice is sent once the change it tells of has committed (notifier.ts). The connection
+ * is made again, with back-off, whenever it breaks; notices sent meanwhile are lost, which the
+ * watchers' own periodic looks make up for.
  */
 export interface Listener {
   start(): Promise<void>;
