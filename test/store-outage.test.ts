@@ -45,6 +45,18 @@ interface Fault {
   open(): Store;
 }
 
+/**
+ * What /readyz may give as the reason under each mode of the shim. Each failing write reports what
+ * it met, and the last one stands: SQLite's own writes (`SQLITE_FULL`), the store's sync of the WAL
+ * (`SQLITE_IOERR_FSYNC (errno)`), or an I/O call SQLite makes itself (`SQLITE_IOERR_…: disk I/O
+ * error`, with no errno; only fsyncs fail in the sync modes).
+ */
+const REASONS = {
+  full: /^(SQLITE_FULL: |SQLITE_IOERR_FSYNC \(ENOSPC\): the disk is full: |SQLITE_IOERR(_[A-Z]+)?: disk I\/O error$)/,
+  sync: /^(SQLITE_IOERR_FSYNC \(EIO\): |SQLITE_IOERR_FSYNC: disk I\/O error$)/,
+  'sync-full': /^(SQLITE_IOERR_FSYNC \(ENOSPC\): the disk is full: |SQLITE_IOERR_FSYNC: disk I\/O error$)/,
+} as const;
+
 /** `full`: writes and fsyncs fail with ENOSPC; `sync`: only fsyncs, with EIO; `sync-full`: only fsyncs, with ENOSPC. */
 async function diskFull(dir: string, mode: 'full' | 'sync' | 'sync-full' = 'full'): Promise<Fault> {
   const shim = path.join(dir, 'libdiskfull.so');
@@ -53,7 +65,7 @@ async function diskFull(dir: string, mode: 'full' | 'sync' | 'sync-full' = 'full
   const flag = path.join(dir, 'disk-is-full');
   return {
     store: { driver: 'sqlite', dir: storeDir },
-    reason: { full: /SQLITE_FULL|the disk is full/, sync: /SQLITE_IOERR_FSYNC \(EIO\)/, 'sync-full': /SQLITE_IOERR_FSYNC \(ENOSPC\): the disk is full/ }[mode],
+    reason: REASONS[mode],
     refusedAbsent: mode === 'full',
     env: { LD_PRELOAD: shim, SB_FULL_DIR: storeDir, SB_FULL_FLAG: flag, SB_FULL_MODE: mode },
     on: () => writeFile(flag, ''),
