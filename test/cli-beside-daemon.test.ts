@@ -57,7 +57,7 @@ beforeAll(async () => {
   ].join('\n'));
   daemon = spawn(process.execPath, [BIN, '-c', path.join(dir, 'config.yaml'), 'start'], { env: { ...process.env, SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN }, stdio: ['ignore', 'ignore', 'pipe'] });
   daemon.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await eventually(async () => ((await lines('students.jsonl')).length === 5 ? true : undefined), 60_000, `the first cycle's students (${output.slice(-500)})`);
+  await eventually(async () => ((await lines('students.jsonl')).length === 5 ? true : undefined), 60_000, () => `the first cycle's students (${output.slice(-500)})`);
   await eventually(async () => {
     const status = (await (await fetch(`http://127.0.0.1:${port}/status.json`)).json()) as { webhooks: { state: string } };
     return status.webhooks.state.startsWith('converged') ? true : undefined;

@@ -105,7 +105,7 @@ async function startDaemon(dir: string, fault: Fault): Promise<{ url: string; ch
     if (child.exitCode === null) child.kill('SIGKILL');
   });
   const url = `http://127.0.0.1:${port}`;
-  await eventually(async () => ((await fetch(`${url}/readyz`)).ok ? true : undefined), 30_000, `the daemon to be ready (${stderr.slice(-500)})`);
+  await eventually(async () => ((await fetch(`${url}/readyz`)).ok ? true : undefined), 30_000, () => `the daemon to be ready (${stderr.slice(-500)})`);
   return { url, child };
 }
 

@@ -38,7 +38,7 @@ describe('the terminal', () => {
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     // The sandbox's activity makes invoices; their delivery is a line of its own.
-    await eventually(() => (/delivered to files: .*invoices/.test(stderr) ? true : undefined), 60_000, `an invoice delivered (${stderr.slice(-800)})`);
+    await eventually(() => (/delivered to files: .*invoices/.test(stderr) ? true : undefined), 60_000, () => `an invoice delivered (${stderr.slice(-800)})`);
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
 

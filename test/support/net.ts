@@ -15,9 +15,11 @@ export function freePort(): Promise<number> {
 
 /**
  * Polls `probe` until it returns a value other than undefined, or fails after `timeoutMs`. Only for
- * state outside this process (a child's files); in-process state is awaited through events.
+ * state outside this process (a child's files); in-process state is awaited through events. `what`
+ * names what was awaited; as a function it is asked only once the wait has failed, so it can say
+ * what a child printed meanwhile.
  */
-export async function eventually<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs: number, what: string): Promise<T> {
+export async function eventually<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs: number, what: string | (() => string)): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -27,7 +29,10 @@ export async function eventually<T>(probe: () => Promise<T | undefined> | T | un
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+    if (Date.now() > deadline) {
+      const named = typeof what === 'function' ? what() : what;
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${named}${last ? ` (last error: ${String(last)})` : ''}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }

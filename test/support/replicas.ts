@@ -13,7 +13,7 @@ export interface Replica {
   index: number;
   url: string;
   child: ChildProcess;
-  /** What it wrote on stderr so far (for the message of a failed wait). */
+  /** What it wrote on stdout (its warnings and errors) and stderr so far, for the message of a failed wait. */
   output(): string;
   alive(): boolean;
   /** kill -9; resolves once it is gone. */
@@ -26,7 +26,9 @@ export interface Replica {
 export async function startReplicas(dir: string, count: number, config: Record<string, unknown>): Promise<Replica[]> {
   const replicas: Replica[] = [];
   for (let index = 0; index < count; index++) replicas.push(await startReplica(dir, index, config));
-  await Promise.all(replicas.map((r) => eventually(async () => ((await fetch(`${r.url}/healthz`).then((res) => res.ok, () => false)) ? true : undefined), 45_000, `replica ${r.index} to listen: ${r.output().slice(-1500)}`)));
+  const state = (r: Replica) => (r.alive() ? 'running' : `exited with ${r.child.exitCode ?? r.child.signalCode}`);
+  await Promise.all(replicas.map((r) => eventually(async () => ((await fetch(`${r.url}/healthz`).then((res) => res.ok, () => false)) ? true : undefined), 45_000,
+    () => `replica ${r.index} to listen on ${r.url} (${state(r)}): ${r.output().slice(-1500)}`)));
   return replicas;
 }
 
@@ -34,9 +36,12 @@ export async function startReplica(dir: string, index: number, config: Record<st
   const port = await freePort();
   const file = path.join(dir, `replica-${index}.yaml`);
   await writeFile(file, JSON.stringify({ ...config, server: { host: '127.0.0.1', port, publicUrl: `http://127.0.0.1:${port}` } }));
-  const child = spawn(process.execPath, [BIN, 'start', '-c', file], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_NO_WARNINGS: '1' } });
+  const child = spawn(process.execPath, [BIN, 'start', '-c', file], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_NO_WARNINGS: '1' } });
   let output = '';
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  // The last lines only: a replica under load may warn for as long as a test runs.
+  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-8192));
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
   const alive = () => child.exitCode === null && child.signalCode === null;
   return {
     index,
