@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RoleStore, StoreChange } from '../store/index.js';
+import type { OutboxStore, RoleStore, StoreChange } from '../store/index.js';
 import type { Connector } from '../connectors/types.js';
 import { change, nextEvent, scriptedConnector } from '../../test/support/outbox.js';
 import { retryable, rejected, deferred, counting, setup } from '../../test/support/outbox-setup.js';
@@ -162,6 +162,49 @@ describe('outbox batches', () => {
     for (const record of later) await outbox.enqueue([record]);
     await outbox.whenIdle();
     expect(a.calls).toEqual([[first.id], later.map((r) => r.id)]);
+  });
+
+  it('claims what a batch in flight frees once it is settled, without asking when the next is due', async () => {
+    // The claim made as a batch's connector call ends runs beside that batch's settlement (on
+    // PostgreSQL on another connection), so it may find nothing: the next of the key, or the rest
+    // of a created range, is freed only by the settlement. Here the settlement is held until that
+    // claim has come back empty. A worker that then took its queue for empty would ask the store
+    // when the next delivery is due, and linger, before it claimed what the settlement freed.
+    let settling = false;
+    const emptyClaim = deferred();
+    const calls = new Map<string, number>();
+    const wrap = (target: OutboxStore): OutboxStore => new Proxy(target, {
+      get(object, prop, receiver) {
+        const value: unknown = Reflect.get(object, prop, receiver);
+        if (typeof value !== 'function') return value;
+        if (settling) calls.set(String(prop), (calls.get(String(prop)) ?? 0) + 1);
+        if (prop === 'claim') {
+          return async (...args: Parameters<OutboxStore['claim']>) => {
+            const claimed = await object.claim(...args);
+            if (settling && claimed.length === 0) emptyClaim.resolve();
+            return claimed;
+          };
+        }
+        if (prop === 'settle') {
+          return async (...args: Parameters<OutboxStore['settle']>) => {
+            settling = true;
+            await emptyClaim.promise;
+            return object.settle(...args);
+          };
+        }
+        return (value as (...a: unknown[]) => unknown).bind(object);
+      },
+    });
+    const a = scriptedConnector(undefined, 1);
+    const { outbox } = await setup([{ name: 'a', connector: a.connector }], { wrap, concurrency: 1 });
+    const first = change('students', 1);
+    const next = change('students', 1);
+    const delivered = nextEvent(outbox, 'delivered', ({ delivery }) => delivery.recordId === next.id);
+    await outbox.enqueue([first, next]);
+    await delivered;
+    expect(a.calls).toEqual([[first.id], [next.id]]);
+    expect(calls.get('claim')).toBeGreaterThanOrEqual(2);
+    expect(calls.get('nextRunAt') ?? 0).toBe(0);
   });
 
   it('a throwing connector or a wrong number of outcomes retries the whole batch', async () => {
