@@ -1,9 +1,10 @@
-import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readdir, readFile, readlink, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { Agent } from 'undici';
+import { releaseCache } from '../../src/connectors/cache.js';
 import { StoredRecord } from '../../src/connectors/stored-record.js';
 import type { ConnectorContext } from '../../src/connectors/types.js';
 import { createMetricsRegistry } from '../../src/metrics.js';
@@ -82,6 +83,27 @@ describe('file connector', () => {
     await deliver(ctx, [a, b]);
     await deliver(context(), [a, b, change('students', 3)]);
     expect((await readLines('students')).map((r) => r.id)).toEqual([a.id, b.id, expect.stringMatching(/^students:3:/)]);
+  });
+
+  it('keeps its files open between deliveries and closes them when its cache is let go', async () => {
+    // Descriptors of this process open on the connector's files (Linux: /proc/self/fd).
+    const openOn = async () => {
+      const out = await realpath(path.join(dir, 'out'));
+      const targets = await Promise.all((await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')));
+      return targets.filter((target) => target.startsWith(`${out}${path.sep}`)).map((target) => path.basename(target)).sort();
+    };
+    const ctx = context();
+    const first = change('students', 1);
+    await deliver(ctx, [first, change('users', 2)]);
+    expect(await openOn()).toEqual(['students.jsonl', 'users.jsonl']);
+    await releaseCache(ctx.cache);
+    expect(await openOn()).toEqual([]);
+    // The next delivery opens what it writes again, and still writes each id once.
+    const again = change('students', 3);
+    await deliver(ctx, [first, again]);
+    expect(await openOn()).toEqual(['students.jsonl']);
+    expect((await readLines('students')).map((r) => r.id)).toEqual([first.id, again.id]);
+    await releaseCache(ctx.cache);
   });
 
   it('cuts a torn last line left by a crash before appending', async () => {

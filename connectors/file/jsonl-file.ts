@@ -26,6 +26,17 @@ export class JsonlFile {
     return run;
   }
 
+  /** Closes the file once the appends before have ended; a later append opens it again. */
+  close(): Promise<void> {
+    const run = this.tail.then(async () => {
+      const handle = this.handle;
+      this.handle = undefined;
+      await handle?.close();
+    });
+    this.tail = run.catch(() => {});
+    return run;
+  }
+
   private async appendNow(records: readonly StoredRecord[]): Promise<number> {
     const existed = this.ids !== undefined || (await this.load());
     const ids = this.ids!;

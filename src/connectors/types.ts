@@ -18,7 +18,10 @@ export interface ConnectorContext<C = unknown> {
   /** Aborted when the daemon stops: give up waiting and report `retry`. */
   signal: AbortSignal;
   metrics: Registry;
-  /** Per-connector-instance memory that lives as long as the process (e.g. a Sheets id→row cache). */
+  /**
+   * Per-connector-instance memory that lives as long as the process (e.g. a Sheets id→row cache). A
+   * value with a `close()` method is closed when the cache is let go (cache.ts).
+   */
   cache: Map<string, unknown>;
   /** The polled users, to name the people a record is about; absent: nobody can be looked up. */
   users?: UserDirectory;

@@ -103,6 +103,8 @@ describe('outbox batches', () => {
     };
     let notice: ((change: StoreChange) => void) | undefined;
     const cacheSeen: number[] = [];
+    // What each term's cache held open is closed when the next term starts, and at stop.
+    const closedTerms: number[] = [];
     const a = scriptedConnector();
     const exclusive: Connector = {
       ...a.connector,
@@ -110,6 +112,7 @@ describe('outbox batches', () => {
       async deliver(ctx, records) {
         cacheSeen.push(ctx.cache.size);
         ctx.cache.set('ids', records.map((r) => r.id));
+        ctx.cache.set('file', { close: async () => void closedTerms.push(cacheSeen.length) });
         return a.connector.deliver(ctx, records);
       },
     };
@@ -145,9 +148,29 @@ describe('outbox batches', () => {
     await again;
     expect(a.delivered()).toEqual([s1.id, s2.id]);
     expect(cacheSeen).toEqual([0, 0]);
+    expect(closedTerms).toEqual([1]);
     await outbox.stop();
+    expect(closedTerms).toEqual([1, 2]);
     expect(asked.at(-1)).toBe('release connector:files');
     expect(holder).toBeUndefined();
+  });
+
+  it('closes what a connector keeps open in its cache when the outbox stops', async () => {
+    const closed: string[] = [];
+    const a = scriptedConnector();
+    const keeping: Connector = {
+      ...a.connector,
+      async deliver(ctx, records) {
+        if (!ctx.cache.has('file')) ctx.cache.set('file', { close: async () => void closed.push('file') });
+        return a.connector.deliver(ctx, records);
+      },
+    };
+    const { outbox } = await setup([{ name: 'a', connector: keeping }]);
+    await outbox.enqueue([change('students', 1)]);
+    await outbox.whenIdle();
+    expect(closed).toEqual([]);
+    await outbox.stop();
+    expect(closed).toEqual(['file']);
   });
 
   it('gathers what arrives while it lingers after emptying its queue into one batch', async () => {

@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
+import { releaseCache } from '../connectors/cache.js';
 import type { ConnectorContext } from '../connectors/types.js';
 import type { UserDirectory } from '../connectors/user-directory.js';
 import { describeError } from '../errors.js';
@@ -285,8 +286,12 @@ export function createOutbox(options: OutboxOptions): Outbox {
       clearTimeout(noticed);
       const finished = await withTimeout(inFlight, settings.stopTimeoutMs);
       if (!finished) log.warn({ timeoutMs: settings.stopTimeoutMs }, 'deliveries still in flight at stop; they will be redelivered');
-      // Nothing of this replica's is in flight any more: the others may take the connectors at once.
-      if (finished) await Promise.all(workers.map((w) => w.hold?.release()));
+      // Nothing of this replica's is in flight any more: what the connectors hold open can close,
+      // and the others may take the connectors at once.
+      if (finished) await Promise.all(workers.map(async (w) => {
+        await releaseCache(w.ctx.cache);
+        await w.hold?.release();
+      }));
       state = 'stopped';
     },
   };

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { ConnectorContext, DeliveryOutcome } from '../connectors/types.js';
+import { releaseCache } from '../connectors/cache.js';
 import { StoredRecord } from '../connectors/stored-record.js';
 import { BridgeError, describeError } from '../errors.js';
 import { createdChangeBody } from '../records.js';
@@ -71,7 +72,7 @@ export class ConnectorWorker {
     this.concurrency = Math.max(1, Math.floor(Math.min(host.concurrency, own)));
     if (instance.connector.exclusive?.(instance.config)) {
       // A new term: what the cache knew (ids in a file, rows of a sheet) may have changed meanwhile.
-      this.hold = new RoleHold(host.roles, `connector:${instance.name}`, host.clock, () => ctx.cache.clear());
+      this.hold = new RoleHold(host.roles, `connector:${instance.name}`, host.clock, () => void releaseCache(ctx.cache));
     }
   }
 
