@@ -57,6 +57,18 @@ describe('postgres schema', () => {
   });
 });
 
+/**
+ * Ends the sessions that hold advisory locks (the staging locks), as a network cut or a killed
+ * process would, and returns once they have ended: pg_terminate_backend only signals a session
+ * unless it is given a time to wait, and its locks go only as it exits.
+ */
+async function endSessionsHoldingAdvisoryLocks(admin: pg.Client): Promise<void> {
+  const { rows } = await admin.query<{ ended: boolean }>(`SELECT pg_terminate_backend(pid, 10000) AS ended
+    FROM (SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()) holders`);
+  expect(rows.length).toBeGreaterThan(0);
+  expect(rows.every((r) => r.ended)).toBe(true);
+}
+
 describe('postgres poll staging', () => {
   const rows = (n: number, from = 1) => freshRows(Array.from({ length: n }, (_, i) => ({ key: from + i, chain: `c${String(from + i).padStart(11, '0')}`, json: `{"id":${from + i}}` })));
 
@@ -97,7 +109,7 @@ describe('postgres poll staging', () => {
       // Its session ends as a killed process's would.
       const admin = new pg.Client({ connectionString: url });
       await admin.connect();
-      await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()`);
+      await endSessionsHoldingAdvisoryLocks(admin);
       await admin.end();
       await second.snapshot.begin('users', 'fresh');
       await second.snapshot.stageFresh('users', rows(2));
@@ -127,7 +139,7 @@ describe('postgres poll staging', () => {
       await first.snapshot.stageChanges('students', seed(10));
       const admin = new pg.Client({ connectionString: url });
       await admin.connect();
-      await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()`);
+      await endSessionsHoldingAdvisoryLocks(admin);
       await admin.end();
       // ... and the second process's cycle takes the stream over.
       await second.snapshot.begin('students', 'changes');
