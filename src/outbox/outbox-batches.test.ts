@@ -155,6 +155,61 @@ describe('outbox batches', () => {
     expect(holder).toBeUndefined();
   });
 
+  it('does not linger after a short claim made while a batch was settling: the settlement may free more', async () => {
+    // Queued before this outbox starts (by one that holds its deliveries): two versions of key 1,
+    // the second blocked behind the first, and key 2.
+    const first = change('students', 1);
+    const next = change('students', 1);
+    const other = change('students', 2);
+    const a = scriptedConnector(undefined, 2);
+    const filler = await setup([{ name: 'a', connector: a.connector }]);
+    filler.outbox.holdDeliveries();
+    await filler.outbox.enqueue([first, other, next]);
+    await filler.outbox.stop();
+    // The first batch's settlement is held until the claim made beside it has come back.
+    let settling = false;
+    const claimedBeside = deferred();
+    const wrap = (target: OutboxStore): OutboxStore => new Proxy(target, {
+      get(object, prop, receiver) {
+        const value: unknown = Reflect.get(object, prop, receiver);
+        if (prop === 'claim') {
+          return async (...args: Parameters<OutboxStore['claim']>) => {
+            const claimed = await object.claim(...args);
+            if (settling) claimedBeside.resolve();
+            return claimed;
+          };
+        }
+        if (prop === 'settle') {
+          return async (...args: Parameters<OutboxStore['settle']>) => {
+            settling = true;
+            await claimedBeside.promise;
+            return object.settle(...args);
+          };
+        }
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(object) : value;
+      },
+    });
+    // While the first batch is with the connector, one more record arrives: the claim beside the
+    // settlement finds it alone (fewer than a batch), as `next` waits for that settlement.
+    const late = change('students', 3);
+    const gate = deferred();
+    const b = scriptedConnector(undefined, 2);
+    const gated: Connector = {
+      ...b.connector,
+      async deliver(ctx, records) {
+        if (b.calls.length === 0) await gate.promise;
+        return b.connector.deliver(ctx, records);
+      },
+    };
+    const { outbox } = await setup([{ name: 'a', connector: gated }], { store: filler.store, wrap, lingerMs: 60_000, concurrency: 1 });
+    const delivered = nextEvent(outbox, 'delivered', ({ delivery }) => delivery.recordId === next.id);
+    await outbox.enqueue([late]);
+    gate.resolve();
+    const outcome = await Promise.race([delivered.then(() => 'delivered'), new Promise((resolve) => setTimeout(resolve, 2000, 'lingering'))]);
+    expect(outcome).toBe('delivered');
+    expect(b.calls).toEqual([[first.id, other.id], [late.id], [next.id]]);
+  });
+
   it('closes what a connector keeps open in its cache when the outbox stops', async () => {
     const closed: string[] = [];
     const a = scriptedConnector();

@@ -145,15 +145,16 @@ export class ConnectorWorker {
       await this.handBack(claimed);
       return false;
     }
+    // Fewer due than a batch holds says little while a batch is in flight: what it settles may free
+    // a key or the rest of a range (leased until then), and it pumps again as it ends. Lingering, or
+    // asking when the next is due, would only hold up the claim that takes them.
+    const settling = this.batches.size > 0;
     if (claimed.length > 0) {
-      this.drained = claimed.length < this.batchSize;
+      this.drained = claimed.length < this.batchSize && !settling;
       this.start(claimed);
       return true;
     }
-    // Nothing due for now says little while a batch is in flight: what it settles may free a key or
-    // the rest of a range (leased until then), and it pumps again as it ends. Lingering or asking when
-    // the next is due would only hold up the claim that takes them.
-    if (this.batches.size > 0) return this.dirty;
+    if (settling) return this.dirty;
     this.drained = true;
     if (this.dirty) return true;
     const next = await store.nextRunAt(this.name).catch(() => undefined);
