@@ -12,7 +12,13 @@ export interface HealthState {
   on(listener: (health: StoreHealth) => void): () => void;
 }
 
-export function createHealth(): HealthState {
+/**
+ * `rank` weighs what a reason tells an operator (higher says more). While the store stays unable to
+ * write, a later failure replaces the reason unless it ranks lower: one cause can fail writes in
+ * several ways, and the vaguest of them should not hide the one that names it.
+ */
+export function createHealth(options: { rank?: (reason: string) => number } = {}): HealthState {
+  const rank = options.rank ?? (() => 0);
   let state: StoreHealth = { ok: true };
   const listeners = new Set<(health: StoreHealth) => void>();
   const set = (next: StoreHealth) => {
@@ -22,7 +28,7 @@ export function createHealth(): HealthState {
   return {
     current: () => state,
     failed(reason, now) {
-      if (!state.ok && state.reason === reason) return;
+      if (!state.ok && (state.reason === reason || rank(reason) < rank(state.reason))) return;
       set({ ok: false, reason, since: state.ok ? now : state.since });
     },
     succeeded() {

@@ -13,6 +13,7 @@ import { acquireLock, type HeldLock } from './lock.js';
 import type { Self } from './operations.js';
 import { sqlitePortMethods } from './port-methods.js';
 import { createThreadClient } from './thread-client.js';
+import { outageRank } from './transaction.js';
 
 export interface SqliteStoreOptions {
   dir: string;
@@ -35,7 +36,7 @@ export const DATABASE_FILE = 'schoolbridge.db';
 export function createSqliteStore(options: SqliteStoreOptions): Store {
   const { dir, log } = options;
   const clock = options.clock ?? systemClock;
-  const health = createHealth();
+  const health = createHealth({ rank: outageRank });
   const self: Self = { id: randomUUID(), host: hostname(), pid: process.pid, startedAt: clock.now() };
   let lock: HeldLock | undefined;
   let heartbeat: { stop(): Promise<void> } | undefined;

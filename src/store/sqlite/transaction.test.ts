@@ -5,7 +5,7 @@ import { openDatabase } from './handles.js';
 import { operations } from './operations.js';
 import type { Call } from './protocol.js';
 import { migrate } from './schema.js';
-import { endClaims, runTransaction, syncFailure } from './transaction.js';
+import { endClaims, outageRank, runTransaction, syncFailure } from './transaction.js';
 
 /** A transaction of the database thread, and the leases its claims took when its results are not given. */
 describe('sqlite transaction', () => {
@@ -53,5 +53,18 @@ describe('a failed sync of the WAL file', () => {
   it('gives any other error as it came, and EIO when it came without a code', () => {
     expect(syncFailure(errno('EIO', 'EIO: i/o error, fdatasync'))).toEqual({ code: 'SQLITE_IOERR_FSYNC (EIO)', message: 'EIO: i/o error, fdatasync' });
     expect(syncFailure(errno(undefined, 'sync failed'))).toEqual({ code: 'SQLITE_IOERR_FSYNC (EIO)', message: 'sync failed' });
+  });
+
+  it('ranks a reason that names a full disk over SQLite\'s bare I/O errors, and the thread\'s end over both', () => {
+    const full = syncFailure(Object.assign(new Error('ENOSPC: no space left on device, fdatasync'), { code: 'ENOSPC' }));
+    const reasons = {
+      sqliteFull: 'SQLITE_FULL: database or disk is full',
+      syncFull: `${full.code}: ${full.message}`,
+      ownFsync: 'SQLITE_IOERR_FSYNC: disk I/O error',
+      syncEio: 'SQLITE_IOERR_FSYNC (EIO): EIO: i/o error, fdatasync',
+      threadGone: 'the database thread exited (1)',
+    };
+    expect(Object.fromEntries(Object.entries(reasons).map(([name, reason]) => [name, outageRank(reason)])))
+      .toEqual({ sqliteFull: 1, syncFull: 1, ownFsync: 0, syncEio: 0, threadGone: 2 });
   });
 });

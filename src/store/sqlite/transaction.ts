@@ -26,6 +26,18 @@ export function syncFailure(error: NodeJS.ErrnoException): WireError {
   return { code: `SQLITE_IOERR_FSYNC (${code})`, message: code === 'ENOSPC' ? `the disk is full: ${error.message}` : error.message };
 }
 
+/**
+ * How much a reason the store cannot write tells (health.ts). Of SQLite's answers, one that names a
+ * full disk (SQLITE_FULL, a WAL sync's ENOSPC) over the others: a full disk also fails SQLite's own
+ * fsyncs, with a bare "SQLITE_IOERR_FSYNC: disk I/O error" that carries no errno, and /readyz
+ * should go on saying that the disk is full. Anything that is not SQLite's answer to a write (the
+ * database thread exited) over all of them.
+ */
+export function outageRank(reason: string): number {
+  if (!reason.startsWith('SQLITE_')) return 2;
+  return /^SQLITE_FULL|^SQLITE_IOERR_FSYNC \(ENOSPC\)/.test(reason) ? 1 : 0;
+}
+
 /** The transaction statements, prepared once per connection. */
 const control = new WeakMap<Database.Database, Record<'begin' | 'savepoint' | 'release' | 'rollbackTo' | 'commit' | 'rollback' | 'totalChanges', Database.Statement>>();
 
