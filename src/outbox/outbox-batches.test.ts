@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { OutboxStore, RoleStore, StoreChange } from '../store/index.js';
+import type { RoleStore, StoreChange } from '../store/index.js';
 import type { Connector } from '../connectors/types.js';
 import { change, nextEvent, scriptedConnector } from '../../test/support/outbox.js';
-import { retryable, rejected, deferred, counting, setup } from '../../test/support/outbox-setup.js';
+import { retryable, rejected, deferred, counting, settlementHeldForClaim, setup } from '../../test/support/outbox-setup.js';
 
 describe('outbox batches', () => {
   it('holds new batches back while held (a batch in flight finishes), and delivers them once released', async () => {
@@ -167,28 +167,7 @@ describe('outbox batches', () => {
     await filler.outbox.enqueue([first, other, next]);
     await filler.outbox.stop();
     // The first batch's settlement is held until the claim made beside it has come back.
-    let settling = false;
-    const claimedBeside = deferred();
-    const wrap = (target: OutboxStore): OutboxStore => new Proxy(target, {
-      get(object, prop, receiver) {
-        const value: unknown = Reflect.get(object, prop, receiver);
-        if (prop === 'claim') {
-          return async (...args: Parameters<OutboxStore['claim']>) => {
-            const claimed = await object.claim(...args);
-            if (settling) claimedBeside.resolve();
-            return claimed;
-          };
-        }
-        if (prop === 'settle') {
-          return async (...args: Parameters<OutboxStore['settle']>) => {
-            settling = true;
-            await claimedBeside.promise;
-            return object.settle(...args);
-          };
-        }
-        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(object) : value;
-      },
-    });
+    const { wrap } = settlementHeldForClaim();
     // While the first batch is with the connector, one more record arrives: the claim beside the
     // settlement finds it alone (fewer than a batch), as `next` waits for that settlement.
     const late = change('students', 3);
@@ -248,31 +227,7 @@ describe('outbox batches', () => {
     // of a created range, is freed only by the settlement. Here the settlement is held until that
     // claim has come back empty. A worker that then took its queue for empty would ask the store
     // when the next delivery is due, and linger, before it claimed what the settlement freed.
-    let settling = false;
-    const emptyClaim = deferred();
-    const calls = new Map<string, number>();
-    const wrap = (target: OutboxStore): OutboxStore => new Proxy(target, {
-      get(object, prop, receiver) {
-        const value: unknown = Reflect.get(object, prop, receiver);
-        if (typeof value !== 'function') return value;
-        if (settling) calls.set(String(prop), (calls.get(String(prop)) ?? 0) + 1);
-        if (prop === 'claim') {
-          return async (...args: Parameters<OutboxStore['claim']>) => {
-            const claimed = await object.claim(...args);
-            if (settling && claimed.length === 0) emptyClaim.resolve();
-            return claimed;
-          };
-        }
-        if (prop === 'settle') {
-          return async (...args: Parameters<OutboxStore['settle']>) => {
-            settling = true;
-            await emptyClaim.promise;
-            return object.settle(...args);
-          };
-        }
-        return (value as (...a: unknown[]) => unknown).bind(object);
-      },
-    });
+    const { wrap, calls } = settlementHeldForClaim((claimed) => claimed.length === 0);
     const a = scriptedConnector(undefined, 1);
     const { outbox } = await setup([{ name: 'a', connector: a.connector }], { wrap, concurrency: 1 });
     const first = change('students', 1);

@@ -5,7 +5,7 @@ import type { Connector } from '../../src/connectors/types.js';
 import { BridgeError } from '../../src/errors.js';
 import { createMetricsRegistry } from '../../src/metrics.js';
 import { createOutbox, type Outbox } from '../../src/outbox/outbox.js';
-import type { OutboxStore, RoleStore, Store, StoreChange } from '../../src/store/index.js';
+import type { Claimed, OutboxStore, RoleStore, Store, StoreChange } from '../../src/store/index.js';
 import { TEST_NOW_MS, testClock, type TestClock } from './clock.js';
 import { testStore, type Engine } from './stores.js';
 
@@ -42,6 +42,42 @@ export function counting(calls: Map<string, number>): (target: OutboxStore) => O
         };
       },
     });
+}
+
+/**
+ * The store's outbox with its first settlement held until a claim made after that settlement began
+ * has come back (one that `until` accepts): the race of the claim a worker sends beside a
+ * settlement (on PostgreSQL, on another connection) made certain. `calls` counts the methods called
+ * from that settlement on.
+ */
+export function settlementHeldForClaim(until: (claimed: Claimed[]) => boolean = () => true) {
+  let settling = false;
+  const claimed = deferred();
+  const calls = new Map<string, number>();
+  const wrap = (target: OutboxStore): OutboxStore =>
+    new Proxy(target, {
+      get(object, prop, receiver) {
+        const value: unknown = Reflect.get(object, prop, receiver);
+        if (typeof value !== 'function') return value;
+        if (settling) calls.set(String(prop), (calls.get(String(prop)) ?? 0) + 1);
+        if (prop === 'claim') {
+          return async (...args: Parameters<OutboxStore['claim']>) => {
+            const result = await object.claim(...args);
+            if (settling && until(result)) claimed.resolve();
+            return result;
+          };
+        }
+        if (prop === 'settle') {
+          return async (...args: Parameters<OutboxStore['settle']>) => {
+            settling = true;
+            await claimed.promise;
+            return object.settle(...args);
+          };
+        }
+        return (value as (...a: unknown[]) => unknown).bind(object);
+      },
+    });
+  return { wrap, calls };
 }
 
 export interface SetupOptions {
