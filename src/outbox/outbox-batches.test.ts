@@ -189,6 +189,23 @@ describe('outbox batches', () => {
     expect(b.calls).toEqual([[first.id, other.id], [late.id], [next.id]]);
   });
 
+  it('does not linger either when the claim made beside a settlement answers after it', async () => {
+    // Queued before this outbox starts: its first claim, with nothing in flight, is a whole batch.
+    const first = change('students', 1);
+    const next = change('students', 1);
+    const filler = await setup([{ name: 'a', connector: scriptedConnector().connector }]);
+    filler.outbox.holdDeliveries();
+    await filler.outbox.enqueue([first, next]);
+    await filler.outbox.stop();
+    const { wrap } = settlementHeldForClaim((claimed) => claimed.length === 0, { answerLate: true });
+    const a = scriptedConnector(undefined, 1);
+    const { outbox } = await setup([{ name: 'a', connector: a.connector }], { store: filler.store, wrap, concurrency: 1, lingerMs: 60_000 });
+    const delivered = nextEvent(outbox, 'delivered', ({ delivery }) => delivery.recordId === next.id);
+    const outcome = await Promise.race([delivered.then(() => 'delivered'), new Promise((resolve) => setTimeout(resolve, 2000, 'lingering'))]);
+    expect(outcome).toBe('delivered');
+    expect(a.calls).toEqual([[first.id], [next.id]]);
+  });
+
   it('closes what a connector keeps open in its cache when the outbox stops', async () => {
     const closed: string[] = [];
     const a = scriptedConnector();

@@ -130,6 +130,10 @@ export class ConnectorWorker {
       this.setWake(now + ROLE_CHECK_MS);
       return false;
     }
+    // A claim made while a batch is in flight says little of the queue: what that batch settles may
+    // free a key or the rest of a range (leased until then), and the batch pumps again as it ends.
+    // A short or empty answer then neither makes the worker linger nor asks when the next is due.
+    const beside = this.batches.size > 0;
     let claimed: Claimed[];
     try {
       claimed = await store.claim({ connector: this.name, limit: this.batchSize, now, leaseMs: this.host.leaseMs });
@@ -145,16 +149,13 @@ export class ConnectorWorker {
       await this.handBack(claimed);
       return false;
     }
-    // Fewer due than a batch holds says little while a batch is in flight: what it settles may free
-    // a key or the rest of a range (leased until then), and it pumps again as it ends. Lingering, or
-    // asking when the next is due, would only hold up the claim that takes them.
-    const settling = this.batches.size > 0;
     if (claimed.length > 0) {
-      this.drained = claimed.length < this.batchSize && !settling;
+      this.drained = claimed.length < this.batchSize && !beside;
       this.start(claimed);
       return true;
     }
-    if (settling) return this.dirty;
+    // Had that batch ended meanwhile, its pump found this claim running and left `dirty` set.
+    if (beside) return this.dirty;
     this.drained = true;
     if (this.dirty) return true;
     const next = await store.nextRunAt(this.name).catch(() => undefined);

@@ -47,12 +47,14 @@ export function counting(calls: Map<string, number>): (target: OutboxStore) => O
 /**
  * The store's outbox with its first settlement held until a claim made after that settlement began
  * has come back (one that `until` accepts): the race of the claim a worker sends beside a
- * settlement (on PostgreSQL, on another connection) made certain. `calls` counts the methods called
- * from that settlement on.
+ * settlement (on PostgreSQL, on another connection) made certain. With `answerLate`, that claim's
+ * answer reaches the worker only after the settlement and what follows it in the worker have run.
+ * `calls` counts the methods called from that settlement on.
  */
-export function settlementHeldForClaim(until: (claimed: Claimed[]) => boolean = () => true) {
+export function settlementHeldForClaim(until: (claimed: Claimed[]) => boolean = () => true, options: { answerLate?: boolean } = {}) {
   let settling = false;
   const claimed = deferred();
+  const settled = deferred();
   const calls = new Map<string, number>();
   const wrap = (target: OutboxStore): OutboxStore =>
     new Proxy(target, {
@@ -63,7 +65,13 @@ export function settlementHeldForClaim(until: (claimed: Claimed[]) => boolean = 
         if (prop === 'claim') {
           return async (...args: Parameters<OutboxStore['claim']>) => {
             const result = await object.claim(...args);
-            if (settling && until(result)) claimed.resolve();
+            if (settling && until(result)) {
+              claimed.resolve();
+              if (options.answerLate) {
+                await settled.promise;
+                await new Promise((resolve) => setImmediate(resolve));
+              }
+            }
             return result;
           };
         }
@@ -71,7 +79,11 @@ export function settlementHeldForClaim(until: (claimed: Claimed[]) => boolean = 
           return async (...args: Parameters<OutboxStore['settle']>) => {
             settling = true;
             await claimed.promise;
-            return object.settle(...args);
+            try {
+              return await object.settle(...args);
+            } finally {
+              settled.resolve();
+            }
           };
         }
         return (value as (...a: unknown[]) => unknown).bind(object);
