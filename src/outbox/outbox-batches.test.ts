@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { RoleStore, StoreChange } from '../store/index.js';
 import type { Connector } from '../connectors/types.js';
 import { change, nextEvent, scriptedConnector } from '../../test/support/outbox.js';
-import { retryable, rejected, deferred, counting, settlementHeldForClaim, setup } from '../../test/support/outbox-setup.js';
+import { retryable, rejected, deferred, counting, queuedBeforeStart, settlementHeldForClaim, setup } from '../../test/support/outbox-setup.js';
 
 describe('outbox batches', () => {
   it('holds new batches back while held (a batch in flight finishes), and delivers them once released', async () => {
@@ -156,16 +156,11 @@ describe('outbox batches', () => {
   });
 
   it('does not linger after a short claim made while a batch was settling: the settlement may free more', async () => {
-    // Queued before this outbox starts (by one that holds its deliveries): two versions of key 1,
-    // the second blocked behind the first, and key 2.
+    // Queued before this outbox starts: two versions of key 1, the second blocked behind the first, and key 2.
     const first = change('students', 1);
     const next = change('students', 1);
     const other = change('students', 2);
-    const a = scriptedConnector(undefined, 2);
-    const filler = await setup([{ name: 'a', connector: a.connector }]);
-    filler.outbox.holdDeliveries();
-    await filler.outbox.enqueue([first, other, next]);
-    await filler.outbox.stop();
+    const store = await queuedBeforeStart([first, other, next]);
     // The first batch's settlement is held until the claim made beside it has come back.
     const { wrap } = settlementHeldForClaim();
     // While the first batch is with the connector, one more record arrives: the claim beside the
@@ -180,7 +175,7 @@ describe('outbox batches', () => {
         return b.connector.deliver(ctx, records);
       },
     };
-    const { outbox } = await setup([{ name: 'a', connector: gated }], { store: filler.store, wrap, lingerMs: 60_000, concurrency: 1 });
+    const { outbox } = await setup([{ name: 'a', connector: gated }], { store, wrap, lingerMs: 60_000, concurrency: 1 });
     const delivered = nextEvent(outbox, 'delivered', ({ delivery }) => delivery.recordId === next.id);
     await outbox.enqueue([late]);
     gate.resolve();
@@ -193,13 +188,10 @@ describe('outbox batches', () => {
     // Queued before this outbox starts: its first claim, with nothing in flight, is a whole batch.
     const first = change('students', 1);
     const next = change('students', 1);
-    const filler = await setup([{ name: 'a', connector: scriptedConnector().connector }]);
-    filler.outbox.holdDeliveries();
-    await filler.outbox.enqueue([first, next]);
-    await filler.outbox.stop();
+    const store = await queuedBeforeStart([first, next]);
     const { wrap } = settlementHeldForClaim((claimed) => claimed.length === 0, { answerLate: true });
     const a = scriptedConnector(undefined, 1);
-    const { outbox } = await setup([{ name: 'a', connector: a.connector }], { store: filler.store, wrap, concurrency: 1, lingerMs: 60_000 });
+    const { outbox } = await setup([{ name: 'a', connector: a.connector }], { store, wrap, concurrency: 1, lingerMs: 60_000 });
     const delivered = nextEvent(outbox, 'delivered', ({ delivery }) => delivery.recordId === next.id);
     const outcome = await Promise.race([delivered.then(() => 'delivered'), new Promise((resolve) => setTimeout(resolve, 2000, 'lingering'))]);
     expect(outcome).toBe('delivered');

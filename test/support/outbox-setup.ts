@@ -5,6 +5,7 @@ import type { Connector } from '../../src/connectors/types.js';
 import { BridgeError } from '../../src/errors.js';
 import { createMetricsRegistry } from '../../src/metrics.js';
 import { createOutbox, type Outbox } from '../../src/outbox/outbox.js';
+import type { AnyRecord } from '../../src/records.js';
 import type { Claimed, OutboxStore, RoleStore, Store, StoreChange } from '../../src/store/index.js';
 import { TEST_NOW_MS, testClock, type TestClock } from './clock.js';
 import { testStore, type Engine } from './stores.js';
@@ -91,6 +92,25 @@ export function settlementHeldForClaim(until: (claimed: Claimed[]) => boolean = 
     });
   return { wrap, calls };
 }
+
+/**
+ * A store with `records` queued for the connector `name` by an outbox that delivered nothing, for
+ * an outbox a test starts on it (`setup({ store })`): its first claim finds them due.
+ */
+export async function queuedBeforeStart(records: readonly AnyRecord[], name = 'a'): Promise<Store> {
+  const filler = await setup([{ name, connector: NOTHING }]);
+  filler.outbox.holdDeliveries();
+  await filler.outbox.enqueue(records);
+  await filler.outbox.stop();
+  return filler.store;
+}
+
+const NOTHING: Connector = {
+  type: 'nothing',
+  configSchema: undefined as never,
+  check: async () => ({ ok: true }),
+  deliver: () => Promise.reject(new Error('a held outbox delivers nothing')),
+};
 
 export interface SetupOptions {
   engine?: Engine;
