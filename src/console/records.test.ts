@@ -8,7 +8,7 @@ const anna: Person = { stream: 'students', key: 1, chain: 'aaaaaaaaaaaa', name: 
 const jan: Person = { stream: 'students', key: 2, chain: 'bbbbbbbbbbbb', name: 'Jan Kos' };
 const run: Run = { id: 7, kind: 'poll', trigger: 'schedule', startedAt: T - 1000, durationMs: 2000, outcome: 'ok', counts: {} };
 const attempt = (over: Partial<Attempt>): Attempt => ({ recordId: 'students:1:cccccccccccc', connector: 'hook', enqueuedAt: T, at: T + 10, outcome: 'retry', ...over });
-const range: CreatedRange = { connector: 'hook', stream: 'students', detectedAt: new Date(T).toISOString(), remaining: 1, after: 1, upto: 2, runAt: T + 60_000, attempts: 0 };
+const range: CreatedRange = { connector: 'hook', stream: 'students', part: 0, detectedAt: new Date(T).toISOString(), remaining: 1, after: 1, upto: 2, runAt: T + 60_000, attempts: 0 };
 const invoiceEvent: InboxEntry = {
   id: 'invoice.created:501:dddddddddddd', event: 'invoice.created', receivedAt: new Date(T).toISOString(), receivedAtMs: T, body: '{}',
   recordIds: ['events:invoice.created:501:dddddddddddd', 'invoices:invoice.created:501:dddddddddddd'], reprocessed: 0,

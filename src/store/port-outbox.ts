@@ -48,6 +48,8 @@ export interface Delivery {
 /** Where a created change delivered from a fresh snapshot's range comes from. */
 export interface RangeItem {
   stream: SnapshotStream;
+  /** Which of the stream's ranges (CreatedRange.part). */
+  part: number;
   key: Key;
   chain: string;
 }
@@ -129,11 +131,15 @@ export interface OutboxCounts {
 /**
  * The created changes a fresh snapshot owes one connector (a first `emit` cycle): delivered straight
  * from the snapshot's rows in key order, a batch at a time, with no row of their own. A change whose
- * delivery fails alone, or whose key has another delivery queued, becomes a row like any other.
+ * delivery fails alone, or whose key has another delivery queued, becomes a row like any other. A
+ * big stream is owed in a few parts of disjoint keys, each a range with its own cursor, so that a
+ * connector can have batches of several parts in flight at once.
  */
 export interface CreatedRange {
   connector: string;
   stream: SnapshotStream;
+  /** 0, 1, …: the parts of a stream's keys, in key order. */
+  part: number;
   detectedAt: string;
   /** Created changes not delivered yet: those of the keys after `after` (all, when absent) up to `upto`. */
   remaining: number;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Store, StagedRow } from '../port.js';
+import type { Claimed, Store, StagedRow } from '../port.js';
+import { PART_ROWS, RANGE_PARTS } from '../range-parts.js';
 import { CHAIN_LENGTH } from '../tables.js';
 import { NOW, dead, done, freshRows, outcome, retryLater, textOf, type Harness } from './support.js';
 
@@ -61,6 +62,36 @@ export function snapshotCases({ open, claim }: Harness): void {
       expect(await store.outbox.settle(first.map((c) => outcome(c, done)))).toEqual(first.map((c) => c.delivery.id));
       expect((await claim(store, 'a', 10)).map((c) => c.created?.key)).toEqual([3, 4, 5]);
       expect(await store.snapshot.createdPending('users')).toBe(8);
+    });
+
+    it('owes a big stream in parts of its keys, a batch of each in flight at once, each key once', async () => {
+      const store = await open();
+      const n = RANGE_PARTS * PART_ROWS + 7;
+      await store.snapshot.begin('users', 'fresh');
+      // Staged out of key order, as a list may come.
+      await store.snapshot.stageFresh('users', freshRows(rowsOf(n - 3000, 3001)));
+      await store.snapshot.stageFresh('users', freshRows(rowsOf(3000, 1)));
+      await store.snapshot.applyFresh('users', { state: {}, created: { detectedAt: 'T0', connectors: ['a'], now: NOW } });
+      const parts = await store.outbox.ranges();
+      expect(parts.map((r) => r.part)).toEqual([0, 1, 2, 3]);
+      expect(parts.reduce((sum, r) => sum + r.remaining, 0)).toBe(n);
+      parts.forEach((r, i) => expect(r.after).toEqual(i === 0 ? undefined : parts[i - 1]!.upto));
+      expect(parts.at(-1)!.upto).toBe(n);
+      const batches: Claimed[][] = [];
+      for (const _ of parts) batches.push(await claim(store, 'a', 500));
+      expect(batches.map((b) => b[0]!.created?.key)).toEqual(parts.map((r) => Number(r.after ?? 0) + 1));
+      expect(await claim(store, 'a', 500)).toEqual([]);
+      // Settled in any order, each moves its own part on.
+      for (const batch of [...batches].reverse()) expect(await store.outbox.settle(batch.map((c) => outcome(c, done)))).toHaveLength(500);
+      expect(await store.snapshot.createdPending('users')).toBe(n - parts.length * 500);
+      const keys = batches.flat().map((c) => c.created!.key as number);
+      for (let batch = await claim(store, 'a', 900); batch.length > 0; batch = await claim(store, 'a', 900)) {
+        keys.push(...batch.map((c) => c.created!.key as number));
+        await store.outbox.settle(batch.map((c) => outcome(c, done)));
+      }
+      expect(keys.sort((x, y) => x - y)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+      expect(await store.outbox.ranges()).toEqual([]);
+      expect(await store.snapshot.createdPending('users')).toBe(0);
     });
 
     it('refuses a second settle of a range batch, and one after the lease was taken over', async () => {

@@ -95,7 +95,7 @@ export async function settle(db: Db, owner: string, settlements: readonly Settle
   const fromRanges = new Map<string, Settlement[]>();
   for (const s of settlements) {
     if (!s.range) continue;
-    const group = `${s.connector}\u0000${s.range.stream}`;
+    const group = `${s.connector}\u0000${s.range.stream}\u0000${s.range.part}`;
     const batch = fromRanges.get(group);
     if (batch) batch.push(s);
     else fromRanges.set(group, [s]);

@@ -1,6 +1,7 @@
 import { compareKeys } from '../../streams/index.js';
 import { attemptOutcome } from '../history-rules.js';
 import type { ClaimRequest, Claimed, CreatedRange, Key, Settlement, SnapshotStream } from '../port.js';
+import { partsFor } from '../range-parts.js';
 import { REPLICA_TTL_MS, TAKEOVER_GRACE_MS, deliveryId, snapshotTable } from '../tables.js';
 import type { Db } from './db.js';
 import { enqueueLazy } from './enqueue.js';
@@ -16,6 +17,7 @@ import { keyFloor, sharedKey, type SharedKeyColumn } from './stream-tables.js';
 interface RangeRow {
   connector: string;
   stream: SnapshotStream;
+  part: number;
   detected_at: string;
   after: number | null;
   upto: number | null;
@@ -36,10 +38,15 @@ const bound = (range: RangeRow, column: SharedKeyColumn): Key | undefined =>
   (range[sharedKey(range.stream, column) as keyof RangeRow] as Key | null) ?? undefined;
 const uptoOf = (range: RangeRow): Key => bound(range, 'upto')!;
 
+/** The ranges of each connector over the whole (just swapped in) snapshot of `stream`, in parts of about equal size (range-parts.ts). */
 export async function createRanges(db: Db, stream: SnapshotStream, detectedAt: string, connectors: readonly string[], now: number): Promise<void> {
-  await db.query(`INSERT INTO outbox_range (connector, stream, detected_at, ${sharedKey(stream, 'upto')}, remaining, enqueued_at, run_at)
-    SELECT c.connector, $1, $2, s.upto, s.n, $3, $3 FROM (SELECT max(key) AS upto, count(*) AS n FROM ${snapshotTable(stream)}) s
-    CROSS JOIN unnest($4::text[]) AS c(connector) WHERE s.n > 0`, [stream, detectedAt, now, connectors]);
+  const { rows: [size] } = await db.query<{ n: number }>(`SELECT count(*)::bigint AS n FROM ${snapshotTable(stream)}`);
+  if (!size?.n) return;
+  await db.query(`INSERT INTO outbox_range (connector, stream, part, detected_at, ${sharedKey(stream, 'after')}, ${sharedKey(stream, 'upto')}, remaining, enqueued_at, run_at)
+    SELECT c.connector, $1, p.part, $2, p.after, p.upto, p.n, $3, $3
+    FROM (SELECT part - 1 AS part, lag(max(key)) OVER (ORDER BY part) AS after, max(key) AS upto, count(*) AS n
+      FROM (SELECT key, ntile($5) OVER (ORDER BY key) AS part FROM ${snapshotTable(stream)}) k GROUP BY part) p
+    CROSS JOIN unnest($4::text[]) AS c(connector)`, [stream, detectedAt, now, connectors, partsFor(size.n)]);
   db.tell('outbox');
 }
 
@@ -52,22 +59,27 @@ async function rowsAfter(db: Db, range: RangeRow, limit: number): Promise<{ key:
 async function advance(db: Db, range: RangeRow, to: Key, count: number): Promise<void> {
   const remaining = Math.max(0, range.remaining - count);
   if (remaining === 0 || compareKeys(to, uptoOf(range)) >= 0) {
-    await db.query('DELETE FROM outbox_range WHERE connector = $1 AND stream = $2', [range.connector, range.stream]);
+    await drop(db, range);
     return;
   }
   await db.query(`UPDATE outbox_range SET ${sharedKey(range.stream, 'after')} = $1, remaining = $2, attempts = 0, last_error = NULL,
-    ${sharedKey(range.stream, 'claimed_to')} = NULL, claimed_count = NULL, lease_owner = NULL, lease_until = NULL WHERE connector = $3 AND stream = $4`, [to, remaining, range.connector, range.stream]);
+    ${sharedKey(range.stream, 'claimed_to')} = NULL, claimed_count = NULL, lease_owner = NULL, lease_until = NULL WHERE connector = $3 AND stream = $4 AND part = $5`,
+  [to, remaining, range.connector, range.stream, range.part]);
+}
+
+async function drop(db: Db, range: RangeRow): Promise<void> {
+  await db.query('DELETE FROM outbox_range WHERE connector = $1 AND stream = $2 AND part = $3', [range.connector, range.stream, range.part]);
 }
 
 /** Up to `limit` created changes of a due range of the connector, leased to `owner` under one fence. */
 export async function claimRange(db: Db, owner: string, request: ClaimRequest, limit: number): Promise<Claimed[]> {
   for (;;) {
     const { rows: [range] } = await db.query<RangeRow>(`SELECT * FROM outbox_range WHERE connector = $1 AND run_at <= $2
-      AND (lease_until IS NULL OR lease_until <= $2::bigint - ${TAKEOVER_GRACE_MS}) ORDER BY run_at LIMIT 1 FOR UPDATE SKIP LOCKED`, [request.connector, request.now]);
+      AND (lease_until IS NULL OR lease_until <= $2::bigint - ${TAKEOVER_GRACE_MS}) ORDER BY run_at, stream, part LIMIT 1 FOR UPDATE SKIP LOCKED`, [request.connector, request.now]);
     if (!range) return [];
     const rows = await rowsAfter(db, range, limit);
     if (rows.length === 0) {
-      await db.query('DELETE FROM outbox_range WHERE connector = $1 AND stream = $2', [range.connector, range.stream]);
+      await drop(db, range);
       continue;
     }
     // A key with a delivery queued already (from before the snapshot was fresh) waits behind it as a row.
@@ -84,14 +96,15 @@ export async function claimRange(db: Db, owner: string, request: ClaimRequest, l
     }
     const until = request.now + request.leaseMs;
     const { rows: [leased] } = await db.query<{ fence: number }>(`UPDATE outbox_range SET lease_owner = $1, lease_until = $2, fence = fence + 1,
-      ${sharedKey(range.stream, 'claimed_to')} = $3, claimed_count = $4 WHERE connector = $5 AND stream = $6 RETURNING fence`, [owner, until, last, rows.length, range.connector, range.stream]);
+      ${sharedKey(range.stream, 'claimed_to')} = $3, claimed_count = $4 WHERE connector = $5 AND stream = $6 AND part = $7 RETURNING fence`,
+    [owner, until, last, rows.length, range.connector, range.stream, range.part]);
     return items.map((row) => {
       const recordId = `${range.stream}:${row.key}:${row.chain}`;
       return {
         delivery: {
           id: deliveryId(range.connector, recordId), connector: range.connector, recordId, stream: range.stream, orderKey: `${range.stream}:${row.key}`,
           seq: 0, status: 'active', enqueuedAt: range.enqueued_at, runAt: range.run_at, attempts: range.attempts + 1, fence: leased!.fence,
-          leaseUntil: until, leaseOwner: owner, range: { stream: range.stream, key: row.key, chain: row.chain },
+          leaseUntil: until, leaseOwner: owner, range: { stream: range.stream, part: range.part, key: row.key, chain: row.chain },
         },
         created: { stream: range.stream, key: row.key, chain: row.chain, detectedAt: range.detected_at, text: row.body },
       };
@@ -105,9 +118,9 @@ export async function claimRange(db: Db, owner: string, request: ClaimRequest, l
  */
 export async function settleRange(db: Db, owner: string, batch: readonly Settlement[]): Promise<string[]> {
   const first = batch[0]!;
-  const { stream } = first.range!;
+  const { stream, part } = first.range!;
   const { rows: [range] } = await db.query<RangeRow>(`WITH held AS (
-      SELECT * FROM outbox_range WHERE connector = $1 AND stream = $2 AND fence = $3 AND lease_owner = $4 AND ${sharedKey(stream, 'claimed_to')} IS NOT NULL FOR UPDATE
+      SELECT * FROM outbox_range WHERE connector = $1 AND stream = $2 AND part = $11 AND fence = $3 AND lease_owner = $4 AND ${sharedKey(stream, 'claimed_to')} IS NOT NULL FOR UPDATE
     ), settled AS (
       SELECT s.record_id, held.connector, held.enqueued_at, s.at, s.outcome, s.http_status, s.duration_ms, s.error
       FROM held CROSS JOIN unnest($5::text[], $6::bigint[], $7::text[], $8::int[], $9::int[], $10::text[]) AS s(record_id, at, outcome, http_status, duration_ms, error)
@@ -115,14 +128,14 @@ export async function settleRange(db: Db, owner: string, batch: readonly Settlem
     SELECT * FROM held`, [
     first.connector, stream, first.fence, owner, batch.map((s) => `${stream}:${s.range!.key}:${s.range!.chain}`), batch.map((s) => s.at),
     batch.map((s) => attemptOutcome(s.status)), batch.map((s) => s.httpStatus ?? null), batch.map((s) => s.durationMs ?? null),
-    batch.map((s) => (s.status === 'done' ? null : s.lastError)),
+    batch.map((s) => (s.status === 'done' ? null : s.lastError)), part,
   ]);
   if (!range) return [];
   const failed = batch.filter((s): s is Extract<Settlement, { runAt: number }> => s.status !== 'done');
   if (failed.length === batch.length && failed.every((s) => s.status === 'pending')) {
     await db.query(`UPDATE outbox_range SET run_at = $1, attempts = $2, last_error = $3, last_attempt_at = $4, ${sharedKey(stream, 'claimed_to')} = NULL, claimed_count = NULL,
-      lease_owner = NULL, lease_until = NULL WHERE connector = $5 AND stream = $6`,
-    [Math.min(...failed.map((s) => s.runAt)), Math.max(...failed.map((s) => s.attempts)), failed[0]!.lastError, first.at, first.connector, stream]);
+      lease_owner = NULL, lease_until = NULL WHERE connector = $5 AND stream = $6 AND part = $7`,
+    [Math.min(...failed.map((s) => s.runAt)), Math.max(...failed.map((s) => s.attempts)), failed[0]!.lastError, first.at, first.connector, stream, part]);
     return batch.map((s) => s.id);
   }
   if (failed.length > 0) {
@@ -139,13 +152,14 @@ export async function settleRange(db: Db, owner: string, batch: readonly Settlem
 
 /** Turns up to `limit` keys of each range of `stream` into deliveries of their own; returns what the ranges still owe. */
 export async function materializeCreated(db: Db, stream: SnapshotStream, limit: number, now: number): Promise<number> {
-  const { rows: ranges } = await db.query<RangeRow>('SELECT * FROM outbox_range WHERE stream = $1 ORDER BY connector FOR UPDATE', [stream]);
+  const { rows: ranges } = await db.query<RangeRow>('SELECT * FROM outbox_range WHERE stream = $1 ORDER BY connector, part FOR UPDATE', [stream]);
   for (const range of ranges) {
     // A new fence: a batch in flight is refused when it settles; its changes are rows now.
-    await db.query(`UPDATE outbox_range SET fence = fence + 1, ${sharedKey(stream, 'claimed_to')} = NULL, lease_owner = NULL, lease_until = NULL WHERE connector = $1 AND stream = $2`, [range.connector, stream]);
+    await db.query(`UPDATE outbox_range SET fence = fence + 1, ${sharedKey(stream, 'claimed_to')} = NULL, lease_owner = NULL, lease_until = NULL
+      WHERE connector = $1 AND stream = $2 AND part = $3`, [range.connector, stream, range.part]);
     const rows = await rowsAfter(db, range, limit);
     if (rows.length > 0) await enqueueLazy(db, stream, rows, range.detected_at, [range.connector], now);
-    if (rows.length === 0) await db.query('DELETE FROM outbox_range WHERE connector = $1 AND stream = $2', [range.connector, stream]);
+    if (rows.length === 0) await drop(db, range);
     else await advance(db, range, rows.at(-1)!.key, rows.length);
   }
   return createdPending(db, stream);
@@ -168,9 +182,9 @@ export async function rangeNextRunAt(db: Db, connector: string): Promise<number 
 }
 
 export async function ranges(db: Db): Promise<CreatedRange[]> {
-  const { rows } = await db.query<RangeRow & { last_error: string | null }>('SELECT * FROM outbox_range ORDER BY connector, stream');
+  const { rows } = await db.query<RangeRow & { last_error: string | null }>('SELECT * FROM outbox_range ORDER BY connector, stream, part');
   return rows.map((r) => ({
-    connector: r.connector, stream: r.stream, detectedAt: r.detected_at, remaining: r.remaining, upto: uptoOf(r), runAt: r.run_at, attempts: r.attempts,
+    connector: r.connector, stream: r.stream, part: r.part, detectedAt: r.detected_at, remaining: r.remaining, upto: uptoOf(r), runAt: r.run_at, attempts: r.attempts,
     ...(bound(r, 'after') === undefined ? {} : { after: bound(r, 'after') }),
     ...(r.last_error === null ? {} : { lastError: r.last_error }),
   }));

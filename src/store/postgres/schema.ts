@@ -92,6 +92,12 @@ const MIGRATIONS: readonly string[] = [
   `
   DELETE FROM outbox_record WHERE pending <= 0;
   `,
+  // A first cycle's created changes of a stream owed in parts of disjoint keys (range-parts.ts), each
+  // with its own cursor and lease; a range written before is part 0, over all of its keys.
+  `
+  ALTER TABLE outbox_range ADD COLUMN part integer NOT NULL DEFAULT 0;
+  ALTER TABLE outbox_range DROP CONSTRAINT outbox_range_pkey, ADD PRIMARY KEY (connector, stream, part);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -147,7 +147,7 @@ export function settle(db: Db, owner: string, settlements: readonly Settlement[]
   const attempts: AttemptRow[] = [];
   for (const s of settlements) {
     if (s.range) {
-      const group = `${s.connector}\u0000${s.range.stream}`;
+      const group = `${s.connector}\u0000${s.range.stream}\u0000${s.range.part}`;
       const batch = fromRanges.get(group);
       if (batch) batch.push(s);
       else fromRanges.set(group, [s]);

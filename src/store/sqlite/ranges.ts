@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { compareKeys } from '../../streams/index.js';
 import type { ClaimRequest, Claimed, CreatedRange, Key, Settlement, SnapshotStream } from '../port.js';
+import { rangeParts } from '../range-parts.js';
 import { deliveryId, keyTypeOf, snapshotTable } from '../tables.js';
 import { enqueueLazy } from './enqueue.js';
 import { attemptRow, type AttemptRow } from './history.js';
@@ -9,8 +10,9 @@ import { KEY_FLOOR } from './snapshot.js';
 import { sql } from './statements.js';
 
 /**
- * Created ranges on SQLite (the port's CreatedRange): what a fresh snapshot owes a connector, one row
- * per connector and stream, delivered from the snapshot's rows a batch at a time. The row's cursor
+ * Created ranges on SQLite (the port's CreatedRange): what a fresh snapshot owes a connector, a row
+ * per connector, stream and part (range-parts.ts), delivered from the snapshot's rows a batch at a
+ * time. The row's cursor
  * (`after`) moves past a batch once its outcome is known; a change of the batch that is not done, or
  * whose key has another delivery queued, becomes a delivery row of its own first, so it keeps its
  * order behind that one and its own retries. A first cycle of 300,000 records thus costs a row write
@@ -21,6 +23,7 @@ type Db = Database.Database;
 interface RangeRow {
   connector: string;
   stream: SnapshotStream;
+  part: number;
   detected_at: string;
   after: Key | null;
   upto: Key;
@@ -31,15 +34,23 @@ interface RangeRow {
   last_error: string | null;
 }
 
-/** The lease of a range's batch in flight: one per (connector, stream). */
-export const leaseId = (connector: string, stream: SnapshotStream) => `range\u0000${connector}\u0000${stream}`;
+/** The lease of a range's batch in flight: one per (connector, stream, part). */
+export const leaseId = (connector: string, stream: SnapshotStream, part: number) => `range\u0000${connector}\u0000${stream}\u0000${part}`;
 
-/** One range per connector over the whole (just swapped in) snapshot of `stream`, of `n` rows. */
-export function createRanges(db: Db, stream: SnapshotStream, n: number, detectedAt: string, connectors: readonly string[], now: number): void {
+/**
+ * The ranges of each connector over the whole (just swapped in) snapshot of `stream`, of `n` rows:
+ * in parts when its `keys` are known (staged-keys.ts), else one.
+ */
+export function createRanges(db: Db, stream: SnapshotStream, n: number, keys: readonly Key[] | undefined, detectedAt: string, connectors: readonly string[], now: number): void {
   const { upto } = sql(db, `SELECT max(key) AS upto FROM ${snapshotTable(stream)}`).get() as { upto: Key | null };
   if (n === 0 || upto === null) return;
-  const insert = sql(db, `INSERT INTO outbox_range (connector, stream, detected_at, upto, remaining, enqueued_at, run_at) VALUES (?, ?, ?, ?, ?, ?, ?)`);
-  for (const connector of connectors) insert.run(connector, stream, detectedAt, upto, n, now, now);
+  const parts = keys ? rangeParts(keys) : [];
+  // The last part ends at the table's own last key, as one range would.
+  const bounds = parts.length > 1 ? parts.map((p, i) => ({ ...p, upto: i === parts.length - 1 ? upto : p.upto })) : [{ upto, count: n }];
+  const insert = sql(db, `INSERT INTO outbox_range (connector, stream, part, detected_at, after, upto, remaining, enqueued_at, run_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  for (const connector of connectors) {
+    bounds.forEach((p, part) => insert.run(connector, stream, part, detectedAt, 'after' in p ? p.after : null, p.upto, p.count, now, now));
+  }
 }
 
 /** The bodies come as their UTF-8 bytes: making JS strings of them cost three times the read. */
@@ -52,23 +63,27 @@ function rowsAfter(db: Db, range: RangeRow, limit: number): { key: Key; chain: s
 function advance(db: Db, range: RangeRow, to: Key, count: number): void {
   const remaining = Math.max(0, range.remaining - count);
   if (remaining === 0 || compareKeys(to, range.upto) >= 0) {
-    sql(db, 'DELETE FROM outbox_range WHERE connector = ? AND stream = ?').run(range.connector, range.stream);
+    drop(db, range);
     return;
   }
-  sql(db, 'UPDATE outbox_range SET after = ?, remaining = ?, attempts = 0, last_error = NULL WHERE connector = ? AND stream = ?')
-    .run(to, remaining, range.connector, range.stream);
+  sql(db, 'UPDATE outbox_range SET after = ?, remaining = ?, attempts = 0, last_error = NULL WHERE connector = ? AND stream = ? AND part = ?')
+    .run(to, remaining, range.connector, range.stream, range.part);
+}
+
+function drop(db: Db, range: RangeRow): void {
+  sql(db, 'DELETE FROM outbox_range WHERE connector = ? AND stream = ? AND part = ?').run(range.connector, range.stream, range.part);
 }
 
 /** Up to `limit` created changes of a due range of the connector, leased to `owner` under one fence. */
 export function claimRange(db: Db, owner: string, request: ClaimRequest, limit: number): Claimed[] {
   const leases = leasesOf(db);
-  const due = sql(db, 'SELECT * FROM outbox_range WHERE connector = ? AND run_at <= ? ORDER BY run_at').all(request.connector, request.now) as RangeRow[];
+  const due = sql(db, 'SELECT * FROM outbox_range WHERE connector = ? AND run_at <= ? ORDER BY run_at, stream, part').all(request.connector, request.now) as RangeRow[];
   for (const range of due) {
-    const id = leaseId(range.connector, range.stream);
+    const id = leaseId(range.connector, range.stream, range.part);
     if (leases.held(id, request.now)) continue;
     const rows = rowsAfter(db, range, limit);
     if (rows.length === 0) {
-      sql(db, 'DELETE FROM outbox_range WHERE connector = ? AND stream = ?').run(range.connector, range.stream);
+      drop(db, range);
       continue;
     }
     // A key with a delivery queued already (from before the snapshot was fresh) waits behind it as a row.
@@ -95,7 +110,7 @@ export function claimRange(db: Db, owner: string, request: ClaimRequest, limit: 
         delivery: {
           id: deliveryId(range.connector, recordId), connector: range.connector, recordId, stream: range.stream, orderKey: `${range.stream}:${row.key}`,
           seq: 0, status: 'active', enqueuedAt: range.enqueued_at, runAt: range.run_at, attempts: range.attempts + 1, fence: lease.fence,
-          leaseUntil: lease.until, leaseOwner: owner, range: { stream: range.stream, key: row.key, chain: row.chain },
+          leaseUntil: lease.until, leaseOwner: owner, range: { stream: range.stream, part: range.part, key: row.key, chain: row.chain },
         },
         created: { stream: range.stream, key: row.key, chain: row.chain, detectedAt: range.detected_at, text },
       };
@@ -112,15 +127,15 @@ export function claimRange(db: Db, owner: string, request: ClaimRequest, limit: 
  */
 export function settleRange(db: Db, owner: string, batch: readonly Settlement[], attempts: AttemptRow[]): string[] {
   const first = batch[0]!;
-  const { stream } = first.range!;
-  const lease = leasesOf(db).end(leaseId(first.connector, stream), first.fence, owner);
+  const { stream, part } = first.range!;
+  const lease = leasesOf(db).end(leaseId(first.connector, stream, part), first.fence, owner);
   if (!lease?.batch) return [];
-  const range = sql(db, 'SELECT * FROM outbox_range WHERE connector = ? AND stream = ?').get(first.connector, stream) as RangeRow | undefined;
+  const range = sql(db, 'SELECT * FROM outbox_range WHERE connector = ? AND stream = ? AND part = ?').get(first.connector, stream, part) as RangeRow | undefined;
   if (!range) return [];
   for (const s of batch) attempts.push(attemptRow(s, `${stream}:${s.range!.key}:${s.range!.chain}`, range.enqueued_at));
   const failed = batch.filter((s): s is Extract<Settlement, { runAt: number }> => s.status !== 'done');
   if (failed.length === batch.length && failed.every((s) => s.status === 'pending')) {
-    sql(db, 'UPDATE outbox_range SET run_at = ?, attempts = ?, last_error = ?, last_attempt_at = ? WHERE connector = ? AND stream = ?').run(Math.min(...failed.map((s) => s.runAt)), Math.max(...failed.map((s) => s.attempts)), failed[0]!.lastError, first.at, first.connector, stream);
+    sql(db, 'UPDATE outbox_range SET run_at = ?, attempts = ?, last_error = ?, last_attempt_at = ? WHERE connector = ? AND stream = ? AND part = ?').run(Math.min(...failed.map((s) => s.runAt)), Math.max(...failed.map((s) => s.attempts)), failed[0]!.lastError, first.at, first.connector, stream, part);
     return batch.map((s) => s.id);
   }
   for (const s of failed) {
@@ -138,10 +153,10 @@ export function materializeCreated(db: Db, stream: SnapshotStream, limit: number
   const ranges = sql(db, 'SELECT * FROM outbox_range WHERE stream = ?').all(stream) as RangeRow[];
   for (const range of ranges) {
     // A batch in flight is refused when it settles: its changes are rows now, delivered again as such.
-    leasesOf(db).drop(leaseId(range.connector, range.stream));
+    leasesOf(db).drop(leaseId(range.connector, range.stream, range.part));
     const rows = rowsAfter(db, range, limit);
     for (const row of rows) enqueueLazy(db, stream, row.key, row.chain, range.detected_at, [range.connector], now);
-    if (rows.length === 0) sql(db, 'DELETE FROM outbox_range WHERE connector = ? AND stream = ?').run(range.connector, stream);
+    if (rows.length === 0) drop(db, range);
     else advance(db, range, rows.at(-1)!.key, rows.length);
   }
   return createdPending(db, stream);
@@ -159,13 +174,13 @@ export function rangeCounts(db: Db): Map<string, number> {
 /** The earliest run time of the connector's ranges not in flight. */
 export function rangeNextRunAt(db: Db, connector: string, now: number): number | undefined {
   const leases = leasesOf(db);
-  const rows = sql(db, 'SELECT stream, run_at FROM outbox_range WHERE connector = ? ORDER BY run_at').all(connector) as { stream: SnapshotStream; run_at: number }[];
-  return rows.find((r) => !leases.held(leaseId(connector, r.stream), now))?.run_at;
+  const rows = sql(db, 'SELECT stream, part, run_at FROM outbox_range WHERE connector = ? ORDER BY run_at').all(connector) as { stream: SnapshotStream; part: number; run_at: number }[];
+  return rows.find((r) => !leases.held(leaseId(connector, r.stream, r.part), now))?.run_at;
 }
 
 export function ranges(db: Db): CreatedRange[] {
-  return (sql(db, 'SELECT * FROM outbox_range ORDER BY connector, stream').all() as RangeRow[]).map((r) => ({
-    connector: r.connector, stream: r.stream, detectedAt: r.detected_at, remaining: r.remaining, upto: r.upto, runAt: r.run_at, attempts: r.attempts,
+  return (sql(db, 'SELECT * FROM outbox_range ORDER BY connector, stream, part').all() as RangeRow[]).map((r) => ({
+    connector: r.connector, stream: r.stream, part: r.part, detectedAt: r.detected_at, remaining: r.remaining, upto: r.upto, runAt: r.run_at, attempts: r.attempts,
     ...(r.after === null ? {} : { after: r.after }),
     ...(r.last_error === null ? {} : { lastError: r.last_error }),
   }));

@@ -93,6 +93,18 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE outbox_delivery ADD COLUMN body TEXT;
   `,
+  // A first cycle's created changes of a stream owed in parts of disjoint keys (range-parts.ts), each
+  // with its own cursor and lease; a range written before is part 0, over all of its keys.
+  `
+  CREATE TABLE outbox_range_v5 (
+    connector TEXT NOT NULL, stream TEXT NOT NULL, part INTEGER NOT NULL, detected_at TEXT NOT NULL, after, upto NOT NULL,
+    remaining INTEGER NOT NULL, enqueued_at INTEGER NOT NULL, run_at INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT, last_attempt_at INTEGER,
+    PRIMARY KEY (connector, stream, part));
+  INSERT INTO outbox_range_v5 SELECT connector, stream, 0, detected_at, after, upto, remaining, enqueued_at, run_at, attempts, last_error, last_attempt_at FROM outbox_range;
+  DROP TABLE outbox_range;
+  ALTER TABLE outbox_range_v5 RENAME TO outbox_range;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -3,6 +3,7 @@ import type { FreshRows, Key, SnapshotIndex, SnapshotRow, SnapshotStream, Staged
 import { CHAIN_LENGTH, keyTypeOf, snapshotTable } from '../tables.js';
 import { enqueue, keepCreatedTexts } from './enqueue.js';
 import { createRanges, createdPending } from './ranges.js';
+import { addKeys, beginKeys, dropKeys, takeKeys } from './staged-keys.js';
 import { putState } from './state.js';
 import { sql } from './statements.js';
 import { KEY_COLUMN, rowColumns } from './stream-tables.js';
@@ -75,12 +76,14 @@ export function begin(db: Db, stream: SnapshotStream, kind: 'fresh' | 'changes')
   discard(db, stream);
   sql(db, 'INSERT INTO snapshot_meta (stream, staged) VALUES (?, 0) ON CONFLICT (stream) DO UPDATE SET staged = 0').run(stream);
   const type = keyTypeOf(stream);
+  if (kind === 'fresh') beginKeys(db, stream);
   db.exec(kind === 'fresh'
     ? `CREATE TABLE ${snapshotTable(stream, 'next')} (${rowColumns(type)})`
     : `CREATE TABLE ${snapshotTable(stream, 'changes')} (key ${KEY_COLUMN[type]} PRIMARY KEY, chain TEXT NOT NULL, body TEXT, raw_hash TEXT, change_id TEXT, change_json TEXT)`);
 }
 
 export function discard(db: Db, stream: SnapshotStream): void {
+  dropKeys(db, stream);
   db.exec(`DROP TABLE IF EXISTS ${snapshotTable(stream, 'next')}; DROP TABLE IF EXISTS ${snapshotTable(stream, 'changes')}`);
 }
 
@@ -95,6 +98,7 @@ export function stageFresh(db: Db, stream: SnapshotStream, fresh: FreshRows): vo
     start = end;
   });
   sql(db, 'UPDATE snapshot_meta SET staged = staged + ? WHERE stream = ?').run(fresh.keys.length, stream);
+  addKeys(db, stream, fresh.keys);
 }
 
 export function stageChanges(db: Db, stream: SnapshotStream, staged: readonly StagedRow[]): void {
@@ -108,7 +112,8 @@ export function applyFresh(db: Db, stream: SnapshotStream, state: StatePatch, cr
   // Counted as staged: count(*) would read the whole new table, holding every other call meanwhile.
   const { n } = sql(db, 'SELECT staged AS n FROM snapshot_meta WHERE stream = ?').get(stream) as { n: number };
   db.exec(`DROP TABLE ${snapshotTable(stream)}; ALTER TABLE ${next} RENAME TO ${snapshotTable(stream)}`);
-  if (created) createRanges(db, stream, n, created.detectedAt, created.connectors, created.now);
+  const keys = takeKeys(db, stream, n);
+  if (created) createRanges(db, stream, n, keys, created.detectedAt, created.connectors, created.now);
   bumpVersion(db, stream, n);
   putState(db, state);
 }

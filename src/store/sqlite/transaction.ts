@@ -119,7 +119,7 @@ export function endClaims(conn: Database.Database, batch: readonly Call[], resul
   batch.forEach((call, i) => {
     if (call.op !== 'claim' || !Array.isArray(results[i]?.value)) return;
     for (const { delivery } of results[i]!.value as Claimed[]) {
-      const id = delivery.range ? rangeLeaseId(delivery.connector, delivery.range.stream) : delivery.id;
+      const id = delivery.range ? rangeLeaseId(delivery.connector, delivery.range.stream, delivery.range.part) : delivery.id;
       leases.end(id, delivery.fence, delivery.leaseOwner ?? '');
     }
   });
