@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RoleStore, StoreChange } from '../store/index.js';
+import type { OutboxStore, RoleStore, Settlement, StoreChange } from '../store/index.js';
 import type { Connector } from '../connectors/types.js';
 import { change, nextEvent, scriptedConnector } from '../../test/support/outbox.js';
 import { retryable, rejected, deferred, counting, queuedBeforeStart, settlementHeldForClaim, setup } from '../../test/support/outbox-setup.js';
@@ -247,6 +247,133 @@ describe('outbox batches', () => {
     expect(a.calls).toEqual([[first.id], [next.id]]);
     expect(calls.get('claim')).toBeGreaterThanOrEqual(2);
     expect(calls.get('nextRunAt') ?? 0).toBe(0);
+  });
+
+  describe('a batch claimed ahead', () => {
+    /** The store's outbox, logging what each claim brought and each settlement's outcome. */
+    const logged = (log: string[], onClaim: () => void = () => {}) => (target: OutboxStore): OutboxStore =>
+      new Proxy(target, {
+        get(object, prop, receiver) {
+          const value: unknown = Reflect.get(object, prop, receiver);
+          if (prop === 'claim') {
+            return async (...args: Parameters<OutboxStore['claim']>) => {
+              const claimed = await object.claim(...args);
+              log.push(`claim ${claimed.map((c) => c.delivery.recordId).join(',')}`);
+              onClaim();
+              return claimed;
+            };
+          }
+          if (prop === 'settle') {
+            return (settlements: Settlement[]) => {
+              log.push(`settle ${settlements.map((x) => (x.status === 'done' ? x.status : x.lastError)).join(',')}`);
+              return object.settle(settlements);
+            };
+          }
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(object) : value;
+        },
+      });
+    /** A connector of batches of 2, one at a time, whose first call waits for `gate`. */
+    const gatedPairs = (gate: Promise<void>, log: string[]) => {
+      const a = scriptedConnector(undefined, 2);
+      const connector: Connector = {
+        ...a.connector,
+        maxConcurrency: () => 1,
+        async deliver(ctx, records) {
+          log.push(`deliver ${records.map((r) => r.id).join(',')}`);
+          if (a.calls.length === 0) await gate;
+          return a.connector.deliver(ctx, records);
+        },
+      };
+      return { ...a, connector };
+    };
+    const within = <T>(promise: Promise<T>, ms = 2000) => Promise.race([promise.then(() => 'done'), new Promise((resolve) => setTimeout(resolve, ms, 'timed out'))]);
+
+    it('is claimed while the connector delivers a whole batch, and starts as that call ends', async () => {
+      const records = [1, 2, 3, 4, 5].map((k) => change('students', k));
+      const [s1, s2, s3, s4, s5] = records.map((r) => r.id);
+      const store = await queuedBeforeStart(records);
+      const log: string[] = [];
+      const gate = deferred();
+      const ahead = deferred();
+      const a = gatedPairs(gate.promise, log);
+      const { outbox } = await setup([{ name: 'a', connector: a.connector }], {
+        store, concurrency: 1, wrap: logged(log, () => log.filter((l) => l.startsWith('claim students')).length === 2 && ahead.resolve()),
+      });
+      expect(await within(ahead.promise)).toBe('done');
+      // The first batch is still with the connector; the second waits, claimed.
+      expect(log).toEqual([`claim ${s1},${s2}`, `deliver ${s1},${s2}`, `claim ${s3},${s4}`]);
+      gate.resolve();
+      await outbox.whenIdle();
+      // It went to the connector the moment the first call ended (beside that call's settlement): no claim was answered between.
+      expect(log.slice(3, log.indexOf(`deliver ${s3},${s4}`))).toEqual(['settle done,done']);
+      expect(a.calls).toEqual([[s1, s2], [s3, s4], [s5]]);
+    });
+
+    it('is not claimed after a short claim: what trickles in meanwhile goes out in one batch', async () => {
+      const first = [1, 2, 3].map((k) => change('students', k));
+      const store = await queuedBeforeStart(first);
+      const log: string[] = [];
+      const gate = deferred();
+      const started = deferred();
+      const a = scriptedConnector(undefined, 10);
+      const connector: Connector = {
+        ...a.connector,
+        maxConcurrency: () => 1,
+        async deliver(ctx, records) {
+          started.resolve();
+          if (a.calls.length === 0) await gate.promise;
+          return a.connector.deliver(ctx, records);
+        },
+      };
+      const { outbox } = await setup([{ name: 'a', connector }], { store, concurrency: 1, wrap: logged(log) });
+      await started.promise;
+      const later = [4, 5].map((k) => change('students', k));
+      for (const record of later) await outbox.enqueue([record]);
+      expect(log.filter((l) => l.startsWith('claim'))).toHaveLength(1);
+      gate.resolve();
+      await outbox.whenIdle();
+      expect(a.calls).toEqual([first.map((r) => r.id), later.map((r) => r.id)]);
+    });
+
+    it('goes back, its attempt not counted, when the outbox stops while it waits', async () => {
+      const records = [1, 2, 3, 4].map((k) => change('students', k));
+      const [s1, s2, s3, s4] = records.map((r) => r.id);
+      const store = await queuedBeforeStart(records);
+      const log: string[] = [];
+      const gate = deferred();
+      const ahead = deferred();
+      const a = gatedPairs(gate.promise, log);
+      const { outbox } = await setup([{ name: 'a', connector: a.connector }], { store, concurrency: 1, wrap: logged(log, () => log.length === 3 && ahead.resolve()) });
+      expect(await within(ahead.promise)).toBe('done');
+      const stopped = outbox.stop();
+      gate.resolve();
+      await stopped;
+      expect(a.calls).toEqual([[s1, s2]]);
+      const why = 'handed back before it started, as the outbox stopped';
+      expect(log).toContain(`settle outbox.held: ${why},outbox.held: ${why}`);
+      expect((await store.outbox.list()).map((d) => [d.recordId, d.status, d.attempts, d.lastError])).toEqual([[s3, 'pending', 0, `outbox.held: ${why}`], [s4, 'pending', 0, `outbox.held: ${why}`]]);
+    });
+
+    it('goes back and is claimed afresh when it waited for half of its lease', async () => {
+      const records = [1, 2, 3, 4].map((k) => change('students', k));
+      const [s1, s2, s3, s4] = records.map((r) => r.id);
+      const store = await queuedBeforeStart(records);
+      const log: string[] = [];
+      const gate = deferred();
+      const ahead = deferred();
+      const a = gatedPairs(gate.promise, log);
+      const { outbox, clock } = await setup([{ name: 'a', connector: a.connector }], {
+        store, concurrency: 1, leaseMs: 1000, wrap: logged(log, () => log.length === 3 && ahead.resolve()),
+      });
+      expect(await within(ahead.promise)).toBe('done');
+      clock.advance(600);
+      gate.resolve();
+      await outbox.whenIdle();
+      const why = 'outbox.held: claimed ahead; handed back as it waited for half its lease';
+      expect(log).toContain(`settle ${why},${why}`);
+      expect(a.calls).toEqual([[s1, s2], [s3, s4]]);
+      expect(log.filter((l) => l === `claim ${s3},${s4}`)).toHaveLength(2);
+    });
   });
 
   it('a throwing connector or a wrong number of outcomes retries the whole batch', async () => {

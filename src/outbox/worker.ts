@@ -57,6 +57,14 @@ export class ConnectorWorker {
   private dirty = false;
   /** The last claim found fewer due deliveries than a batch holds. */
   private drained = false;
+  /** The last claim filled a whole batch: more is likely due. */
+  private full = false;
+  /**
+   * Starts the batch claimed ahead, if one waits: claimed while every slot was delivering, it takes
+   * the first slot whose connector call ends, so the connector does not wait for a claim between
+   * two batches. At most one, and only when the claim before it filled a batch.
+   */
+  private ahead: (() => void) | undefined;
   private lingering: NodeJS.Timeout | undefined;
   private wake: { at: number; abort: AbortController } | undefined;
   /** The connector's role, for a connector one replica at a time serves. */
@@ -105,7 +113,7 @@ export class ConnectorWorker {
       this.dirty = true;
       return;
     }
-    if (this.delivering >= this.concurrency) return;
+    if (this.delivering >= this.concurrency && (this.ahead || !this.full)) return;
     this.dirty = false;
     this.claiming = this.claimNext().then((again) => {
       this.claiming = undefined;
@@ -138,15 +146,17 @@ export class ConnectorWorker {
     try {
       claimed = await store.claim({ connector: this.name, limit: this.batchSize, now, leaseMs: this.host.leaseMs });
     } catch (error) {
+      this.full = false;
       // A store that cannot be reached says so once, on /readyz and in its own log line; here it would say it every second.
       const level = (error as { code?: string }).code === 'store.unavailable' ? 'debug' : 'warn';
       this.host.log[level]({ connector: this.name, err: describeError(error) }, 'could not claim deliveries; trying again shortly');
       this.setWake(now + CLAIM_RETRY_MS);
       return false;
     }
+    this.full = claimed.length >= this.batchSize;
     if (claimed.length > 0 && this.host.isHeld()) {
       // Held after the claim was asked for: nothing starts; the batch goes back, the attempt not counted.
-      await this.handBack(claimed);
+      await this.handBack(claimed, 'claimed while deliveries were held; handed back before it started');
       return false;
     }
     if (claimed.length > 0) {
@@ -163,9 +173,9 @@ export class ConnectorWorker {
     return false;
   }
 
-  private async handBack(claimed: Claimed[]): Promise<void> {
+  private async handBack(claimed: Claimed[], why: string): Promise<void> {
     const now = this.host.clock.now();
-    const error = new BridgeError('outbox.held', 'claimed while deliveries were held; handed back before it started', { retryable: true });
+    const error = new BridgeError('outbox.held', why, { retryable: true });
     const context = { now, policy: this.host.policy, random: 0, stopping: true };
     await this.host.store.settle(claimed.map((c) => settle(c.delivery, { status: 'retry', error }, context).settlement)).catch((err: unknown) => {
       this.host.log.warn({ connector: this.name, err: describeError(err) }, 'could not hand back a held batch; it is due again when its lease runs out');
@@ -173,33 +183,55 @@ export class ConnectorWorker {
   }
 
   private start(claimed: Claimed[]): void {
-    this.delivering += 1;
+    // Every slot is delivering: this batch was claimed ahead and waits for the first one to end.
+    const slot = this.delivering < this.concurrency ? Promise.resolve() : new Promise<void>((resolve) => (this.ahead = resolve));
+    if (this.delivering < this.concurrency) this.delivering += 1;
     let delivered = false;
-    const run = this.run(claimed, () => {
+    // The connector call ended: its slot goes to the batch waiting ahead, if any.
+    const release = () => {
       if (delivered) return;
       delivered = true;
-      this.delivering -= 1;
+      const next = this.ahead;
+      this.ahead = undefined;
+      if (next) next();
+      else this.delivering -= 1;
+    };
+    const run = slot.then(() => this.runInSlot(claimed, () => {
+      release();
       // The next claim goes with this settlement: on SQLite both in one transaction, no round trip between.
       this.pump();
-    })
+    }))
       .catch((error: unknown) => this.host.log.error({ connector: this.name, err: error }, 'delivery batch failed'))
       .finally(() => {
-        if (!delivered) {
-          delivered = true;
-          this.delivering -= 1;
-        }
+        release();
         this.batches.delete(run);
         this.pump();
       });
     this.batches.add(run);
   }
 
-  private async run(claimed: Claimed[], deliveredAll: () => void): Promise<void> {
+  /**
+   * Runs a batch that has its slot; one that waited for it goes back instead when the outbox stopped
+   * or was held meanwhile, or when less than half of its lease is left.
+   */
+  private async runInSlot(claimed: Claimed[], deliveredAll: () => void): Promise<void> {
+    const { clock, leaseMs } = this.host;
+    const leaseLeft = Math.min(...claimed.map((c) => c.delivery.leaseUntil ?? Infinity)) - clock.now();
+    const why = !this.host.isRunning() ? 'handed back before it started, as the outbox stopped'
+      : this.host.isHeld() ? 'claimed while deliveries were held; handed back before it started'
+        : leaseLeft < leaseMs / 2 ? 'claimed ahead; handed back as it waited for half its lease'
+          : undefined;
+    if (why === undefined) return this.run(claimed, Math.min(leaseMs, leaseLeft), deliveredAll);
+    deliveredAll();
+    await this.handBack(claimed, why);
+  }
+
+  private async run(claimed: Claimed[], leaseMs: number, deliveredAll: () => void): Promise<void> {
     const { clock, store } = this.host;
     const startedAt = clock.now();
     const records = claimed.map(storedRecordOf);
     const present = records.filter((r): r is StoredRecord => r !== undefined);
-    const delivered = present.length > 0 ? await this.deliver(present) : [];
+    const delivered = present.length > 0 ? await this.deliver(present, leaseMs) : [];
     // A record the store cannot give is a store inconsistency, not the connector's business: dead, kept, visible.
     const missing = new BridgeError('outbox.record_missing', 'the record of this delivery is not in the store');
     let next = 0;
@@ -221,9 +253,9 @@ export class ConnectorWorker {
     this.host.settled(this, results.filter((r) => recorded.has(r.delivery.id)), startedAt);
   }
 
-  /** Calls the connector, bounded by the lease: a delivery that outlives it is abandoned and retried. */
-  private async deliver(records: StoredRecord[]): Promise<DeliveryOutcome[]> {
-    const { clock, leaseMs } = this.host;
+  /** Calls the connector, bounded by what is left of the lease: a delivery that outlives it is abandoned and retried. */
+  private async deliver(records: StoredRecord[], leaseMs: number): Promise<DeliveryOutcome[]> {
+    const { clock } = this.host;
     const expiry = new AbortController();
     const signal = AbortSignal.any([this.ctx.signal, expiry.signal]);
     const ctx: ConnectorContext = { ...this.ctx, signal };
@@ -231,7 +263,7 @@ export class ConnectorWorker {
       .then(() => this.instance.connector.deliver(ctx, records))
       .then((outcomes) => checkOutcomes(outcomes, records.length), (error: unknown) => failAll(error, records.length));
     const leaseEnd = clock.sleep(leaseMs, expiry.signal).then(() => {
-      const error = new BridgeError('outbox.lease_expired', `the delivery took longer than its lease (${leaseMs} ms)`, { retryable: true });
+      const error = new BridgeError('outbox.lease_expired', `the delivery took longer than its lease (${this.host.leaseMs} ms)`, { retryable: true });
       expiry.abort(error);
       return failAll(error, records.length);
     }, () => undefined);
