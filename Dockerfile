@@ -47,5 +47,6 @@ EXPOSE 8080
 # while the upstream or the store is only away, which the daemon rides out by itself (README, "Docker").
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "/app/bin/healthcheck.js"]
-ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/bin/schoolbridge.js"]
+# Node.js with the options `npm start` gives it (package.json; README, "Sizing a big school").
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "--max-semi-space-size=32", "/app/bin/schoolbridge.js"]
 CMD ["start"]

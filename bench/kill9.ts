@@ -21,6 +21,7 @@ import { Agent, request } from 'undici';
 import { readLines } from '../src/files/lines.js';
 import { startPostgres } from '../test/support/postgres.js';
 import { startSandboxProcess } from './sandbox-process.js';
+import { daemonNodeFlags } from '../test/support/daemon-flags.js';
 
 const STUDENTS = Number(argValue('--students') ?? 100_000);
 const KILLS = Number(argValue('--kills') ?? 20);
@@ -92,7 +93,7 @@ interface Daemon {
 }
 
 function startDaemon(configFile: string): Daemon {
-  const child = spawn(process.execPath, [BIN, 'start', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...daemonNodeFlags(), BIN, 'start', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let onCommit!: () => void;
   const committed = new Promise<void>((resolve) => (onCommit = resolve));

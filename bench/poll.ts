@@ -26,6 +26,7 @@ import { createApp, type App } from '../src/app.js';
 import { configSchema } from '../src/config/schema.js';
 import { readLines } from '../src/files/lines.js';
 import { startPostgres } from '../test/support/postgres.js';
+import { daemonNodeFlags } from '../test/support/daemon-flags.js';
 import { baseline, baselines } from './poll-baseline.js';
 import { underLoad } from './poll-load.js';
 import { startSandboxProcess } from './sandbox-process.js';
@@ -131,7 +132,7 @@ async function eachEngineApart(url: string): Promise<void> {
     for (const engine of ENGINES) {
       const where = engine === 'postgres' ? await postgres!.createDatabase('poll') : '';
       const script = fileURLToPath(import.meta.url);
-      const child = spawn(process.execPath, [...process.execArgv, script, '--child', engine, '--where', where, '--sandbox', url, '--students', String(STUDENTS), '--initial', INITIAL], { stdio: 'inherit' });
+      const child = spawn(process.execPath, [...daemonNodeFlags(), ...process.execArgv, script, '--child', engine, '--where', where, '--sandbox', url, '--students', String(STUDENTS), '--initial', INITIAL], { stdio: 'inherit' });
       const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
       if (code !== 0) throw new Error(`bench:poll --engine ${engine} exited with ${code}`);
     }
