@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { OutboxStore, RoleStore, Settlement, StoreChange } from '../store/index.js';
 import type { Connector } from '../connectors/types.js';
 import { change, nextEvent, scriptedConnector } from '../../test/support/outbox.js';
-import { retryable, rejected, deferred, counting, queuedBeforeStart, settlementHeldForClaim, setup } from '../../test/support/outbox-setup.js';
+import { retryable, rejected, deferred, counting, queuedBeforeStart, settlementHeldForClaim, setup, type SetupOptions } from '../../test/support/outbox-setup.js';
 
 describe('outbox batches', () => {
   it('holds new batches back while held (a batch in flight finishes), and delivers them once released', async () => {
@@ -287,26 +287,32 @@ describe('outbox batches', () => {
       return { ...a, connector };
     };
     const within = <T>(promise: Promise<T>, ms = 2000) => Promise.race([promise.then(() => 'done'), new Promise((resolve) => setTimeout(resolve, ms, 'timed out'))]);
-
-    it('is claimed while the connector delivers a whole batch, and starts as that call ends', async () => {
-      const records = [1, 2, 3, 4, 5].map((k) => change('students', k));
-      const [s1, s2, s3, s4, s5] = records.map((r) => r.id);
+    /**
+     * `count` records queued, an outbox delivering them in pairs, its first call held until `gate`
+     * opens; resolves once the batch claimed ahead beside that call has come back.
+     */
+    async function claimedAhead(count: number, options: SetupOptions = {}) {
+      const records = Array.from({ length: count }, (_, i) => change('students', i + 1));
       const store = await queuedBeforeStart(records);
       const log: string[] = [];
       const gate = deferred();
       const ahead = deferred();
       const a = gatedPairs(gate.promise, log);
-      const { outbox } = await setup([{ name: 'a', connector: a.connector }], {
-        store, concurrency: 1, wrap: logged(log, () => log.filter((l) => l.startsWith('claim students')).length === 2 && ahead.resolve()),
-      });
+      // Claimed, delivering, claimed: the third line is the claim made ahead.
+      const started = await setup([{ name: 'a', connector: a.connector }], { ...options, store, concurrency: 1, wrap: logged(log, () => log.length === 3 && ahead.resolve()) });
       expect(await within(ahead.promise)).toBe('done');
+      return { ...started, ids: records.map((r) => r.id), log, gate, calls: a.calls };
+    }
+
+    it('is claimed while the connector delivers a whole batch, and starts as that call ends', async () => {
+      const { outbox, ids: [s1, s2, s3, s4, s5], log, gate, calls } = await claimedAhead(5);
       // The first batch is still with the connector; the second waits, claimed.
       expect(log).toEqual([`claim ${s1},${s2}`, `deliver ${s1},${s2}`, `claim ${s3},${s4}`]);
       gate.resolve();
       await outbox.whenIdle();
       // It went to the connector the moment the first call ended (beside that call's settlement): no claim was answered between.
       expect(log.slice(3, log.indexOf(`deliver ${s3},${s4}`))).toEqual(['settle done,done']);
-      expect(a.calls).toEqual([[s1, s2], [s3, s4], [s5]]);
+      expect(calls).toEqual([[s1, s2], [s3, s4], [s5]]);
     });
 
     it('is not claimed after a short claim: what trickles in meanwhile goes out in one batch', async () => {
@@ -336,42 +342,24 @@ describe('outbox batches', () => {
     });
 
     it('goes back, its attempt not counted, when the outbox stops while it waits', async () => {
-      const records = [1, 2, 3, 4].map((k) => change('students', k));
-      const [s1, s2, s3, s4] = records.map((r) => r.id);
-      const store = await queuedBeforeStart(records);
-      const log: string[] = [];
-      const gate = deferred();
-      const ahead = deferred();
-      const a = gatedPairs(gate.promise, log);
-      const { outbox } = await setup([{ name: 'a', connector: a.connector }], { store, concurrency: 1, wrap: logged(log, () => log.length === 3 && ahead.resolve()) });
-      expect(await within(ahead.promise)).toBe('done');
+      const { outbox, store, ids: [s1, s2, s3, s4], log, gate, calls } = await claimedAhead(4);
       const stopped = outbox.stop();
       gate.resolve();
       await stopped;
-      expect(a.calls).toEqual([[s1, s2]]);
-      const why = 'handed back before it started, as the outbox stopped';
-      expect(log).toContain(`settle outbox.held: ${why},outbox.held: ${why}`);
-      expect((await store.outbox.list()).map((d) => [d.recordId, d.status, d.attempts, d.lastError])).toEqual([[s3, 'pending', 0, `outbox.held: ${why}`], [s4, 'pending', 0, `outbox.held: ${why}`]]);
+      expect(calls).toEqual([[s1, s2]]);
+      const why = 'outbox.held: handed back before it started, as the outbox stopped';
+      expect(log).toContain(`settle ${why},${why}`);
+      expect((await store.outbox.list()).map((d) => [d.recordId, d.status, d.attempts, d.lastError])).toEqual([[s3, 'pending', 0, why], [s4, 'pending', 0, why]]);
     });
 
     it('goes back and is claimed afresh when it waited for half of its lease', async () => {
-      const records = [1, 2, 3, 4].map((k) => change('students', k));
-      const [s1, s2, s3, s4] = records.map((r) => r.id);
-      const store = await queuedBeforeStart(records);
-      const log: string[] = [];
-      const gate = deferred();
-      const ahead = deferred();
-      const a = gatedPairs(gate.promise, log);
-      const { outbox, clock } = await setup([{ name: 'a', connector: a.connector }], {
-        store, concurrency: 1, leaseMs: 1000, wrap: logged(log, () => log.length === 3 && ahead.resolve()),
-      });
-      expect(await within(ahead.promise)).toBe('done');
+      const { outbox, clock, ids: [s1, s2, s3, s4], log, gate, calls } = await claimedAhead(4, { leaseMs: 1000 });
       clock.advance(600);
       gate.resolve();
       await outbox.whenIdle();
       const why = 'outbox.held: claimed ahead; handed back as it waited for half its lease';
       expect(log).toContain(`settle ${why},${why}`);
-      expect(a.calls).toEqual([[s1, s2], [s3, s4]]);
+      expect(calls).toEqual([[s1, s2], [s3, s4]]);
       expect(log.filter((l) => l === `claim ${s3},${s4}`)).toHaveLength(2);
     });
   });
