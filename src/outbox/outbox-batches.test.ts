@@ -341,6 +341,25 @@ describe('outbox batches', () => {
       expect(a.calls).toEqual([first.map((r) => r.id), later.map((r) => r.id)]);
     });
 
+    it('goes back, its attempt not counted, when a hold began while it was claimed, and goes out after it', async () => {
+      const records = [1, 2].map((k) => change('students', k));
+      const log: string[] = [];
+      const armed: { hold?: () => () => void } = {};
+      let resume: (() => void) | undefined;
+      const a = scriptedConnector(undefined, 2);
+      // The hold begins as the answer to the claim that finds the records is on its way to the worker.
+      const { outbox, store } = await setup([{ name: 'a', connector: a.connector }], { wrap: logged(log, () => void (armed.hold && log.at(-1) !== 'claim ' && (resume ??= armed.hold()))) });
+      armed.hold = () => outbox.holdDeliveries();
+      await outbox.enqueue(records);
+      await outbox.whenIdle();
+      const why = 'outbox.held: claimed while deliveries were held; handed back before it started';
+      expect(a.calls).toEqual([]);
+      expect((await store.outbox.list()).map((d) => [d.status, d.attempts, d.lastError])).toEqual([['pending', 0, why], ['pending', 0, why]]);
+      resume!();
+      await outbox.whenIdle();
+      expect(a.calls).toEqual([records.map((r) => r.id)]);
+    });
+
     it('goes back, its attempt not counted, when the outbox stops while it waits', async () => {
       const { outbox, store, ids: [s1, s2, s3, s4], log, gate, calls } = await claimedAhead(4);
       const stopped = outbox.stop();

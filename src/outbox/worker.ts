@@ -154,12 +154,8 @@ export class ConnectorWorker {
       return false;
     }
     this.full = claimed.length >= this.batchSize;
-    if (claimed.length > 0 && this.host.isHeld()) {
-      // Held after the claim was asked for: nothing starts; the batch goes back, the attempt not counted.
-      await this.handBack(claimed, 'claimed while deliveries were held; handed back before it started');
-      return false;
-    }
     if (claimed.length > 0) {
+      // A hold that began meanwhile sends it back unstarted (runInSlot).
       this.drained = claimed.length < this.batchSize && !beside;
       this.start(claimed);
       return true;
