@@ -21,14 +21,19 @@ const dispatcher = new Agent();
 beforeEach(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'schoolbridge-file-'));
 });
+/** The caches of the contexts a test made: let go after it, as the outbox does at stop, so no file stays open. */
+const caches: Map<string, unknown>[] = [];
 afterEach(async () => {
+  await Promise.all(caches.splice(0).map(releaseCache));
   await rm(dir, { recursive: true, force: true });
 });
 
 /** A fresh context is what a restarted process has: no cache. */
 function context(outDir = path.join(dir, 'out'), csv: unknown = undefined): ConnectorContext<FileConfig> {
   const config = fileConfigSchema.parse({ name: 'files', type: 'file', streams: ['students', 'users', 'roster'], dir: outDir, csv });
-  return { config, dispatcher, clock: testClock(TEST_NOW_MS, { sleep: 'timers' }), log: pino({ level: 'silent' }), signal: new AbortController().signal, metrics: createMetricsRegistry(), cache: new Map() };
+  const cache = new Map<string, unknown>();
+  caches.push(cache);
+  return { config, dispatcher, clock: testClock(TEST_NOW_MS, { sleep: 'timers' }), log: pino({ level: 'silent' }), signal: new AbortController().signal, metrics: createMetricsRegistry(), cache };
 }
 
 /** Delivers records made in memory, as the outbox would hand them over: with JSON.stringify's text. */
