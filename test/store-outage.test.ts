@@ -1,13 +1,14 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { rm, writeFile } from 'node:fs/promises';
+import { open, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { signatureHeader } from '../src/signature/index.js';
 import type { Store } from '../src/store/index.js';
 import { createPgStore } from '../src/store/postgres/pg-store.js';
-import { createSqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { createSqliteStore, DATABASE_FILE } from '../src/store/sqlite/sqlite-store.js';
 import { eventBody, inboxIdFor, invoice } from './support/webhooks.js';
 import { eventually, freePort } from './support/net.js';
 import { startPostgres, type TestPostgres } from './support/postgres.js';
@@ -26,6 +27,8 @@ const BIN = path.join(import.meta.dirname, '..', 'bin', 'schoolbridge.js');
 const SHIM_SOURCE = path.join(import.meta.dirname, 'fixtures', 'disk-full.c');
 const SECRET = 'outage-secret';
 const log = pino({ level: 'silent' });
+/** How long the reader beside the daemon reads after the fault: longer than the heartbeat's probe (1 s). */
+const READER_MS = 3000;
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -110,15 +113,15 @@ async function startDaemon(dir: string, fault: Fault): Promise<{ url: string; ch
 }
 
 let next = 1;
-async function send(url: string): Promise<{ identity: string; status: number; retryAfter: string | null; body: { id?: string } }> {
-  const id = next++;
+/** Sends a new event, or again the one of the given id. */
+async function send(url: string, id = next++): Promise<{ id: number; identity: string; status: number; retryAfter: string | null; body: { id?: string } }> {
   const object = invoice({ id, numberId: id });
   const body = eventBody('invoice.created', object);
   const identity = inboxIdFor(body);
   const response = await fetch(`${url}/webhooks/v2`, {
     method: 'POST', body, headers: { 'content-type': 'application/json', 'webhook-signature': signatureHeader(SECRET, body, Math.floor(Date.now() / 1000)) },
   });
-  return { identity, status: response.status, retryAfter: response.headers.get('retry-after'), body: (await response.json()) as { id?: string } };
+  return { id, identity, status: response.status, retryAfter: response.headers.get('retry-after'), body: (await response.json()) as { id?: string } };
 }
 
 const readyz = async (url: string) => (await (await fetch(`${url}/readyz`)).json()) as { status: string; checks: Record<string, { ok: boolean; reason?: string }> };
@@ -172,7 +175,105 @@ describe.each(ENGINES)('a store that cannot write, on %s', (engine) => {
   });
 });
 
+/**
+ * A power cut after what the shim's log (SB_DISK_LOG) tells of the store's files: every byte written
+ * since a file's last sync that succeeded is lost, as are those a failed sync left behind (Linux may
+ * mark such pages clean without writing them, and a later sync does not write them either) unless
+ * written again since. They are zeroed; the WAL index (never synced) goes too, as with the page cache.
+ * Gives how many syncs failed with written pages behind them.
+ */
+async function powerCut(diskLog: string): Promise<number> {
+  type Range = [number, number];
+  const minus = (ranges: Range[], [a, b]: Range): Range[] =>
+    ranges.flatMap(([s, e]): Range[] => (e <= a || s >= b ? [[s, e]] : [...(s < a ? [[s, a] as Range] : []), ...(e > b ? [[b, e] as Range] : [])]));
+  const files = new Map<string, { dirty: Range[]; lost: Range[] }>();
+  let failedSyncs = 0;
+  for (const line of (await readFile(diskLog, 'utf8')).split('\n').filter(Boolean)) {
+    const [op, file, a, b] = line.split(' ') as [string, string, string, string?];
+    const f = files.get(file) ?? { dirty: [], lost: [] };
+    files.set(file, f);
+    if (op === 'W') {
+      const range: Range = [Number(a), Number(a) + Number(b)];
+      f.dirty.push(range);
+      f.lost = minus(f.lost, range);
+    } else if (op === 'S') {
+      if (a === 'fail' && f.dirty.length > 0) {
+        failedSyncs += 1;
+        f.lost.push(...f.dirty);
+      }
+      f.dirty = [];
+    } else if (op === 'T') {
+      f.dirty = minus(f.dirty, [Number(a), Infinity]);
+      f.lost = minus(f.lost, [Number(a), Infinity]);
+    }
+  }
+  for (const [file, { dirty, lost }] of files) {
+    if (file.endsWith('-shm')) {
+      await rm(file, { force: true });
+      continue;
+    }
+    const handle = await open(file, 'r+').catch(() => undefined);
+    if (!handle) continue;
+    try {
+      const { size } = await handle.stat();
+      for (const [s, e] of [...dirty, ...lost]) if (Math.min(e, size) > s) await handle.write(Buffer.alloc(Math.min(e, size) - s), 0, Math.min(e, size) - s, s);
+    } finally {
+      await handle.close();
+    }
+  }
+  return failedSyncs;
+}
+
 describe('a disk whose fsyncs fail, on sqlite', () => {
+  it('acknowledges nothing a failed sync may have left off the disk, even once it syncs again', async () => {
+    const dir = await tempDir('schoolbridge-outage-');
+    cleanups.push(() => dir.cleanup());
+    const diskLog = path.join(dir.dir, 'disk.log');
+    const fault = await diskFull(dir.dir, 'sync');
+    const { url, child } = await startDaemon(dir.dir, { ...fault, env: { ...fault.env, SB_DISK_LOG: diskLog } });
+    const acknowledged: string[] = [];
+    const sendMore = async (count: number) => {
+      for (let i = 0; i < count; i++) {
+        const answer = await send(url);
+        expect(answer.status).toBe(200);
+        acknowledged.push(answer.identity);
+      }
+    };
+    await sendMore(5);
+    // A command reading beside the daemon from before the fault to a while after it: no checkpoint
+    // can copy past what it reads, so the WAL keeps whatever the failed sync left behind.
+    const reader = new Database(path.join(dir.dir, 'store', DATABASE_FILE), { readonly: true });
+    cleanups.push(async () => void reader.close());
+    reader.exec('BEGIN');
+    reader.prepare('SELECT count(*) FROM sqlite_master').get();
+    await fault.on();
+    // Committed, but its sync failed: its frames may never reach the disk.
+    const refused = await send(url);
+    expect(refused.status).toBe(503);
+    await fault.off();
+    const readerDone = setTimeout(() => reader.exec('COMMIT'), READER_MS);
+    cleanups.push(async () => clearTimeout(readerDone));
+    // Sent again until it is taken: a duplicate of a row that may not be on disk.
+    await eventually(async () => ((await send(url, refused.id)).status === 200 ? true : undefined), 30_000, 'the event sent again to be taken');
+    acknowledged.push(refused.identity);
+    await sendMore(5);
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    reader.close();
+
+    expect(await powerCut(diskLog)).toBeGreaterThan(0);
+    const store = fault.open();
+    await store.start();
+    try {
+      const missing = [];
+      for (const id of acknowledged) if (!(await store.inbox.get(id))) missing.push(id);
+      expect(missing).toEqual([]);
+    } finally {
+      await store.stop();
+    }
+  });
+
+
   it('answers 503 for what it could not make durable, says why, and takes webhooks again by itself', async () => {
     await outage((dir) => diskFull(dir, 'sync'));
   });

@@ -55,7 +55,7 @@ function open(file: string, self: Self, restartFrames = RESTART_FRAMES): void {
   // A commit writes its frames to the WAL file, which walSync then syncs before any result of it is
   // released: a webhook is acknowledged only once its commit is on disk, as with synchronous = FULL.
   pragma(db, 'synchronous = NORMAL');
-  walSync = new WalSync(`${file}-wal`);
+  walSync = new WalSync(`${file}-wal`, undefined, schedule);
   pragma(db, 'busy_timeout = 5000');
   pragma(db, 'cache_size = -16000');
   pragma(db, `journal_size_limit = ${WAL_SIZE_LIMIT}`);
@@ -118,6 +118,34 @@ function restartWal(conn: Database.Database): void {
   }
 }
 
+/** How long a repair waits for a reader (a command beside the daemon) to let the WAL start over. */
+const REPAIR_WAIT_MS = 100;
+
+/**
+ * After a sync of the WAL failed, its frames are not known to be on disk even once a later sync
+ * succeeds (wal-sync.ts): Linux may have marked the failed pages clean without writing them. While
+ * they are in the page cache, a checkpoint that copies the whole WAL into the database file, syncs
+ * that and truncates the WAL writes them anew, and later frames start a fresh WAL rather than
+ * follow a hole that recovery would stop at. Until one succeeds no call runs and nothing is
+ * released: a webhook answered 503 and sent again must not be acknowledged as a duplicate of a row
+ * that may not be on disk. Gives the error the calls are refused with, or nothing once repaired.
+ */
+function repairWal(conn: Database.Database): WireError | undefined {
+  try {
+    pragma(conn, `busy_timeout = ${REPAIR_WAIT_MS}`);
+    const [result] = conn.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+    if (result?.busy !== 0) throw Object.assign(new Error('the WAL cannot be copied back whole while a reader holds it'), { code: 'SQLITE_BUSY' });
+    walSync!.repaired();
+    return undefined;
+  } catch (error) {
+    const refused = wire(error);
+    walSync!.repairFailed(Object.assign(new Error(refused.message), { wire: refused }));
+    return refused;
+  } finally {
+    pragma(conn, 'busy_timeout = 5000');
+  }
+}
+
 /** Stops the checkpointer before the writer closes (the last connection to close checkpoints whole). */
 async function stopCheckpointer(): Promise<void> {
   const worker = checkpointer;
@@ -137,6 +165,13 @@ function schedule(): void {
 function drain(): void {
   scheduled = false;
   if (!db || !ops) return;
+  const refused = walSync!.needsRepair() ? repairWal(db) : undefined;
+  if (refused) {
+    const calls = [...urgent.splice(0), ...bulk.splice(0)];
+    if (calls.length > 0) post({ t: 'results', results: calls.map((call) => ({ id: call.id, error: refused })) });
+    if (closing) finishClose();
+    return;
+  }
   // The WAL starts over between two transactions once every commit is on disk: its RESTART syncs
   // the WAL and the database file, which would otherwise wait behind a bulk call's sync in flight,
   // and every commit after it with them.
@@ -182,7 +217,7 @@ function run(conn: Database.Database, table: Operations, batch: Call[]): void {
   walSync!.committed(wrote, (error) => {
     if (!error) return post({ t: 'results', results, wrote });
     endClaims(conn, batch, results);
-    failAll(syncFailure(error as NodeJS.ErrnoException));
+    failAll((error as { wire?: WireError }).wire ?? syncFailure(error as NodeJS.ErrnoException));
   });
 }
 

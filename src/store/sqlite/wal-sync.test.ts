@@ -76,16 +76,51 @@ describe('WalSync', () => {
     walSync.close();
   });
 
-  it('fails what a failed sync held, and syncs again for what came after', () => {
+  it('fails what a failed sync held, and releases nothing after it until the WAL is repaired', () => {
+    const disk = manualSync();
+    let failures = 0;
+    const walSync = new WalSync(wal, disk.sync, () => failures++);
+    const outcomes: string[] = [];
+    const note = (name: string) => (error?: Error) => outcomes.push(`${name} ${error?.message ?? 'ok'}`);
+    walSync.committed(true, note('a'));
+    walSync.committed(true, note('b'));
+    disk.finish(Object.assign(new Error('EIO'), { code: 'EIO' }));
+    expect(outcomes).toEqual(['a EIO']);
+    expect(failures).toBe(1);
+    expect(walSync.needsRepair()).toBe(true);
+    expect(walSync.idle()).toBe(false);
+    // No sync may vouch for what the failed one left behind: b, and a read after it, wait.
+    expect(disk.waiting).toBe(0);
+    walSync.committed(false, note('read'));
+    walSync.committed(true, note('c'));
+    expect(disk.waiting).toBe(0);
+    walSync.repaired();
+    expect(outcomes).toEqual(['a EIO', 'b ok', 'read ok', 'c ok']);
+    expect(walSync.needsRepair()).toBe(false);
+    // Syncs as before from then on.
+    walSync.committed(true, note('d'));
+    expect(disk.waiting).toBe(1);
+    disk.finish();
+    expect(outcomes.at(-1)).toBe('d ok');
+    walSync.close();
+  });
+
+  it('fails what it holds when the repair fails, and goes on holding until one succeeds', async () => {
     const disk = manualSync();
     const walSync = new WalSync(wal, disk.sync);
     const outcomes: string[] = [];
-    walSync.committed(true, (error) => outcomes.push(`a ${error?.message ?? 'ok'}`));
-    walSync.committed(true, (error) => outcomes.push(`b ${error?.message ?? 'ok'}`));
-    disk.finish(Object.assign(new Error('EIO'), { code: 'EIO' }));
-    expect(outcomes).toEqual(['a EIO']);
-    disk.finish();
-    expect(outcomes).toEqual(['a EIO', 'b ok']);
+    const note = (name: string) => (error?: Error) => outcomes.push(`${name} ${error?.message ?? 'ok'}`);
+    walSync.committed(true, note('a'));
+    walSync.committed(true, note('b'));
+    disk.finish(new Error('EIO'));
+    walSync.repairFailed(new Error('still failing'));
+    expect(outcomes).toEqual(['a EIO', 'b still failing']);
+    await walSync.drained();
+    walSync.committed(false, note('read'));
+    expect(outcomes).toHaveLength(2);
+    expect(walSync.needsRepair()).toBe(true);
+    walSync.repaired();
+    expect(outcomes.at(-1)).toBe('read ok');
     walSync.close();
   });
 

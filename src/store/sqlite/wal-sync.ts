@@ -12,7 +12,11 @@ type Sync = (fd: number, done: (error: NodeJS.ErrnoException | null) => void) =>
  * runs the next transaction during the sync, and one sync covers every commit made before it began.
  *
  * A failed sync fails the results it held: their rows are committed but not known to be on disk,
- * so nothing may be acknowledged on them; a later sync that succeeds makes them durable with it.
+ * so nothing may be acknowledged on them. Nor does a later sync that succeeds make them durable:
+ * Linux may mark the pages of a failed write clean without writing them, and report the error only
+ * once. So after a failure nothing is released, and no sync starts, until the database thread has
+ * repaired the WAL (`repaired`: a checkpoint copied every frame into the database file, synced it
+ * and started the WAL over) or failed to (`repairFailed`: what is held fails with that error).
  */
 export class WalSync {
   /** Transactions that wrote, counted. */
@@ -23,10 +27,14 @@ export class WalSync {
   private held: { needs: number; release(error?: Error): void }[] = [];
   private fd: number | undefined;
   private waiting: (() => void)[] = [];
+  /** Set by a failed sync until the WAL is repaired: nothing written before it is known to be on disk. */
+  private failure: Error | undefined;
 
   constructor(
     private readonly walFile: string,
     private readonly sync: Sync = fdatasync,
+    /** Told when a sync failed: the WAL needs a repair before anything is released again. */
+    private readonly onFailure: () => void = () => {},
   ) {}
 
   /**
@@ -46,7 +54,29 @@ export class WalSync {
 
   /** Whether every commit so far is on disk and nothing waits for it. */
   idle(): boolean {
-    return this.held.length === 0 && !this.inFlight;
+    return this.held.length === 0 && !this.inFlight && this.failure === undefined;
+  }
+
+  /** Whether a sync failed since the last repair: no result is released until the next one. */
+  needsRepair(): boolean {
+    return this.failure !== undefined;
+  }
+
+  /**
+   * Every commit so far is on disk by another way than this file's sync: a checkpoint copied the
+   * whole WAL into the database file and synced that (the database thread's repair).
+   */
+  repaired(): void {
+    this.failure = undefined;
+    this.synced = this.written;
+    this.releaseUpTo(this.synced);
+    this.next();
+  }
+
+  /** The repair failed: what is held cannot be made durable now and fails with its error. */
+  repairFailed(error: Error): void {
+    this.fail(Infinity, error);
+    this.next();
   }
 
   /** Resolves once nothing is held (before the connection closes). */
@@ -61,7 +91,7 @@ export class WalSync {
   }
 
   private start(): void {
-    if (this.inFlight || this.held.length === 0) return;
+    if (this.inFlight || this.held.length === 0 || this.failure) return;
     const target = this.written;
     let fd: number;
     try {
@@ -74,8 +104,11 @@ export class WalSync {
     this.inFlight = true;
     this.sync(fd, (error) => {
       this.inFlight = false;
-      if (error) this.fail(target, error);
-      else {
+      if (error) {
+        this.failure = error;
+        this.fail(target, error);
+        this.onFailure();
+      } else {
         this.synced = Math.max(this.synced, target);
         this.releaseUpTo(this.synced);
       }
