@@ -131,18 +131,32 @@ const REPAIR_WAIT_MS = 100;
  * that may not be on disk. Gives the error the calls are refused with, or nothing once repaired.
  */
 function repairWal(conn: Database.Database): WireError | undefined {
+  const refused = checkpointWhole(conn);
+  if (refused) walSync!.repairFailed(Object.assign(new Error(refused.message), { wire: refused }));
+  else walSync!.repaired();
+  return refused;
+}
+
+/**
+ * Copies the whole WAL into the database file (synced by SQLite) and empties it, then syncs the
+ * emptied WAL file: SQLite does not sync that truncation, and a WAL that came back with its hole
+ * after a power cut would have recovery take the frames before the hole for newer than the file.
+ */
+function checkpointWhole(conn: Database.Database): WireError | undefined {
   try {
     pragma(conn, `busy_timeout = ${REPAIR_WAIT_MS}`);
     const [result] = conn.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
-    if (result?.busy !== 0) throw Object.assign(new Error('the WAL cannot be copied back whole while a reader holds it'), { code: 'SQLITE_BUSY' });
-    walSync!.repaired();
-    return undefined;
+    if (result?.busy !== 0) return { code: 'SQLITE_BUSY', message: 'the WAL cannot be copied back whole while a reader holds it' };
   } catch (error) {
-    const refused = wire(error);
-    walSync!.repairFailed(Object.assign(new Error(refused.message), { wire: refused }));
-    return refused;
+    return wire(error);
   } finally {
     pragma(conn, 'busy_timeout = 5000');
+  }
+  try {
+    walSync!.syncNow();
+    return undefined;
+  } catch (error) {
+    return syncFailure(error as NodeJS.ErrnoException);
   }
 }
 

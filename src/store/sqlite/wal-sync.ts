@@ -1,4 +1,4 @@
-import { closeSync, fdatasync, fsyncSync, openSync } from 'node:fs';
+import { closeSync, fdatasync, fdatasyncSync, fsyncSync, openSync } from 'node:fs';
 import path from 'node:path';
 
 type Sync = (fd: number, done: (error: NodeJS.ErrnoException | null) => void) => void;
@@ -71,6 +71,11 @@ export class WalSync {
     this.synced = this.written;
     this.releaseUpTo(this.synced);
     this.next();
+  }
+
+  /** Syncs the WAL file here and now (the repair, once it emptied the file); throws what the sync met. */
+  syncNow(): void {
+    fdatasyncSync(this.open());
   }
 
   /** The repair failed: what is held cannot be made durable now and fails with its error. */
