@@ -186,7 +186,8 @@ async function powerCut(diskLog: string): Promise<number> {
   type Range = [number, number];
   const minus = (ranges: Range[], [a, b]: Range): Range[] =>
     ranges.flatMap(([s, e]): Range[] => (e <= a || s >= b ? [[s, e]] : [...(s < a ? [[s, a] as Range] : []), ...(e > b ? [[b, e] as Range] : [])]));
-  const files = new Map<string, { dirty: Range[]; lost: Range[] }>();
+  // `cut`: a truncation not synced yet; until it is, the disk may still have the file's old length.
+  const files = new Map<string, { dirty: Range[]; lost: Range[]; cut?: number }>();
   let failedSyncs = 0;
   for (const line of (await readFile(diskLog, 'utf8')).split('\n').filter(Boolean)) {
     const [op, file, a, b] = line.split(' ') as [string, string, string, string?];
@@ -201,11 +202,19 @@ async function powerCut(diskLog: string): Promise<number> {
         failedSyncs += 1;
         f.lost.push(...f.dirty);
       }
+      if (a === 'ok' && f.cut !== undefined) {
+        f.lost = minus(f.lost, [f.cut, Infinity]);
+        f.cut = undefined;
+      }
       f.dirty = [];
     } else if (op === 'T') {
       f.dirty = minus(f.dirty, [Number(a), Infinity]);
-      f.lost = minus(f.lost, [Number(a), Infinity]);
+      f.cut = Math.min(f.cut ?? Infinity, Number(a));
     }
+  }
+  for (const [file, { lost, cut }] of files) {
+    // The truncated bytes cannot be brought back here; that they would come back is the failure.
+    if (cut !== undefined && lost.some(([, e]) => e > cut)) throw new Error(`${file} was cut to ${cut} bytes without a sync: a power cut would bring back what a failed sync lost`);
   }
   for (const [file, { dirty, lost }] of files) {
     if (file.endsWith('-shm')) {
