@@ -28,7 +28,7 @@ export class WalSync {
   private fd: number | undefined;
   private waiting: (() => void)[] = [];
   /** Set by a failed sync until the WAL is repaired: nothing written before it is known to be on disk. */
-  private failure: Error | undefined;
+  private failed = false;
 
   constructor(
     private readonly walFile: string,
@@ -54,12 +54,12 @@ export class WalSync {
 
   /** Whether every commit so far is on disk and nothing waits for it. */
   idle(): boolean {
-    return this.held.length === 0 && !this.inFlight && this.failure === undefined;
+    return this.held.length === 0 && !this.inFlight && !this.failed;
   }
 
   /** Whether a sync failed since the last repair: no result is released until the next one. */
   needsRepair(): boolean {
-    return this.failure !== undefined;
+    return this.failed;
   }
 
   /**
@@ -67,7 +67,7 @@ export class WalSync {
    * whole WAL into the database file and synced that (the database thread's repair).
    */
   repaired(): void {
-    this.failure = undefined;
+    this.failed = false;
     this.synced = this.written;
     this.releaseUpTo(this.synced);
     this.next();
@@ -96,7 +96,7 @@ export class WalSync {
   }
 
   private start(): void {
-    if (this.inFlight || this.held.length === 0 || this.failure) return;
+    if (this.inFlight || this.held.length === 0 || this.failed) return;
     const target = this.written;
     let fd: number;
     try {
@@ -110,7 +110,7 @@ export class WalSync {
     this.sync(fd, (error) => {
       this.inFlight = false;
       if (error) {
-        this.failure = error;
+        this.failed = true;
         this.fail(target, error);
         this.onFailure();
       } else {
