@@ -1,16 +1,13 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { open, readFile, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { signatureHeader } from '../src/signature/index.js';
 import type { Store } from '../src/store/index.js';
 import { createPgStore } from '../src/store/postgres/pg-store.js';
 import { createSqliteStore, DATABASE_FILE } from '../src/store/sqlite/sqlite-store.js';
-import { eventBody, inboxIdFor, invoice } from './support/webhooks.js';
-import { eventually, freePort } from './support/net.js';
+import { eventually } from './support/net.js';
+import { buildDiskShim, powerCut, sendEvent, startDaemon } from './support/outage.js';
 import { startPostgres, type TestPostgres } from './support/postgres.js';
 import { ENGINES } from './support/stores.js';
 import { tempDir } from './support/temp.js';
@@ -23,9 +20,6 @@ import { tempDir } from './support/temp.js';
  * once the store can write again the daemon takes webhooks again by itself, without a restart.
  * Every event it answered 200 is in the store afterwards.
  */
-const BIN = path.join(import.meta.dirname, '..', 'bin', 'schoolbridge.js');
-const SHIM_SOURCE = path.join(import.meta.dirname, 'fixtures', 'disk-full.c');
-const SECRET = 'outage-secret';
 const log = pino({ level: 'silent' });
 /** How long the reader beside the daemon reads after the fault: longer than the heartbeat's probe (1 s). */
 const READER_MS = 3000;
@@ -62,8 +56,7 @@ const REASONS = {
 
 /** `full`: writes and fsyncs fail with ENOSPC; `sync`: only fsyncs, with EIO; `sync-full`: only fsyncs, with ENOSPC. */
 async function diskFull(dir: string, mode: 'full' | 'sync' | 'sync-full' = 'full'): Promise<Fault> {
-  const shim = path.join(dir, 'libdiskfull.so');
-  await promisify(execFile)('cc', ['-shared', '-fPIC', '-O2', '-o', shim, SHIM_SOURCE, '-ldl']);
+  const shim = await buildDiskShim(dir);
   const storeDir = path.join(dir, 'store');
   const flag = path.join(dir, 'disk-is-full');
   return {
@@ -87,60 +80,23 @@ async function databaseDown(): Promise<Fault> {
   };
 }
 
-async function startDaemon(dir: string, fault: Fault): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const config = path.join(dir, 'config.yaml');
-  await writeFile(config, JSON.stringify({
-    upstream: { baseUrl: 'sandbox', clientId: 'c', clientSecret: SECRET },
-    sandbox: { students: 2 },
-    server: { host: '127.0.0.1', port },
-    webhooks: { reconcileOnStart: false },
-    poll: { onStart: true, schedule: '0 0 1 1 *' },
-    export: { onStart: false, schedule: '0 0 1 1 *' },
-    store: fault.store,
-    connectors: [{ name: 'files', type: 'file', streams: ['events'], dir: path.join(dir, 'out') }],
-    log: { level: 'warn' },
-  }));
-  const child = spawn(process.execPath, [BIN, 'start', '-c', config], { env: { ...process.env, ...fault.env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  cleanups.push(async () => {
-    if (child.exitCode === null) child.kill('SIGKILL');
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await eventually(async () => ((await fetch(`${url}/readyz`)).ok ? true : undefined), 30_000, () => `the daemon to be ready (${stderr.slice(-500)})`);
-  return { url, child };
-}
-
-let next = 1;
-/** Sends a new event, or again the one of the given id. */
-async function send(url: string, id = next++): Promise<{ id: number; identity: string; status: number; retryAfter: string | null; body: { id?: string } }> {
-  const object = invoice({ id, numberId: id });
-  const body = eventBody('invoice.created', object);
-  const identity = inboxIdFor(body);
-  const response = await fetch(`${url}/webhooks/v2`, {
-    method: 'POST', body, headers: { 'content-type': 'application/json', 'webhook-signature': signatureHeader(SECRET, body, Math.floor(Date.now() / 1000)) },
-  });
-  return { id, identity, status: response.status, retryAfter: response.headers.get('retry-after'), body: (await response.json()) as { id?: string } };
-}
-
 const readyz = async (url: string) => (await (await fetch(`${url}/readyz`)).json()) as { status: string; checks: Record<string, { ok: boolean; reason?: string }> };
 
 async function outage(makeFault: (dir: string) => Promise<Fault>): Promise<void> {
   const dir = await tempDir('schoolbridge-outage-');
   cleanups.push(() => dir.cleanup());
   const fault = await makeFault(dir.dir);
-  const { url, child } = await startDaemon(dir.dir, fault);
+  const { url, child } = await startDaemon(dir.dir, { ...fault, cleanup: (fn) => cleanups.push(fn) });
   const acknowledged: string[] = [];
-  const answers: Awaited<ReturnType<typeof send>>[] = [];
-  for (let i = 0; i < 10; i++) answers.push(await send(url));
+  const answers: Awaited<ReturnType<typeof sendEvent>>[] = [];
+  for (let i = 0; i < 10; i++) answers.push(await sendEvent(url));
   expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
   acknowledged.push(...answers.map((a) => a.body.id!));
   expect(answers.map((a) => a.body.id)).toEqual(answers.map((a) => a.identity));
 
   await fault.on();
-  const during: Awaited<ReturnType<typeof send>>[] = [];
-  for (let i = 0; i < 10; i++) during.push(await send(url));
+  const during: Awaited<ReturnType<typeof sendEvent>>[] = [];
+  for (let i = 0; i < 10; i++) during.push(await sendEvent(url));
   expect(during.map((a) => a.status)).toEqual(Array(10).fill(503));
   expect(during.every((a) => Number(a.retryAfter) > 0)).toBe(true);
   const down = await readyz(url);
@@ -152,8 +108,8 @@ async function outage(makeFault: (dir: string) => Promise<Fault>): Promise<void>
   await fault.off();
   // No restart: the daemon finds out by itself that the store writes again.
   await eventually(async () => ((await readyz(url)).checks.store?.ok ? true : undefined), 30_000, 'the store to be writable again');
-  const after: Awaited<ReturnType<typeof send>>[] = [];
-  for (let i = 0; i < 10; i++) after.push(await send(url));
+  const after: Awaited<ReturnType<typeof sendEvent>>[] = [];
+  for (let i = 0; i < 10; i++) after.push(await sendEvent(url));
   expect(after.map((a) => a.status)).toEqual(Array(10).fill(200));
   acknowledged.push(...after.map((a) => a.body.id!));
 
@@ -175,75 +131,17 @@ describe.each(ENGINES)('a store that cannot write, on %s', (engine) => {
   });
 });
 
-/**
- * A power cut after what the shim's log (SB_DISK_LOG) tells of the store's files: every byte written
- * since a file's last sync that succeeded is lost, as are those a failed sync left behind (Linux may
- * mark such pages clean without writing them, and a later sync does not write them either) unless
- * written again since. They are zeroed; the WAL index (never synced) goes too, as with the page cache.
- * Gives how many syncs failed with written pages behind them.
- */
-async function powerCut(diskLog: string): Promise<number> {
-  type Range = [number, number];
-  const minus = (ranges: Range[], [a, b]: Range): Range[] =>
-    ranges.flatMap(([s, e]): Range[] => (e <= a || s >= b ? [[s, e]] : [...(s < a ? [[s, a] as Range] : []), ...(e > b ? [[b, e] as Range] : [])]));
-  // `cut`: a truncation not synced yet; until it is, the disk may still have the file's old length.
-  const files = new Map<string, { dirty: Range[]; lost: Range[]; cut?: number }>();
-  let failedSyncs = 0;
-  for (const line of (await readFile(diskLog, 'utf8')).split('\n').filter(Boolean)) {
-    const [op, file, a, b] = line.split(' ') as [string, string, string, string?];
-    const f = files.get(file) ?? { dirty: [], lost: [] };
-    files.set(file, f);
-    if (op === 'W') {
-      const range: Range = [Number(a), Number(a) + Number(b)];
-      f.dirty.push(range);
-      f.lost = minus(f.lost, range);
-    } else if (op === 'S') {
-      if (a === 'fail' && f.dirty.length > 0) {
-        failedSyncs += 1;
-        f.lost.push(...f.dirty);
-      }
-      if (a === 'ok' && f.cut !== undefined) {
-        f.lost = minus(f.lost, [f.cut, Infinity]);
-        f.cut = undefined;
-      }
-      f.dirty = [];
-    } else if (op === 'T') {
-      f.dirty = minus(f.dirty, [Number(a), Infinity]);
-      f.cut = Math.min(f.cut ?? Infinity, Number(a));
-    }
-  }
-  for (const [file, { lost, cut }] of files) {
-    // The truncated bytes cannot be brought back here; that they would come back is the failure.
-    if (cut !== undefined && lost.some(([, e]) => e > cut)) throw new Error(`${file} was cut to ${cut} bytes without a sync: a power cut would bring back what a failed sync lost`);
-  }
-  for (const [file, { dirty, lost }] of files) {
-    if (file.endsWith('-shm')) {
-      await rm(file, { force: true });
-      continue;
-    }
-    const handle = await open(file, 'r+').catch(() => undefined);
-    if (!handle) continue;
-    try {
-      const { size } = await handle.stat();
-      for (const [s, e] of [...dirty, ...lost]) if (Math.min(e, size) > s) await handle.write(Buffer.alloc(Math.min(e, size) - s), 0, Math.min(e, size) - s, s);
-    } finally {
-      await handle.close();
-    }
-  }
-  return failedSyncs;
-}
-
 describe('a disk whose fsyncs fail, on sqlite', () => {
   it('acknowledges nothing a failed sync may have left off the disk, even once it syncs again', async () => {
     const dir = await tempDir('schoolbridge-outage-');
     cleanups.push(() => dir.cleanup());
     const diskLog = path.join(dir.dir, 'disk.log');
     const fault = await diskFull(dir.dir, 'sync');
-    const { url, child } = await startDaemon(dir.dir, { ...fault, env: { ...fault.env, SB_DISK_LOG: diskLog } });
+    const { url, child } = await startDaemon(dir.dir, { ...fault, env: { ...fault.env, SB_DISK_LOG: diskLog }, cleanup: (fn) => cleanups.push(fn) });
     const acknowledged: string[] = [];
     const sendMore = async (count: number) => {
       for (let i = 0; i < count; i++) {
-        const answer = await send(url);
+        const answer = await sendEvent(url);
         expect(answer.status).toBe(200);
         acknowledged.push(answer.identity);
       }
@@ -257,13 +155,13 @@ describe('a disk whose fsyncs fail, on sqlite', () => {
     reader.prepare('SELECT count(*) FROM sqlite_master').get();
     await fault.on();
     // Committed, but its sync failed: its frames may never reach the disk.
-    const refused = await send(url);
+    const refused = await sendEvent(url);
     expect(refused.status).toBe(503);
     await fault.off();
     const readerDone = setTimeout(() => reader.exec('COMMIT'), READER_MS);
     cleanups.push(async () => clearTimeout(readerDone));
     // Sent again until it is taken: a duplicate of a row that may not be on disk.
-    await eventually(async () => ((await send(url, refused.id)).status === 200 ? true : undefined), 30_000, 'the event sent again to be taken');
+    await eventually(async () => ((await sendEvent(url, refused.id)).status === 200 ? true : undefined), 30_000, 'the event sent again to be taken');
     acknowledged.push(refused.identity);
     await sendMore(5);
     child.kill('SIGKILL');
