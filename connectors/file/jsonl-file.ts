@@ -1,4 +1,4 @@
-import { open, truncate, type FileHandle } from 'node:fs/promises';
+import { open, stat, truncate, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { StoredRecord } from '../../src/connectors/stored-record.js';
 import { syncDir } from '../../src/files/durable.js';
@@ -11,11 +11,20 @@ const LEADING_ID = /^\{"id":("(?:[^"\\]|\\.)*")/;
  * One `<stream>.jsonl` file, appended to at most once per record id, even across restarts: the ids
  * already in the file are read back at first use, and every append is fsync'd before it counts.
  * Appends are serialized (the outbox may run several batches of one connector at once).
+ *
+ * An append that fails is cut off the file again before anything else is read or added: its lines
+ * may be in the page cache, where reading the file back would find them, and yet never reach the
+ * disk (Linux may mark the pages of a failed write clean without writing them). So its records are
+ * appended again rather than taken for written.
  */
 export class JsonlFile {
   private ids: Set<string> | undefined;
   private handle: FileHandle | undefined;
   private tail: Promise<unknown> = Promise.resolve();
+  /** Bytes of the file known to be on disk: what it held when read back, and each append synced since. */
+  private durable = 0;
+  /** An append failed and the file still has to be cut back to `durable`. */
+  private cutBack = false;
 
   constructor(readonly file: string) {}
 
@@ -38,6 +47,7 @@ export class JsonlFile {
   }
 
   private async appendNow(records: readonly StoredRecord[]): Promise<number> {
+    if (this.cutBack) await this.cutBackNow();
     const existed = this.ids !== undefined || (await this.load());
     const ids = this.ids!;
     const fresh = new Map<string, StoredRecord>();
@@ -51,14 +61,36 @@ export class JsonlFile {
       await this.handle.sync();
       if (!existed) await syncDir(path.dirname(this.file));
     } catch (error) {
-      // Part of the text may be in the file: read it again next time rather than trust the set.
+      // Part of the text may be in the file: cut it off, and read the file again next time.
       this.ids = undefined;
+      this.cutBack = true;
       await this.handle?.close().catch(() => {});
       this.handle = undefined;
+      await this.cutBackNow().catch(() => {});
       throw error;
     }
+    this.durable += typeof text === 'string' ? Buffer.byteLength(text) : text.length;
     for (const id of fresh.keys()) ids.add(id);
     return fresh.size;
+  }
+
+  /** Cuts the file back to the bytes known to be on disk, durably; throws (and stays due) if it cannot. */
+  private async cutBackNow(): Promise<void> {
+    let handle: FileHandle;
+    try {
+      handle = await open(this.file, 'r+');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      this.cutBack = false;
+      return;
+    }
+    try {
+      await handle.truncate(this.durable);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    this.cutBack = false;
   }
 
   /** Reads the ids in the file; cuts a torn last line (a crash mid-append, never reported done). Returns whether the file existed. */
@@ -76,9 +108,11 @@ export class JsonlFile {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       this.ids = ids;
+      this.durable = 0;
       return false;
     }
     if (torn !== undefined) await truncate(this.file, torn);
+    this.durable = torn ?? (await stat(this.file)).size;
     this.ids = ids;
     return true;
   }
