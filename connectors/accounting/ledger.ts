@@ -13,8 +13,10 @@ import { LEDGER_COLUMNS, LEDGER_FILE, LEDGER_LABELS, ledgerFileName, ledgerRow }
  * The ledger files are their own index: the set of written ids is read back from them on first use,
  * so nothing else has to agree with them after a crash. A crash can leave the last row half-written;
  * that tail was never acknowledged, so it is cut off when the files are read, and the redelivery
- * writes the row whole. Every append is fsync'd before it counts. Appends run one at a time (the
- * outbox may deliver several invoices at once) so the check for an id and its append cannot interleave.
+ * writes the row whole. Every append is fsync'd before it counts, and one that fails is cut off the
+ * file again before the files are read back: after a failed fsync its row may be read back from the
+ * page cache and yet never reach the disk. Appends run one at a time (the outbox may deliver several
+ * invoices at once) so the check for an id and its append cannot interleave.
  *
  * A new file is written in the connector's CSV format; rows appended to a file that exists keep
  * that file's separator (whatever format wrote its header), so no file ever mixes two.
@@ -36,6 +38,8 @@ export interface LedgerOptions {
 export function createLedger({ dir, timeZone, log, format }: LedgerOptions): Ledger {
   let written: Set<string> | undefined;
   let queue: Promise<unknown> = Promise.resolve();
+  /** A failed append that could not be cut off its file yet: done before the files are read again. */
+  let uncut: Cut | undefined;
 
   const serial = <T>(work: () => Promise<T>): Promise<T> => {
     const next = queue.then(work, work);
@@ -44,6 +48,10 @@ export function createLedger({ dir, timeZone, log, format }: LedgerOptions): Led
   };
   const load = async (): Promise<Set<string>> => {
     try {
+      if (uncut) {
+        await cutBack(uncut);
+        uncut = undefined;
+      }
       return (written ??= await readWrittenIds(dir, log));
     } catch (error) {
       if (error instanceof BridgeError) throw error;
@@ -64,6 +72,7 @@ export function createLedger({ dir, timeZone, log, format }: LedgerOptions): Led
         } catch (error) {
           // A failed append may have left part of a row: read the files again before the next one.
           written = undefined;
+          uncut = (error as { uncut?: Cut }).uncut;
           throw new BridgeError('accounting.ledger_write', `cannot append to the ledger in ${dir}: ${(error as Error).message}`, {
             retryable: true, cause: error,
           });
@@ -80,18 +89,41 @@ export function createLedger({ dir, timeZone, log, format }: LedgerOptions): Led
  */
 async function appendRow(path: string, values: readonly string[], format: CsvFormat): Promise<void> {
   const file = await open(path, 'a+');
-  let created = false;
+  let size: number | undefined;
   try {
-    created = (await file.stat()).size === 0;
-    const text = created
+    size = (await file.stat()).size;
+    const text = size === 0
       ? csvHeader(LEDGER_COLUMNS, format, LEDGER_LABELS) + toCsvRow(values, format)
       : toCsvRow(values, { ...format, separator: separatorOf(await firstLine(file)) });
     await file.writeFile(text, 'utf8');
     await file.sync();
+    if (size === 0) await syncDirectory(join(path, '..'));
+  } catch (error) {
+    if (size !== undefined) {
+      const cut = { path, size };
+      await cutBack(cut).catch(() => Object.assign(error as object, { uncut: cut }));
+    }
+    throw error;
   } finally {
     await file.close();
   }
-  if (created) await syncDirectory(join(path, '..'));
+}
+
+/** A file to cut back to the bytes it had before an append that failed. */
+interface Cut {
+  path: string;
+  size: number;
+}
+
+/** Cuts the file back, durably. */
+async function cutBack({ path, size }: Cut): Promise<void> {
+  const file = await open(path, 'r+');
+  try {
+    await file.truncate(size);
+    await file.sync();
+  } finally {
+    await file.close();
+  }
 }
 
 /** The start of a file: enough to hold its header row. */
@@ -137,11 +169,5 @@ async function cutTornTail(path: string, raw: Buffer, complete: string, log: Log
     throw new BridgeError('accounting.ledger_corrupt', `${path} is not a ledger file this version can read; move it away`);
   }
   log.warn({ file: path, cutBytes: raw.length - keep.length }, 'cutting the torn last row a crash left in the ledger');
-  const file = await open(path, 'r+');
-  try {
-    await file.truncate(keep.length);
-    await file.sync();
-  } finally {
-    await file.close();
-  }
+  await cutBack({ path, size: keep.length });
 }
