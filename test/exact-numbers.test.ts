@@ -13,6 +13,7 @@ import { webhookConnector } from '../connectors/webhook/index.js';
 import { webhookConfigSchema } from '../connectors/webhook/schema.js';
 import { createApp, type App } from '../src/app.js';
 import { systemClock } from '../src/clock.js';
+import { releaseCache } from '../src/connectors/cache.js';
 import { StoredRecord } from '../src/connectors/stored-record.js';
 import type { ConnectorContext } from '../src/connectors/types.js';
 import { numberLiteral } from '../src/json/test-arbitraries.js';
@@ -77,6 +78,8 @@ describe('every connector receives each number literal as received (property)', 
     const file = ctx(fileConfigSchema.parse({ name: 'files', type: 'file', streams: ['invoices'], dir: path.join(dir, 'out') }), sheets.ctx.dispatcher);
     const hook = ctx(webhookConfigSchema.parse({ name: 'hook', type: 'webhook', streams: ['invoices'], url: receiver.url, secret: SECRET }), sheets.ctx.dispatcher);
     const books = ctx(accountingConfigSchema.parse({ name: 'books', type: 'accounting', url: receiver.url, secret: SECRET, ledgerDir: path.join(dir, 'ledger'), csv: MACHINE_LEDGER }), sheets.ctx.dispatcher);
+    // The file connector keeps its file open between deliveries, in its cache, as the outbox's would.
+    cleanups.push(() => releaseCache(file.cache));
     let serial = 0;
 
     await fc.assert(
