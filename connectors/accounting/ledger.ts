@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { csvHeader, toCsvRow, type CsvFormat } from '../../src/csv.js';
 import { BridgeError } from '../../src/errors.js';
+import { syncDir, truncateDurably } from '../../src/files/durable.js';
 import { readCsv, separatorOf } from './csv-read.js';
 import type { FeedBodyV1 } from './feed.js';
 import { LEDGER_COLUMNS, LEDGER_FILE, LEDGER_LABELS, ledgerFileName, ledgerRow } from './ledger-row.js';
@@ -49,7 +50,7 @@ export function createLedger({ dir, timeZone, log, format }: LedgerOptions): Led
   const load = async (): Promise<Set<string>> => {
     try {
       if (uncut) {
-        await cutBack(uncut);
+        await truncateDurably(uncut.path, uncut.size);
         uncut = undefined;
       }
       return (written ??= await readWrittenIds(dir, log));
@@ -97,11 +98,11 @@ async function appendRow(path: string, values: readonly string[], format: CsvFor
       : toCsvRow(values, { ...format, separator: separatorOf(await firstLine(file)) });
     await file.writeFile(text, 'utf8');
     await file.sync();
-    if (size === 0) await syncDirectory(join(path, '..'));
+    if (size === 0) await syncDir(join(path, '..'));
   } catch (error) {
     if (size !== undefined) {
-      const cut = { path, size };
-      await cutBack(cut).catch(() => Object.assign(error as object, { uncut: cut }));
+      const cut: Cut = { path, size };
+      await truncateDurably(path, size).catch(() => Object.assign(error as object, { uncut: cut }));
     }
     throw error;
   } finally {
@@ -115,30 +116,10 @@ interface Cut {
   size: number;
 }
 
-/** Cuts the file back, durably. */
-async function cutBack({ path, size }: Cut): Promise<void> {
-  const file = await open(path, 'r+');
-  try {
-    await file.truncate(size);
-    await file.sync();
-  } finally {
-    await file.close();
-  }
-}
-
 /** The start of a file: enough to hold its header row. */
 async function firstLine(file: FileHandle): Promise<string> {
   const { buffer, bytesRead } = await file.read({ buffer: Buffer.alloc(4096), position: 0 });
   return buffer.subarray(0, bytesRead).toString('utf8');
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }
 
 /** Reads every ledger file's record ids, cutting off a torn last row where a crash left one. */
@@ -169,5 +150,5 @@ async function cutTornTail(path: string, raw: Buffer, complete: string, log: Log
     throw new BridgeError('accounting.ledger_corrupt', `${path} is not a ledger file this version can read; move it away`);
   }
   log.warn({ file: path, cutBytes: raw.length - keep.length }, 'cutting the torn last row a crash left in the ledger');
-  await cutBack({ path, size: keep.length });
+  await truncateDurably(path, keep.length);
 }

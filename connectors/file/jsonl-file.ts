@@ -1,7 +1,7 @@
 import { open, stat, truncate, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { StoredRecord } from '../../src/connectors/stored-record.js';
-import { syncDir } from '../../src/files/durable.js';
+import { syncDir, truncateDurably } from '../../src/files/durable.js';
 import { readLines } from '../../src/files/lines.js';
 
 /** Lines are written with `id` first, so reading it back needs no full parse. */
@@ -76,19 +76,10 @@ export class JsonlFile {
 
   /** Cuts the file back to the bytes known to be on disk, durably; throws (and stays due) if it cannot. */
   private async cutBackNow(): Promise<void> {
-    let handle: FileHandle;
     try {
-      handle = await open(this.file, 'r+');
+      await truncateDurably(this.file, this.durable);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      this.cutBack = false;
-      return;
-    }
-    try {
-      await handle.truncate(this.durable);
-      await handle.sync();
-    } finally {
-      await handle.close();
     }
     this.cutBack = false;
   }

@@ -43,3 +43,17 @@ export async function syncDir(dir: string): Promise<void> {
     await handle.close();
   }
 }
+
+/**
+ * Cuts `file` back to `size` bytes and syncs it, so that the cut survives a power cut (an append that
+ * failed, whose bytes may be read back from the page cache and yet never reach the disk).
+ */
+export async function truncateDurably(file: string, size: number): Promise<void> {
+  const handle = await open(file, 'r+');
+  try {
+    await handle.truncate(size);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

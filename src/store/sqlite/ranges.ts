@@ -45,8 +45,7 @@ export function createRanges(db: Db, stream: SnapshotStream, n: number, keys: re
   const { upto } = sql(db, `SELECT max(key) AS upto FROM ${snapshotTable(stream)}`).get() as { upto: Key | null };
   if (n === 0 || upto === null) return;
   const parts = keys ? rangeParts(keys) : [];
-  // The last part ends at the table's own last key, as one range would.
-  const bounds = parts.length > 1 ? parts.map((p, i) => ({ ...p, upto: i === parts.length - 1 ? upto : p.upto })) : [{ upto, count: n }];
+  const bounds = parts.length > 1 ? parts : [{ upto, count: n }];
   const insert = sql(db, `INSERT INTO outbox_range (connector, stream, part, detected_at, after, upto, remaining, enqueued_at, run_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   for (const connector of connectors) {
     bounds.forEach((p, part) => insert.run(connector, stream, part, detectedAt, 'after' in p ? p.after : null, p.upto, p.count, now, now));
