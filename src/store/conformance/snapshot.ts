@@ -181,6 +181,27 @@ export function snapshotCases({ open, claim }: Harness): void {
       await store.outbox.settle(first.map((c) => outcome(c, done)));
       expect((await claim(store, 'a', 10)).map((c) => c.created?.key)).toEqual([2]);
     });
+
+    it('puts a created change behind a dead delivery of its key, and one waiting behind another', async () => {
+      const store = await open();
+      const change = (id: string, key: number) => ({ id, stream: 'users' as const, orderKey: `users:${key}`, json: `{"op":"${id}"}`, connectors: ['a'] });
+      await store.outbox.enqueue([change('users:2:gone', 2), change('users:3:first', 3), change('users:3:second', 3)]);
+      const [gone] = await claim(store, 'a', 1);
+      await store.outbox.settle([outcome(gone!, (id, fence) => dead(id, fence, 1))]);
+      await fresh(store, 4, ['a']);
+      // Key 2 is held by its dead delivery; key 3's second change waits behind its first.
+      const first = await claim(store, 'a', 10);
+      expect(first.map((c) => c.json ?? c.created?.key)).toEqual(['{"op":"users:3:first"}', 1, 4]);
+      await store.outbox.settle(first.map((c) => outcome(c, done)));
+      const second = await claim(store, 'a', 10);
+      expect(second.map((c) => c.json)).toEqual(['{"op":"users:3:second"}']);
+      await store.outbox.settle(second.map((c) => outcome(c, done)));
+      expect(await store.outbox.retry({ id: 'a:users:2:gone' }, NOW)).toEqual(['a:users:2:gone']);
+      const again = await claim(store, 'a', 10);
+      expect(again.map((c) => c.json ?? c.created?.key)).toEqual(['{"op":"users:2:gone"}', 3]);
+      await store.outbox.settle(again.map((c) => outcome(c, done)));
+      expect((await claim(store, 'a', 10)).map((c) => c.created?.key)).toEqual([2]);
+    });
   });
 
 }

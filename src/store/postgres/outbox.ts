@@ -13,8 +13,9 @@ import { sharedKey } from './stream-tables.js';
  * so a batch costs a few round trips whatever its size. Replicas claim with FOR UPDATE SKIP LOCKED;
  * the unique index `outbox_head` makes producers of one key wait for each other, so the key's
  * sequence order is its commit order. A claimed delivery stays `pending`; its lease (owner, time,
- * fence) is what marks it in flight, and as no index covers those columns a claim is a HOT update
- * (no index entry written) and a lease that ran out needs nobody to return it.
+ * fence) is what marks it in flight, and as no index covers those columns a claim can be a HOT update
+ * (no index entry written, where the page has room: docs/store.md) and a lease that ran out needs
+ * nobody to return it.
  */
 export interface DeliveryRow {
   seq: number;

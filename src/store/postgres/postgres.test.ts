@@ -183,3 +183,33 @@ describe('postgres per-key order under races', () => {
     }
   });
 });
+
+describe('postgres first-cycle ranges', () => {
+  it('puts a created change behind a delivery of its key left waiting behind no head', async () => {
+    const url = await testDatabase('orphan_range');
+    const store = createPgStore({ url, log, poolSize: 4 });
+    await store.start();
+    const change = (id: string) => ({ id, stream: 'users' as const, orderKey: 'users:2', json: `{"op":"${id}"}`, connectors: ['a'] });
+    try {
+      await store.outbox.enqueue([change('v1'), change('v2')]);
+      // What an enqueue and a settlement that crossed leave: v2 waiting, its head gone.
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      await admin.query(`DELETE FROM schoolbridge.outbox_delivery WHERE id = 'a:v1'`);
+      await admin.end();
+      await store.snapshot.begin('users', 'fresh');
+      await store.snapshot.stageFresh('users', freshRows([1, 2].map((key) => ({ key, chain: `c${String(key).padStart(11, '0')}`, json: `{"id":${key}}` }))));
+      const now = Date.now() + 1000;
+      await store.snapshot.applyFresh('users', { state: {}, created: { detectedAt: 'T0', connectors: ['a'], now } });
+      const claim = () => store.outbox.claim({ connector: 'a', limit: 10, now, leaseMs: 60_000 });
+      expect((await claim()).map((c) => c.created?.key)).toEqual([1]);
+      expect((await store.outbox.sweep(now)).reclaimed).toBe(1);
+      const [waiting] = await claim();
+      expect(waiting?.json).toBe('{"op":"v2"}');
+      await store.outbox.settle([{ id: 'a:v2', fence: waiting!.delivery.fence, connector: 'a', status: 'done', at: now }]);
+      expect((await claim()).map((c) => c.created?.key)).toEqual([2]);
+    } finally {
+      await store.stop();
+    }
+  });
+});

@@ -83,8 +83,12 @@ export async function claimRange(db: Db, owner: string, request: ClaimRequest, l
       continue;
     }
     // A key with a delivery queued already (from before the snapshot was fresh) waits behind it as a row.
-    const { rows: queuedRows } = await db.query<{ order_key: string }>(`SELECT order_key FROM outbox_delivery WHERE connector = $1 AND order_key = ANY($2::text[])`,
-      [range.connector, rows.map((r) => `${range.stream}:${r.key}`)]);
+    // A delivery is pending, dead or blocked (done ones are gone): each half is read from its partial
+    // index. Without a status the query could use neither and read the whole table, for every batch.
+    const { rows: queuedRows } = await db.query<{ order_key: string }>(`
+      SELECT order_key FROM outbox_delivery WHERE connector = $1 AND order_key = ANY($2::text[]) AND status IN ('pending', 'dead')
+      UNION ALL SELECT order_key FROM outbox_delivery WHERE connector = $1 AND order_key = ANY($2::text[]) AND status = 'blocked'`,
+    [range.connector, rows.map((r) => `${range.stream}:${r.key}`)]);
     const queued = new Set(queuedRows.map((r) => r.order_key));
     const waiting = rows.filter((row) => queued.has(`${range.stream}:${row.key}`));
     if (waiting.length > 0) await enqueueLazy(db, range.stream, waiting, range.detected_at, [range.connector], request.now);
