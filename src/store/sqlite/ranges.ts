@@ -86,8 +86,12 @@ export function claimRange(db: Db, owner: string, request: ClaimRequest, limit: 
       continue;
     }
     // A key with a delivery queued already (from before the snapshot was fresh) waits behind it as a row.
-    const queued = new Set((sql(db, `SELECT order_key FROM outbox_delivery WHERE connector = ? AND order_key IN (SELECT value FROM json_each(?))`)
-      .all(range.connector, JSON.stringify(rows.map((r) => `${range.stream}:${r.key}`))) as { order_key: string }[]).map((r) => r.order_key));
+    // Heads and those waiting are asked for apart, each from its partial index: without a status the
+    // query could use neither and read the whole table, for every batch.
+    const queued = new Set((sql(db, `
+      SELECT order_key FROM outbox_delivery WHERE connector = @connector AND order_key IN (SELECT value FROM json_each(@keys)) AND status IN ('pending', 'active', 'dead')
+      UNION ALL SELECT order_key FROM outbox_delivery WHERE connector = @connector AND order_key IN (SELECT value FROM json_each(@keys)) AND status = 'blocked'`)
+      .all({ connector: range.connector, keys: JSON.stringify(rows.map((r) => `${range.stream}:${r.key}`)) }) as { order_key: string }[]).map((r) => r.order_key));
     for (const row of rows) {
       if (queued.has(`${range.stream}:${row.key}`)) enqueueLazy(db, range.stream, row.key, row.chain, range.detected_at, [range.connector], request.now);
     }
