@@ -73,6 +73,15 @@ function drop(db: Db, range: RangeRow): void {
   sql(db, 'DELETE FROM outbox_range WHERE connector = ? AND stream = ? AND part = ?').run(range.connector, range.stream, range.part);
 }
 
+/**
+ * Which of a batch's order keys (`@keys`, a JSON array) have a delivery of `@connector` queued. Heads
+ * and those waiting behind them are asked for apart, each from its partial index: with no status the
+ * query could use neither and would read the whole table, for every batch of a first cycle.
+ */
+export const QUEUED_KEYS = `
+  SELECT order_key FROM outbox_delivery WHERE connector = @connector AND order_key IN (SELECT value FROM json_each(@keys)) AND status IN ('pending', 'active', 'dead')
+  UNION ALL SELECT order_key FROM outbox_delivery WHERE connector = @connector AND order_key IN (SELECT value FROM json_each(@keys)) AND status = 'blocked'`;
+
 /** Up to `limit` created changes of a due range of the connector, leased to `owner` under one fence. */
 export function claimRange(db: Db, owner: string, request: ClaimRequest, limit: number): Claimed[] {
   const leases = leasesOf(db);
@@ -86,11 +95,7 @@ export function claimRange(db: Db, owner: string, request: ClaimRequest, limit: 
       continue;
     }
     // A key with a delivery queued already (from before the snapshot was fresh) waits behind it as a row.
-    // Heads and those waiting are asked for apart, each from its partial index: without a status the
-    // query could use neither and read the whole table, for every batch.
-    const queued = new Set((sql(db, `
-      SELECT order_key FROM outbox_delivery WHERE connector = @connector AND order_key IN (SELECT value FROM json_each(@keys)) AND status IN ('pending', 'active', 'dead')
-      UNION ALL SELECT order_key FROM outbox_delivery WHERE connector = @connector AND order_key IN (SELECT value FROM json_each(@keys)) AND status = 'blocked'`)
+    const queued = new Set((sql(db, QUEUED_KEYS)
       .all({ connector: range.connector, keys: JSON.stringify(rows.map((r) => `${range.stream}:${r.key}`)) }) as { order_key: string }[]).map((r) => r.order_key));
     for (const row of rows) {
       if (queued.has(`${range.stream}:${row.key}`)) enqueueLazy(db, range.stream, row.key, row.chain, range.detected_at, [range.connector], request.now);

@@ -1,0 +1,44 @@
+import type Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase } from './handles.js';
+import { COUNTS } from './outbox.js';
+import { QUEUED_KEYS } from './ranges.js';
+import { migrate } from './schema.js';
+import { sql } from './statements.js';
+
+/**
+ * Statements that run often on the database thread, which webhooks wait for, while deliveries may be
+ * queued by the hundred thousand: each must find its rows through an index, never by reading every
+ * delivery with its record's text.
+ */
+describe('sqlite query plans', () => {
+  let db: Database.Database;
+
+  // The schema in memory: a plan depends on the tables and indexes, not on where they are kept.
+  // (openDatabase and sql keep the connection and its statements referenced: handles.ts.)
+  beforeEach(() => {
+    db = openDatabase(':memory:');
+    migrate(db);
+  });
+  afterEach(() => db.close());
+
+  const steps = (text: string, params: unknown[] = []) =>
+    (sql(db, `EXPLAIN QUERY PLAN ${text}`).all(...params) as { detail: string }[]).map((r) => r.detail);
+
+  it('counts the outbox per connector and status from its indexes alone', () => {
+    const plan = steps(COUNTS);
+    expect(plan.filter((step) => step.startsWith('SCAN outbox_delivery'))).toEqual([
+      'SCAN outbox_delivery USING COVERING INDEX outbox_ready',
+      'SCAN outbox_delivery USING COVERING INDEX outbox_waiting',
+      'SCAN outbox_delivery USING COVERING INDEX outbox_dead',
+    ]);
+  });
+
+  it("finds a range batch's queued keys by searching the outbox's indexes", () => {
+    const plan = steps(QUEUED_KEYS, [{ connector: 'files', keys: '["students:1"]' }]);
+    expect(plan.filter((step) => /outbox_delivery/.test(step))).toEqual([
+      'SEARCH outbox_delivery USING INDEX outbox_head (connector=? AND order_key=?)',
+      'SEARCH outbox_delivery USING COVERING INDEX outbox_waiting (connector=? AND order_key=?)',
+    ]);
+  });
+});
