@@ -9,21 +9,23 @@ export interface OutboxMetrics {
   lag: Histogram<'connector'>;
 }
 
+type Counts = Iterable<{ connector: string; depth: number; dead: number }>;
+
 /**
  * Queue depth and dead count are read from the store when scraped (`counts`), so they are never stale
- * and cost nothing between scrapes; a scrape while the store is down leaves them out.
+ * and cost nothing between scrapes; a scrape while the store is down leaves them out. The two gauges
+ * of one scrape (collected at once) share one read.
  */
-export function createOutboxMetrics(
-  registry: Registry,
-  counts: () => Promise<Iterable<{ connector: string; depth: number; dead: number }>>,
-): OutboxMetrics {
+export function createOutboxMetrics(registry: Registry, counts: () => Promise<Counts>): OutboxMetrics {
+  let reading: Promise<Counts | undefined> | undefined;
+  const shared = () => (reading ??= counts().catch(() => undefined).finally(() => (reading = undefined)));
   gauge(registry, 'schoolbridge_outbox_depth', 'Deliveries waiting or in flight, per connector', ['connector'], async function () {
-    const all = await counts().catch(() => undefined);
+    const all = await shared();
     this.reset();
     for (const c of all ?? []) this.set({ connector: c.connector }, c.depth);
   });
   gauge(registry, 'schoolbridge_outbox_dead', 'Dead deliveries (kept, retryable), per connector', ['connector'], async function () {
-    const all = await counts().catch(() => undefined);
+    const all = await shared();
     this.reset();
     for (const c of all ?? []) this.set({ connector: c.connector }, c.dead);
   });
