@@ -22,7 +22,6 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
-import pg from 'pg';
 import { pino } from 'pino';
 import { Pool } from 'undici';
 import { createApp } from '../src/app.js';
@@ -32,6 +31,7 @@ import { eventBody, invoice } from '../test/support/webhooks.js';
 import { startPostgres, type TestPostgres } from '../test/support/postgres.js';
 import { bucketQuantile, histogramBuckets } from './daemon-histogram.js';
 import { runReplicas } from './ingest-replicas.js';
+import { PG_STATEMENTS_FLAGS, pgStatements } from './pg-statements.js';
 import { descendantTicks, threadShares, threadTicks } from './thread-cpu.js';
 
 const SECRET = 'bench-secret';
@@ -160,7 +160,7 @@ async function main(): Promise<void> {
   const warmup = Number(args.warmup);
   const engines = (args.engine ? [args.engine] : ['sqlite', 'postgres']) as Engine[];
   process.stdout.write(`bench:ingest — ${events} signed deliveries, concurrency ${concurrency}, ${warmup} warm-up, ${process.version}, ${availableParallelism()} CPUs\n`);
-  const statements = args['pg-statements'] ? { flags: ['-c', 'shared_preload_libraries=pg_stat_statements'] } : {};
+  const statements = args['pg-statements'] ? { flags: PG_STATEMENTS_FLAGS } : {};
   const postgres = engines.includes('postgres') ? await startPostgres(statements) : undefined;
   try {
     for (const engine of engines) await runEngine(engine, postgres, { events, concurrency, warmup });
@@ -240,35 +240,14 @@ async function runEngine(engine: Engine, postgres: TestPostgres | undefined, loa
     process.stdout.write(`  server side: ack p50 ≤ ${bucketQuantile(ack, 0.5)} s, p99 ≤ ${bucketQuantile(ack, 0.99)} s (histogram buckets); event-loop delay p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms\n` +
       `  server CPU per request: bare ${perEvent(bareCpu)} µs, intake ${perEvent(intakeCpu)} µs (this process: daemon, outbox and file connector, until the outbox is idle)${engine === 'postgres' ? `, PostgreSQL's processes ${othersMicros.toFixed(0)} µs` : ''}; deliveries left queued: ${delivered}\n` +
       `  threads of this process busy during the measured window (share of one core): ${threads}\n`);
-    if (url && args['pg-statements']) await printStatements(url, warmup + events);
+    if (url && args['pg-statements']) {
+      const statements = await pgStatements(url);
+      await statements.print({ count: warmup + events, unit: 'event received, warm-up included' }).finally(() => statements.close());
+    }
   } finally {
     await bare.close();
     await app.stop();
     await rm(dir, { recursive: true, force: true });
-  }
-}
-
-/**
- * The daemon's statements that took the most of PostgreSQL's time (execution, warm-up included),
- * per event received. Needs the server started with pg_stat_statements loaded (--pg-statements).
- */
-async function printStatements(url: string, received: number): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
-    const { rows } = await client.query<{ calls: string; ms: number; rows: string; hits: string; wal: string; query: string }>(`SELECT calls, total_exec_time AS ms, rows,
-        shared_blks_hit + shared_blks_read AS hits, wal_bytes AS wal, regexp_replace(query, '\\s+', ' ', 'g') AS query
-      FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-        AND query NOT LIKE 'CREATE EXTENSION%' ORDER BY total_exec_time DESC LIMIT 6`);
-    process.stdout.write(`  PostgreSQL's time per statement (pg_stat_statements, over the ${received} events received):\n`);
-    // Buffer pages read or found in memory, each time a statement touched one: what its index work costs.
-    for (const row of rows) {
-      const perEvent = (row.ms * 1000) / received;
-      process.stdout.write(`    ${perEvent.toFixed(0).padStart(5)} µs per event, ${row.calls.padStart(6)} calls, ${row.rows.padStart(6)} rows, ${(Number(row.hits) / received).toFixed(1).padStart(5)} pages and ${(Number(row.wal) / received).toFixed(0).padStart(5)} bytes of WAL per event  ${row.query.slice(0, 90)}\n`);
-    }
-  } finally {
-    await client.end();
   }
 }
 

@@ -11,7 +11,7 @@
  * delivered ≤ 4.0× / 6.0×, no-change and 1% cycles ≤ 1.0×, webhook p99 ≤ 50 ms during every cycle,
  * peak RSS ≤ 1 GB; and the store's size on disk per student.
  *
- *   npm run bench:poll [-- --students 100000] [-- --engine sqlite|postgres] [-- --initial emit|baseline]
+ *   npm run bench:poll [-- --students 100000] [-- --engine sqlite|postgres] [-- --initial emit|baseline] [-- --pg-statements]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
@@ -27,6 +27,7 @@ import { configSchema } from '../src/config/schema.js';
 import { readLines } from '../src/files/lines.js';
 import { startPostgres } from '../test/support/postgres.js';
 import { daemonNodeFlags } from '../test/support/daemon-flags.js';
+import { PG_STATEMENTS_FLAGS, pgStatements, type PgStatements } from './pg-statements.js';
 import { baseline, baselines } from './poll-baseline.js';
 import { underLoad } from './poll-load.js';
 import { startSandboxProcess } from './sandbox-process.js';
@@ -38,6 +39,8 @@ const WEBHOOK_RATE = 50;
 const BASELINE_RUNS = 3;
 const ENGINES = (argValue('--engine') ? [argValue('--engine')] : ['sqlite', 'postgres']) as ('sqlite' | 'postgres')[];
 const INITIAL = (argValue('--initial') ?? 'emit') as 'emit' | 'baseline';
+/** PostgreSQL: the statements that took the most of the server's time in each phase (pg_stat_statements). */
+const PG_STATEMENTS = process.argv.includes('--pg-statements');
 const BARS = { sqlite: { first: 2.0, delivered: 4.0 }, postgres: { first: 3.0, delivered: 6.0 } } as const;
 const SENDER = { secret: SECRET, rate: WEBHOOK_RATE };
 
@@ -50,6 +53,9 @@ function startSandbox(): Promise<{ url: string; child: ChildProcess }> {
   return startSandboxProcess({ students: STUDENTS, clientSecret: SECRET, staticToken: TOKEN });
 }
 
+/** How the statements of a phase are reported (--pg-statements). */
+const PER_STUDENT = { count: STUDENTS, unit: 'student in the lists' };
+const INDENT = ' '.repeat(13);
 
 interface Measured {
   name: string;
@@ -68,8 +74,9 @@ async function deliveredLines(dir: string): Promise<number> {
 }
 
 
-async function measureCycle(app: App, name: string, url: string, after?: () => Promise<void>): Promise<void> {
+async function measureCycle(app: App, name: string, url: string, statements: PgStatements | undefined, after?: () => Promise<void>): Promise<void> {
   const { median: base, runs } = await baselines(url, TOKEN, BASELINE_RUNS);
+  await statements?.reset();
   const { value: result, ms, webhooks, p99 } = await underLoad(app, SENDER, () => app.poll.poller.runCycle({ trigger: 'bench' }));
   const s = result.streams;
   const p = result.phases;
@@ -81,11 +88,14 @@ async function measureCycle(app: App, name: string, url: string, after?: () => P
       `             ${Object.entries(s).map(([stream, c]) => `${stream} +${c.created} ~${c.updated} -${c.deleted}`).join(', ')}\n` +
       `             ${webhooks}`,
   );
+  await statements?.print(PER_STUDENT, INDENT);
   if (after) {
     // What the cycle enqueued (after a first cycle: its 300,000 created changes), delivered, under the same webhooks.
+    await statements?.reset();
     const drain = await underLoad(app, SENDER, after);
     measured.push({ name: `${name} delivery`, ratio: (ms + drain.ms) / base, p99: drain.p99 });
     console.log(`             then enqueued and delivered in ${drain.ms.toFixed(0)} ms: all in the files ${((ms + drain.ms) / 1000).toFixed(1)} s after the cycle started, ratio ${((ms + drain.ms) / base).toFixed(2)}\n             ${drain.webhooks.trim()}`);
+    await statements?.print(PER_STUDENT, INDENT);
   } else {
     await app.outbox.whenIdle();
   }
@@ -126,12 +136,12 @@ async function storeBytes(engine: 'sqlite' | 'postgres', where: string): Promise
 
 /** Each engine in a process of its own: its peak RSS is the daemon's, not the run's. */
 async function eachEngineApart(url: string): Promise<void> {
-  const postgres = ENGINES.includes('postgres') ? await startPostgres() : undefined;
+  const postgres = ENGINES.includes('postgres') ? await startPostgres(PG_STATEMENTS ? { flags: PG_STATEMENTS_FLAGS } : {}) : undefined;
   try {
     for (const engine of ENGINES) {
       const where = engine === 'postgres' ? await postgres!.createDatabase('poll') : '';
       const script = fileURLToPath(import.meta.url);
-      const child = spawn(process.execPath, [...daemonNodeFlags(), ...process.execArgv, script, '--child', engine, '--where', where, '--sandbox', url, '--students', String(STUDENTS), '--initial', INITIAL], { stdio: 'inherit' });
+      const child = spawn(process.execPath, [...daemonNodeFlags(), ...process.execArgv, script, '--child', engine, '--where', where, '--sandbox', url, '--students', String(STUDENTS), '--initial', INITIAL, ...(PG_STATEMENTS ? ['--pg-statements'] : [])], { stdio: 'inherit' });
       const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
       if (code !== 0) throw new Error(`bench:poll --engine ${engine} exited with ${code}`);
     }
@@ -173,19 +183,20 @@ async function runEngine(engine: 'sqlite' | 'postgres', where: string, url: stri
   });
   const app = await createApp({ config, log: pino({ level: 'warn' }), mode: 'daemon' });
   await app.start();
+  const statements = engine === 'postgres' && PG_STATEMENTS ? await pgStatements(where) : undefined;
   try {
     const idle = await underLoad(app, SENDER, () => new Promise((resolve) => setTimeout(resolve, 3000)));
     console.log(`idle (no cycle, 3 s): ${idle.webhooks}`);
-    await measureCycle(app, `full/${INITIAL}`, url, () => app.outbox.whenIdle());
+    await measureCycle(app, `full/${INITIAL}`, url, statements, () => app.outbox.whenIdle());
     const lines = await deliveredLines(out);
     const users = (await app.store.snapshot.size('users'));
     console.log(`             the connector's files hold ${lines} lines (students ${await app.store.snapshot.size('students')} + users ${users} + webhook events)`);
-    await measureCycle(app, 'no-change', url);
+    await measureCycle(app, 'no-change', url, statements);
     await changeOnePercent(url, dispatcher, app);
     // The sandbox renders its list again after the PATCHes: that one slow answer must not go into
     // the 1% cycle's baseline (it made the ratio look ~2× better than it is).
     console.log(`             (sandbox re-render after the changes: ${(await baseline(url, TOKEN)).toFixed(0)} ms, not counted)`);
-    await measureCycle(app, '1% changed', url);
+    await measureCycle(app, '1% changed', url, statements);
     const bytes = await storeBytes(engine, engine === 'sqlite' ? storeDir : where);
     const rss = process.resourceUsage().maxRSS / 1024;
     console.log(`store on disk: ${(bytes / 1024 / 1024).toFixed(0)} MiB, ${(bytes / STUDENTS).toFixed(0)} B per student (snapshot of ${STUDENTS} students and ${users} users, outbox and inbox included)`);
@@ -202,6 +213,7 @@ async function runEngine(engine: 'sqlite' | 'postgres', where: string, url: stri
       `peak RSS ${rss.toFixed(0)} MiB ≤ 1024 ${rss <= 1024 ? 'met' : 'NOT MET'}`,
     ].join('; ')}`);
   } finally {
+    await statements?.close();
     await app.stop();
     await dispatcher.close();
     await rm(dir, { recursive: true, force: true });
