@@ -20,6 +20,20 @@ interface Meta {
 const FIELDS_SQL = (stream: SnapshotStream) =>
   PERSON_FIELDS.map((field) => `j #>> '{${fieldPath(stream, field).join(',')}}' AS "${field}"`).join(', ');
 
+/**
+ * The rows of a stretch ($1, $2] whose chain the index does not hold, with the fields a person is
+ * made of. Each side is bounded by the stretch, `person` too: right after a first cycle the planner
+ * has no statistics of `person` yet, takes it for a few rows, and would hash all of a stream's
+ * people for every stretch, which makes a walk quadratic in the size of the school. The body is
+ * made JSON once per stale row: OFFSET 0 keeps the subquery from being folded into the select list,
+ * where each field would make it again.
+ */
+export const STALE = (stream: SnapshotStream) => `SELECT s.key, s.chain, ${FIELDS_SQL(stream)}
+  FROM (SELECT t.key, t.chain, t.body::jsonb AS j FROM ${snapshotTable(stream)} t
+    WHERE t.key > $1 AND t.key <= $2
+      AND NOT EXISTS (SELECT 1 FROM person p WHERE p.stream = $3 AND p.key > $1 AND p.key <= $2 AND p.key = t.key AND p.chain = t.chain)
+    OFFSET 0) s`;
+
 export async function refresh(db: Db, stream: SnapshotStream, limit: number): Promise<boolean> {
   await db.query('INSERT INTO person_meta (stream) VALUES ($1) ON CONFLICT (stream) DO NOTHING', [stream]);
   const { rows: [meta] } = await db.query<Meta>('SELECT version, pass_version, after FROM person_meta WHERE stream = $1 FOR UPDATE', [stream]);
@@ -29,11 +43,8 @@ export async function refresh(db: Db, stream: SnapshotStream, limit: number): Pr
   const table = snapshotTable(stream);
   const low = after ?? Number.MIN_SAFE_INTEGER;
   const { rows: [end] } = await db.query<{ key: number }>(`SELECT key FROM ${table} WHERE key > $1 ORDER BY key LIMIT 1 OFFSET $2`, [low, Math.max(1, limit) - 1]);
-  // The body as JSON once per row, only for rows whose chain moved.
-  const { rows: stale } = await db.query<{ key: number; chain: string } & Partial<Record<PersonField, string | null>>>(`SELECT s.key, s.chain, ${FIELDS_SQL(stream)}
-    FROM ${table} s CROSS JOIN LATERAL (SELECT s.body::jsonb AS j) b
-    WHERE s.key > $1 AND s.key <= $2 AND NOT EXISTS (SELECT 1 FROM person p WHERE p.stream = $3 AND p.key = s.key AND p.chain = s.chain)`,
-  [low, end?.key ?? Number.MAX_SAFE_INTEGER, stream]);
+  const { rows: stale } = await db.query<{ key: number; chain: string } & Partial<Record<PersonField, string | null>>>(STALE(stream),
+    [low, end?.key ?? Number.MAX_SAFE_INTEGER, stream]);
   if (stale.length > 0) {
     const people = stale.map((row) => indexPerson(stream, row.key, row.chain, row));
     await db.query(`INSERT INTO person (stream, key, chain, user_id, name, email, search)
@@ -41,7 +52,8 @@ export async function refresh(db: Db, stream: SnapshotStream, limit: number): Pr
       ON CONFLICT (stream, key) DO UPDATE SET chain = excluded.chain, user_id = excluded.user_id, name = excluded.name, email = excluded.email, search = excluded.search`,
     [stream, JSON.stringify(people.map(({ person, search }) => ({ key: person.key, chain: person.chain, user_id: person.userId ?? null, name: person.name, email: person.email ?? null, search })))]);
   }
-  await db.query(`DELETE FROM person p WHERE p.stream = $1 AND p.key > $2 AND p.key <= $3 AND NOT EXISTS (SELECT 1 FROM ${table} s WHERE s.key = p.key)`,
+  await db.query(`DELETE FROM person p WHERE p.stream = $1 AND p.key > $2 AND p.key <= $3
+      AND NOT EXISTS (SELECT 1 FROM ${table} s WHERE s.key > $2 AND s.key <= $3 AND s.key = p.key)`,
     [stream, low, end?.key ?? Number.MAX_SAFE_INTEGER]);
   if (end) {
     await db.query('UPDATE person_meta SET pass_version = $2, after = $3 WHERE stream = $1', [stream, current, end.key]);
