@@ -44,6 +44,8 @@ export interface PgCallsOptions {
   clock: Clock;
   /** Tells the other replicas of a change a call made, once it has committed (notifier.ts). */
   notify: (change: StoreChange) => void;
+  /** Counts the deliveries a call added, once it has committed (statistics.ts). */
+  grew: (rows: number) => void;
 }
 
 export function createPgCalls(options: PgCallsOptions): PgCalls {
@@ -53,11 +55,13 @@ export function createPgCalls(options: PgCallsOptions): PgCalls {
     const pool = options.pool();
     if (!pool || !options.isOpen()) throw new BridgeError('store.closed', 'the store is not open', { retryable: true });
     const told = new Set<StoreChange>();
-    const tell = (change: StoreChange) => void told.add(change);
+    let grown = 0;
+    const effects = { tell: (change: StoreChange) => void told.add(change), grew: (rows: number) => void (grown += rows) };
     try {
-      const value = inTransaction ? await transaction(pool, work, tell, durable) : await work(prepared(pool, tell));
+      const value = inTransaction ? await transaction(pool, work, effects, durable) : await work(prepared(pool, effects));
       if (write) health.succeeded();
       for (const change of told) options.notify(change);
+      if (grown > 0) options.grew(grown);
       return value;
     } catch (error) {
       // The store's own refusals (a fenced cycle) say what they are.

@@ -12,7 +12,12 @@ export interface Db extends Queryable {
    * that fails tells no one.
    */
   tell(change: StoreChange): void;
+  /** This call added `rows` deliveries to the outbox: counted once it has committed (statistics.ts). */
+  grew(rows: number): void;
 }
+
+/** What a call learns of its own effects while it runs, acted on once it has committed (calls.ts). */
+export type Effects = Pick<Db, 'tell' | 'grew'>;
 
 /**
  * bigint columns (epoch milliseconds, sequence numbers, record ids) as numbers: every one of them
@@ -39,12 +44,12 @@ export function createPool(url: string, max: number): pg.Pool {
  * without waiting for its WAL to reach the disk (`synchronous_commit = off`): a crash may lose its
  * last fraction of a second, never part of it, and any durable commit after it makes it durable too.
  */
-export async function transaction<T>(pool: pg.Pool, work: (db: Db) => Promise<T>, tell: Db['tell'], durable = true): Promise<T> {
+export async function transaction<T>(pool: pg.Pool, work: (db: Db) => Promise<T>, effects: Effects, durable = true): Promise<T> {
   const client = await pool.connect();
   let broken = false;
   try {
     await client.query(durable ? 'BEGIN' : 'BEGIN; SET LOCAL synchronous_commit TO OFF');
-    const value = await work(prepared(client, tell));
+    const value = await work(prepared(client, effects));
     await client.query('COMMIT');
     return value;
   } catch (error) {
@@ -65,12 +70,12 @@ const names = new Map<string, string>();
  * travel as parameters, never in the text), so the statements a connection keeps are bounded. SQL
  * without parameters (DDL, BEGIN) goes as it is.
  */
-export function prepared(db: Queryable, tell: Db['tell']): Db {
+export function prepared(db: Queryable, effects: Effects): Db {
   const query = (text: unknown, values?: unknown) => {
     if (typeof text !== 'string' || !Array.isArray(values)) return db.query(text as never, values as never);
     let name = names.get(text);
     if (name === undefined) names.set(text, (name = `sb_${hash('sha1', text, 'hex').slice(0, 24)}`));
     return db.query({ name, text, values });
   };
-  return { query, tell } as Db;
+  return { query, ...effects } as Db;
 }

@@ -39,7 +39,10 @@ export async function insertDeliveries(db: Db, deliveries: readonly NewDelivery[
   const rest = deliveries.filter((d) => !inserted.has(d.id));
   const waiting = rest.length === 0 ? [] : (await db.query<{ id: string; record_id: string }>(INSERT_DELIVERIES('blocked', 'ON CONFLICT (id) DO NOTHING'), columns(rest))).rows;
   for (const row of [...heads.rows, ...waiting]) added.set(row.record_id, (added.get(row.record_id) ?? 0) + 1);
-  if (added.size > 0) db.tell('outbox');
+  if (added.size > 0) {
+    db.tell('outbox');
+    db.grew(heads.rows.length + waiting.length);
+  }
   return added;
 }
 

@@ -41,6 +41,7 @@ describe('notices to the other replicas', () => {
       pool: () => db, isOpen: () => true, health: createHealth(), clock: systemClock,
       // What another connection sees when the notice is asked for.
       notify: () => void seenAtNotice.push(db.query<{ n: number }>('SELECT count(*)::int AS n FROM t').then((r) => r.rows[0]!.n)),
+      grew: () => {},
     });
     await expect(calls.write(async (tx) => {
       await tx.query('INSERT INTO t VALUES (1)');

@@ -15,6 +15,7 @@ import { pgPortMethods, type Self } from './port-methods.js';
 import { createPgRoles, releaseAll } from './roles.js';
 import { migrate } from './schema.js';
 import { createPgSnapshot } from './snapshot-methods.js';
+import { createOutboxStatistics } from './statistics.js';
 import * as state from './state.js';
 
 export interface PgStoreOptions {
@@ -26,6 +27,8 @@ export interface PgStoreOptions {
   heartbeatMs?: number;
   /** How long start-up waits for the database to answer (default 30 s). */
   connectTimeoutMs?: number;
+  /** Deliveries added between two ANALYZEs of the outbox (statistics.ts; default ANALYZE_AFTER). */
+  analyzeAfter?: number;
 }
 
 /**
@@ -43,7 +46,8 @@ export function createPgStore(options: PgStoreOptions): Store {
   let url: string | undefined;
   let open = false;
   const notifier = createNotifier({ pool: () => pool, log, clock });
-  const calls = createPgCalls({ pool: () => pool, isOpen: () => open, health, clock, notify: notifier.tell });
+  const statistics = createOutboxStatistics({ pool: () => pool, log, after: options.analyzeAfter });
+  const calls = createPgCalls({ pool: () => pool, isOpen: () => open, health, clock, notify: notifier.tell, grew: statistics.grew });
   const { snapshot, staging } = createPgSnapshot(calls, () => pool);
   const listener = createListener({ url: options.url, log, clock });
 
@@ -111,6 +115,7 @@ export function createPgStore(options: PgStoreOptions): Store {
       await notifier.flush();
       await listener.stop();
       open = false;
+      await statistics.idle();
       await pool?.end();
       pool = undefined;
     },
