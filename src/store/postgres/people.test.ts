@@ -2,6 +2,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { testDatabase } from '../../../test/support/pg-database.js';
+import { planNodes, type PlanNode } from '../../../test/support/pg-plan.js';
 import { freshRows } from '../conformance/support.js';
 import { STALE } from './people.js';
 import { createPgStore } from './pg-store.js';
@@ -9,18 +10,6 @@ import { createPgStore } from './pg-store.js';
 const log = pino({ level: 'silent' });
 const STUDENTS = 5000;
 const STRETCH = 100;
-
-interface PlanNode {
-  'Relation Name'?: string;
-  'Actual Rows': number;
-  'Actual Loops': number;
-  Output?: string[];
-  Plans?: PlanNode[];
-}
-
-function nodes(node: PlanNode): PlanNode[] {
-  return [node, ...(node.Plans ?? []).flatMap(nodes)];
-}
 
 const student = (key: number) => ({
   key, chain: `c${String(key).padStart(11, '0')}`,
@@ -47,10 +36,10 @@ describe('the name index on postgres', () => {
 
       const { rows } = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
         `EXPLAIN (ANALYZE, VERBOSE, FORMAT JSON) ${STALE('students')}`, [2000, 2000 + STRETCH, 'students']);
-      const plan = nodes(rows[0]!['QUERY PLAN'][0]!.Plan);
+      const plan = planNodes(rows[0]!['QUERY PLAN'][0]!.Plan);
       const stale = plan[0]!['Actual Rows'];
       expect(stale).toBe(10);
-      const peopleRead = plan.filter((n) => n['Relation Name'] === 'person').reduce((sum, n) => sum + n['Actual Rows'] * n['Actual Loops'], 0);
+      const peopleRead = plan.filter((n) => n['Relation Name'] === 'person').reduce((sum, n) => sum + n['Actual Rows']! * n['Actual Loops']!, 0);
       expect(peopleRead).toBeLessThanOrEqual(STRETCH);
       const outputs = plan.flatMap((n) => n.Output ?? []);
       expect(outputs.some((o) => o.includes('#>>'))).toBe(true);

@@ -27,8 +27,6 @@ export interface PgStoreOptions {
   heartbeatMs?: number;
   /** How long start-up waits for the database to answer (default 30 s). */
   connectTimeoutMs?: number;
-  /** Deliveries added between two ANALYZEs of the outbox (statistics.ts; default ANALYZE_AFTER). */
-  analyzeAfter?: number;
 }
 
 /**
@@ -46,7 +44,7 @@ export function createPgStore(options: PgStoreOptions): Store {
   let url: string | undefined;
   let open = false;
   const notifier = createNotifier({ pool: () => pool, log, clock });
-  const statistics = createOutboxStatistics({ pool: () => pool, log, after: options.analyzeAfter });
+  const statistics = createOutboxStatistics({ pool: () => pool, log });
   const calls = createPgCalls({ pool: () => pool, isOpen: () => open, health, clock, notify: notifier.tell, grew: statistics.grew });
   const { snapshot, staging } = createPgSnapshot(calls, () => pool);
   const listener = createListener({ url: options.url, log, clock });

@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { testDatabase } from '../../../test/support/pg-database.js';
+import { planNodes, type PlanNode } from '../../../test/support/pg-plan.js';
 import { systemClock } from '../../clock.js';
 import { record } from '../conformance/support.js';
 import { createHealth } from '../health.js';
@@ -16,13 +17,6 @@ const ends: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const end of ends.splice(0).reverse()) await end();
 });
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  Plans?: PlanNode[];
-}
-const nodes = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodes)];
 
 describe('createOutboxStatistics', () => {
   it('analyzes once per so many deliveries added, one at a time, and lets a failure pass', async () => {
@@ -82,7 +76,7 @@ describe('the outbox statistics on postgres', () => {
       await client.query('BEGIN');
       const { rows } = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
         `EXPLAIN (FORMAT JSON) EXECUTE ${statement!.name}('a', ${now}, 500, 'me', ${now + 60_000})`);
-      const scans = nodes(rows[0]!['QUERY PLAN'][0]!.Plan).filter((node) => node['Node Type'] === 'Seq Scan').map((node) => node['Relation Name']);
+      const scans = planNodes(rows[0]!['QUERY PLAN'][0]!.Plan).filter((node) => node['Node Type'] === 'Seq Scan').map((node) => node['Relation Name']);
       expect(scans).toEqual([]);
     } finally {
       await client.query('ROLLBACK');
