@@ -7,9 +7,10 @@ import type { Db } from './db.js';
 import { version } from './snapshot.js';
 
 /**
- * The name index on PostgreSQL: the walk of sqlite/people.ts, one stretch per transaction. Replicas
- * refreshing at once take turns on the stream's `person_meta` row (FOR UPDATE), so each stretch is
- * walked once and the second finds it done.
+ * The name index on PostgreSQL: the walk of sqlite/people.ts, one stretch per transaction, and then
+ * the people a cycle marked, a bounded number per transaction. Replicas refreshing at once take
+ * turns on the stream's `person_meta` row (FOR UPDATE), so each stretch or mark is taken once and the
+ * second finds it done.
  */
 interface Meta {
   version: number | null;
@@ -38,20 +39,15 @@ export async function refresh(db: Db, stream: SnapshotStream, limit: number): Pr
   await db.query('INSERT INTO person_meta (stream) VALUES ($1) ON CONFLICT (stream) DO NOTHING', [stream]);
   const { rows: [meta] } = await db.query<Meta>('SELECT version, pass_version, after FROM person_meta WHERE stream = $1 FOR UPDATE', [stream]);
   const current = await version(db, stream);
-  if (meta!.version === current) return false;
+  // Caught up with the snapshot: only the people a cycle marked since are left (people-follow.ts).
+  if (meta!.version === current) return followMarked(db, stream, limit);
   const after = meta!.pass_version === current ? meta!.after : null;
   const table = snapshotTable(stream);
   const low = after ?? Number.MIN_SAFE_INTEGER;
   const { rows: [end] } = await db.query<{ key: number }>(`SELECT key FROM ${table} WHERE key > $1 ORDER BY key LIMIT 1 OFFSET $2`, [low, Math.max(1, limit) - 1]);
-  const { rows: stale } = await db.query<{ key: number; chain: string } & Partial<Record<PersonField, string | null>>>(STALE(stream),
+  const { rows: stale } = await db.query<StaleRow>(STALE(stream),
     [low, end?.key ?? Number.MAX_SAFE_INTEGER, stream]);
-  if (stale.length > 0) {
-    const people = stale.map((row) => indexPerson(stream, row.key, row.chain, row));
-    await db.query(`INSERT INTO person (stream, key, chain, user_id, name, email, search)
-      SELECT $1, key, chain, user_id, name, email, search FROM json_to_recordset($2::json) AS t(key bigint, chain text, user_id bigint, name text, email text, search text)
-      ON CONFLICT (stream, key) DO UPDATE SET chain = excluded.chain, user_id = excluded.user_id, name = excluded.name, email = excluded.email, search = excluded.search`,
-    [stream, JSON.stringify(people.map(({ person, search }) => ({ key: person.key, chain: person.chain, user_id: person.userId ?? null, name: person.name, email: person.email ?? null, search })))]);
-  }
+  await put(db, stream, stale);
   await db.query(`DELETE FROM person p WHERE p.stream = $1 AND p.key > $2 AND p.key <= $3
       AND NOT EXISTS (SELECT 1 FROM ${table} s WHERE s.key > $2 AND s.key <= $3 AND s.key = p.key)`,
     [stream, low, end?.key ?? Number.MAX_SAFE_INTEGER]);
@@ -61,6 +57,39 @@ export async function refresh(db: Db, stream: SnapshotStream, limit: number): Pr
   }
   await db.query('UPDATE person_meta SET version = $2, pass_version = NULL, after = NULL WHERE stream = $1', [stream, current]);
   return false;
+}
+
+type StaleRow = { key: number; chain: string } & Partial<Record<PersonField, string | null>>;
+
+async function put(db: Db, stream: SnapshotStream, stale: readonly StaleRow[]): Promise<void> {
+  if (stale.length === 0) return;
+  const people = stale.map((row) => indexPerson(stream, row.key, row.chain, row));
+  await db.query(`INSERT INTO person (stream, key, chain, user_id, name, email, search)
+    SELECT $1, key, chain, user_id, name, email, search FROM json_to_recordset($2::json) AS t(key bigint, chain text, user_id bigint, name text, email text, search text)
+    ON CONFLICT (stream, key) DO UPDATE SET chain = excluded.chain, user_id = excluded.user_id, name = excluded.name, email = excluded.email, search = excluded.search`,
+  [stream, JSON.stringify(people.map(({ person, search }) => ({ key: person.key, chain: person.chain, user_id: person.userId ?? null, name: person.name, email: person.email ?? null, search })))]);
+}
+
+/**
+ * The marked rows ($1) whose chain the index does not hold, as STALE gives a stretch's: both sides
+ * looked up by the keys, `person` too, for the reason STALE says.
+ */
+export const MARKED = (stream: SnapshotStream) => `SELECT s.key, s.chain, ${FIELDS_SQL(stream)}
+  FROM (SELECT t.key, t.chain, t.body::jsonb AS j FROM ${snapshotTable(stream)} t
+    WHERE t.key = ANY($1::bigint[])
+      AND NOT EXISTS (SELECT 1 FROM person p WHERE p.stream = $2 AND p.key = ANY($1::bigint[]) AND p.key = t.key AND p.chain = t.chain)
+    OFFSET 0) s`;
+
+/** Brings up to `limit` marked people up to date and unmarks them; false when none was marked. */
+async function followMarked(db: Db, stream: SnapshotStream, limit: number): Promise<boolean> {
+  const { rows } = await db.query<{ key: number }>('SELECT key FROM person_dirty WHERE stream = $1 ORDER BY key LIMIT $2', [stream, Math.max(1, limit)]);
+  if (rows.length === 0) return false;
+  const keys = rows.map((r) => r.key);
+  await put(db, stream, (await db.query<StaleRow>(MARKED(stream), [keys, stream])).rows);
+  await db.query(`DELETE FROM person p WHERE p.stream = $1 AND p.key = ANY($2::bigint[])
+      AND NOT EXISTS (SELECT 1 FROM ${snapshotTable(stream)} s WHERE s.key = ANY($2::bigint[]) AND s.key = p.key)`, [stream, keys]);
+  await db.query('DELETE FROM person_dirty WHERE stream = $1 AND key = ANY($2::bigint[])', [stream, keys]);
+  return true;
 }
 
 export async function search(db: Db, query: { text?: string; id?: number }, limit: number): Promise<Person[]> {

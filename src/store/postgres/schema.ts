@@ -98,6 +98,11 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE outbox_range ADD COLUMN part integer NOT NULL DEFAULT 0;
   ALTER TABLE outbox_range DROP CONSTRAINT outbox_range_pkey, ADD PRIMARY KEY (connector, stream, part);
   `,
+  // The people a cycle changed while the name index was caught up (people.ts): the index follows
+  // them alone instead of walking the whole snapshot again.
+  `
+  CREATE TABLE person_dirty (stream text NOT NULL, key bigint NOT NULL, PRIMARY KEY (stream, key));
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -3,6 +3,7 @@ import { CHAIN_LENGTH, deliveryId, snapshotTable } from '../tables.js';
 import { BridgeError } from '../../errors.js';
 import type { Db } from './db.js';
 import { insertDeliveries, keepCreatedTexts } from './enqueue.js';
+import { followPeople } from './people-follow.js';
 import { createRanges, createdPending } from './ranges.js';
 import { putState } from './state.js';
 import { keyColumn, keyFloor, keySql } from './stream-tables.js';
@@ -47,8 +48,11 @@ async function lockStream(db: Db, stream: SnapshotStream, fence: number, mode: '
 }
 
 /** A new version of the stream's rows, `delta` rows more (or fewer) than before. */
-const bumpVersion = (db: Db, stream: SnapshotStream, delta: number) =>
-  db.query('UPDATE snapshot_meta SET version = version + 1, rows = rows + $2 WHERE stream = $1', [stream, delta]);
+/** A new version of the stream's rows, `delta` rows more (or fewer) than before; resolves with it. */
+async function bumpVersion(db: Db, stream: SnapshotStream, delta: number): Promise<number> {
+  const { rows } = await db.query<{ version: number }>('UPDATE snapshot_meta SET version = version + 1, rows = rows + $2 WHERE stream = $1 RETURNING version', [stream, delta]);
+  return Number(rows[0]!.version);
+}
 
 export async function index(db: Db, stream: SnapshotStream): Promise<SnapshotIndex> {
   const { rows } = await db.query<{ key: Key; raw_hash: string | null }>(`SELECT key, raw_hash FROM ${snapshotTable(stream)} ORDER BY key`);
@@ -137,7 +141,7 @@ export async function applyChanges(db: Db, stream: SnapshotStream, fence: number
     await enqueueStaged(db, stream, chunk, connectors, now);
     await db.query(`DELETE FROM ${changes} WHERE key = ANY(${keysParam})`, [chunkKeys]);
   }
-  await bumpVersion(db, stream, delta);
+  await followPeople(db, stream, await bumpVersion(db, stream, delta), chunk.map((r) => r.key));
   const done = (await db.query(`SELECT 1 FROM ${changes} LIMIT 1`)).rowCount === 0;
   if (done) await putState(db, state);
   return { applied: chunk.length, done };

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from './handles.js';
 import { COUNTS } from './outbox.js';
+import { MARKED, MARKED_GONE } from './people.js';
 import { QUEUED_KEYS } from './ranges.js';
 import { migrate } from './schema.js';
 import { sql } from './statements.js';
@@ -31,6 +32,14 @@ describe('sqlite query plans', () => {
       'SCAN outbox_delivery USING COVERING INDEX outbox_ready',
       'SCAN outbox_delivery USING COVERING INDEX outbox_waiting',
       'SCAN outbox_delivery USING COVERING INDEX outbox_dead',
+    ]);
+  });
+
+  it('follows the people a cycle marked by their keys, in the snapshot and in the name index', () => {
+    const plan = [...steps(MARKED('students'), ['[1, 2]', 'students']), ...steps(MARKED_GONE('students'), ['students', '[1, 2]'])];
+    expect(plan.filter((step) => /^(SCAN|SEARCH) (?!json_each)/.test(step))).toEqual([
+      'SEARCH s USING INTEGER PRIMARY KEY (rowid=?)', 'SEARCH p USING PRIMARY KEY (stream=? AND key=?)',
+      'SEARCH person USING PRIMARY KEY (stream=? AND key=?)', 'SEARCH s USING INTEGER PRIMARY KEY (rowid=?)',
     ]);
   });
 

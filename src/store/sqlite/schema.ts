@@ -110,6 +110,11 @@ const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX outbox_dead ON outbox_delivery (connector) WHERE status = 'dead';
   `,
+  // The people a cycle changed while the name index was caught up (people.ts): the index follows
+  // them alone instead of walking the whole snapshot again.
+  `
+  CREATE TABLE person_dirty (stream TEXT NOT NULL, key INTEGER NOT NULL, PRIMARY KEY (stream, key)) WITHOUT ROWID;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import type { FreshRows, Key, SnapshotIndex, SnapshotRow, SnapshotStream, StagedRow, StatePatch } from '../port.js';
 import { CHAIN_LENGTH, keyTypeOf, snapshotTable } from '../tables.js';
 import { enqueue, keepCreatedTexts } from './enqueue.js';
+import { followPeople } from './people-follow.js';
 import { createRanges, createdPending } from './ranges.js';
 import { addKeys, beginKeys, dropKeys, takeKeys } from './staged-keys.js';
 import { putState } from './state.js';
@@ -141,6 +142,7 @@ export function applyChanges(db: Db, stream: SnapshotStream, limit: number, conn
   }
   if (staged.length > 0) sql(db, `DELETE FROM ${changes} WHERE key <= ?`).run(staged.at(-1)!.key);
   bumpVersion(db, stream, delta);
+  followPeople(db, stream, version(db, stream), staged.map((row) => row.key));
   const done = sql(db, `SELECT 1 FROM ${changes} LIMIT 1`).get() === undefined;
   if (done) putState(db, state);
   return { applied: staged.length, done };
