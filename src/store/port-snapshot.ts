@@ -13,11 +13,17 @@ export interface SnapshotRow {
   rawHash: string | null;
 }
 
-/** Raw hash → key of every row, and the snapshot version it was read at (the list worker's index). */
+/**
+ * Every row's key and raw hash, in key order, and the snapshot version they were read at (the list
+ * worker's index). Packed, so that neither reading it nor handing it to the list worker takes the
+ * daemon's thread a step per row: integer keys in one Float64Array, and the hashes as one text.
+ */
 export interface SnapshotIndex {
   version: number;
-  keys: Key[];
-  hashes: (string | null)[];
+  /** A stream of integer keys: its keys as numbers in one Float64Array; of string keys: its keys. */
+  keys: Float64Array | string[];
+  /** Each row's raw hash followed by a newline (a row without one: the newline alone). */
+  hashes: string;
 }
 
 /**

@@ -21,7 +21,10 @@ export function snapshotCases({ open, claim }: Harness): void {
       expect(await store.snapshot.version('students')).toBeGreaterThan(before);
       expect((await store.snapshot.scan('students', 2, 3)).map((r) => r.key)).toEqual([3, 4, 5]);
       expect(await store.snapshot.rows('students', [6, 99])).toEqual([{ key: 6, chain: rowsOf(1, 6)[0]!.chain, body: '{"id":6,"name":"Łucja 6"}', rawHash: 'h6' }]);
-      expect(await store.snapshot.index('students')).toMatchObject({ keys: [1, 2, 3, 4, 5, 6, 7], hashes: ['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'h7'] });
+      const index = await store.snapshot.index('students');
+      expect([index.keys instanceof Float64Array, [...index.keys]]).toEqual([true, [1, 2, 3, 4, 5, 6, 7]]);
+      expect(index.hashes).toBe('h1\nh2\nh3\nh4\nh5\nh6\nh7\n');
+      expect(await store.snapshot.index('users')).toMatchObject({ keys: new Float64Array(0), hashes: '' });
       expect(await store.state.get('poll.initialDone.students')).toEqual({ mode: 'baseline' });
       expect(await store.snapshot.createdPending('students')).toBe(0);
     });
@@ -153,7 +156,7 @@ export function snapshotCases({ open, claim }: Harness): void {
       // Key 2 changes and key 3 goes before their created changes are delivered.
       await store.snapshot.begin('users', 'changes');
       const staged: StagedRow[] = [
-        { key: 2, chain: 'u00000000002', body: '{"id":2,"name":"changed"}', rawHash: 'x', change: { id: 'users:2:u00000000002', json: '{"op":"updated"}' } },
+        { key: 2, chain: 'u00000000002', body: '{"id":2,"name":"changed"}', rawHash: null, change: { id: 'users:2:u00000000002', json: '{"op":"updated"}' } },
         { key: 3, chain: 'd00000000003', body: null, rawHash: null, change: { id: 'users:3:d00000000003', json: '{"op":"deleted"}' } },
       ];
       await store.snapshot.stageChanges('users', staged);
@@ -163,6 +166,8 @@ export function snapshotCases({ open, claim }: Harness): void {
       expect(await store.state.get('marker')).toBe(1);
       expect((await store.snapshot.rows('users', [2, 3])).map((r) => r.body)).toEqual(['{"id":2,"name":"changed"}']);
       expect(await store.snapshot.size('users')).toBe(4);
+      // A row with no raw hash (the list worker did not hash it) is a newline alone in the index.
+      expect(await store.snapshot.index('users')).toMatchObject({ keys: Float64Array.of(1, 2, 4, 5), hashes: 'h1\n\nh4\nh5\n' });
       const claimed = await claim(store, 'a', 10);
       expect(claimed.map((c) => c.delivery.recordId)).toEqual([1, 2, 3, 4, 5].map(recordIdOf));
       expect(claimed.map(textOf).slice(0, 3)).toEqual(['{"id":1,"name":"Łucja 1"}', '{"id":2,"name":"Łucja 2"}', '{"id":3,"name":"Łucja 3"}']);

@@ -35,7 +35,9 @@ export function streamCases({ open, claim }: Harness, streams: readonly Snapshot
       expect(await store.snapshot.size(stream)).toBe(keys.length);
       expect((await store.snapshot.scan(stream, undefined, 10)).map((r) => r.key)).toEqual(order);
       expect((await store.snapshot.scan(stream, order[1], 2)).map((r) => r.key)).toEqual(order.slice(2, 4));
-      expect((await store.snapshot.index(stream)).keys).toEqual(order);
+      const index = await store.snapshot.index(stream);
+      expect([...index.keys]).toEqual(order);
+      expect(index.hashes).toBe(order.map((key) => `h${key}\n`).join(''));
       expect(await store.snapshot.rows(stream, [keys[0]!])).toEqual([{ key: keys[0], chain: chainOf(keys[0]!), body: jsonOf(keys[0]!), rawHash: `h${keys[0]}` }]);
     });
 

@@ -88,7 +88,7 @@ describe('postgres poll staging', () => {
       await second.snapshot.discard('users');
       await first.snapshot.stageFresh('students', rows(2, 4));
       await first.snapshot.applyFresh('students', { state: {} });
-      expect((await first.snapshot.index('students')).keys).toEqual([1, 2, 3, 4, 5]);
+      expect([...(await first.snapshot.index('students')).keys]).toEqual([1, 2, 3, 4, 5]);
       // Applied: the stream is free for the next cycle, whichever process runs it.
       await second.snapshot.begin('students', 'changes');
       await second.snapshot.discard('students');
@@ -148,7 +148,7 @@ describe('postgres poll staging', () => {
       await expect(first.snapshot.applyChanges('students', { limit: 10, connectors: [], state: {}, now: 0 })).rejects.toMatchObject({ code: 'poll.fenced' });
       await first.snapshot.discard('students');
       expect(await second.snapshot.applyChanges('students', { limit: 10, connectors: [], state: {}, now: 0 })).toEqual({ applied: 1, done: true });
-      expect((await second.snapshot.index('students')).keys).toEqual([1, 2, 3, 20]);
+      expect([...(await second.snapshot.index('students')).keys]).toEqual([1, 2, 3, 20]);
     } finally {
       await first.stop();
       await second.stop();

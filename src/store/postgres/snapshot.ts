@@ -1,5 +1,5 @@
 import type { FreshRows, Key, SnapshotIndex, SnapshotRow, SnapshotStream, StagedRow, StatePatch } from '../port.js';
-import { CHAIN_LENGTH, deliveryId, snapshotTable } from '../tables.js';
+import { CHAIN_LENGTH, deliveryId, keyTypeOf, snapshotTable } from '../tables.js';
 import { BridgeError } from '../../errors.js';
 import type { Db } from './db.js';
 import { insertDeliveries, keepCreatedTexts } from './enqueue.js';
@@ -54,9 +54,27 @@ async function bumpVersion(db: Db, stream: SnapshotStream, delta: number): Promi
   return Number(rows[0]!.version);
 }
 
+/**
+ * The index packed by the server, in one row: integer keys as their 8 bytes each, string keys as one
+ * JSON text, the hashes as one text. Read as a row per key, the client made an object of each on
+ * the daemon's thread, in one stretch that held webhooks up for as long.
+ */
 export async function index(db: Db, stream: SnapshotStream): Promise<SnapshotIndex> {
-  const { rows } = await db.query<{ key: Key; raw_hash: string | null }>(`SELECT key, raw_hash FROM ${snapshotTable(stream)} ORDER BY key`);
-  return { version: await version(db, stream), keys: rows.map((r) => r.key), hashes: rows.map((r) => r.raw_hash) };
+  const table = snapshotTable(stream);
+  const integer = keyTypeOf(stream) === 'integer';
+  const keys = integer ? `coalesce(string_agg(int8send(key), ''::bytea ORDER BY key), ''::bytea)` : `coalesce(json_agg(key ORDER BY key), '[]'::json)::text`;
+  const { rows } = await db.query<{ keys: Buffer | string; hashes: string }>(
+    `SELECT ${keys} AS keys, coalesce(string_agg(coalesce(raw_hash, '') || E'\n', '' ORDER BY key), '') AS hashes FROM ${table}`);
+  const { keys: packed, hashes } = rows[0]!;
+  return { version: await version(db, stream), keys: integer ? int8Keys(packed as Buffer) : (JSON.parse(packed as string) as string[]), hashes };
+}
+
+/** Keys sent as int8send's bytes (big-endian), as numbers: every key is a safe integer (streams/key.ts). */
+function int8Keys(bytes: Buffer): Float64Array {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const keys = new Float64Array(bytes.byteLength / 8);
+  for (let i = 0; i < keys.length; i++) keys[i] = Number(view.getBigInt64(i * 8));
+  return keys;
 }
 
 export async function rows(db: Db, stream: SnapshotStream, keys: readonly Key[]): Promise<SnapshotRow[]> {

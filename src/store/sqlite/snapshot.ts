@@ -43,13 +43,11 @@ function bumpVersion(db: Db, stream: SnapshotStream, delta: number): void {
 }
 
 export function index(db: Db, stream: SnapshotStream): SnapshotIndex {
-  const keys: Key[] = [];
-  const hashes: (string | null)[] = [];
   // all(), not iterate(): no statement iterator left for the garbage collector (handles.ts).
-  for (const row of sql(db, `SELECT key, raw_hash FROM ${snapshotTable(stream)} ORDER BY key`).raw().all() as [Key, string | null][]) {
-    keys.push(row[0]);
-    hashes.push(row[1]);
-  }
+  const rows = sql(db, `SELECT key, raw_hash FROM ${snapshotTable(stream)} ORDER BY key`).raw().all() as [Key, string | null][];
+  const keys = keyTypeOf(stream) === 'integer' ? Float64Array.from(rows, (row) => row[0] as number) : rows.map((row) => row[0] as string);
+  let hashes = '';
+  for (const row of rows) hashes += `${row[1] ?? ''}\n`;
   return { version: version(db, stream), keys, hashes };
 }
 

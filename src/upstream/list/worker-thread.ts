@@ -21,12 +21,17 @@ const sessions = new Map<number, ListParse>();
 const committed = new Map<string, RawIndex>();
 const candidates = new Map<string, { id: number; index: RawIndex }>();
 
-function indexOf(keys: Key[], hashes: (string | null)[]): RawIndex {
+/** The raw index of a SnapshotIndex's packed keys and hashes (a hash per line, in key order). */
+function indexOf(packed: Float64Array | string[], hashes: string): RawIndex {
+  const keys: Key[] = packed instanceof Float64Array ? Array.from(packed) : packed;
   const byHash = new Map<string, Key>();
-  keys.forEach((key, i) => {
-    const hashed = hashes[i];
-    if (hashed) byHash.set(hashed, key);
-  });
+  let start = 0;
+  for (const key of keys) {
+    const end = hashes.indexOf('\n', start);
+    if (end < 0) throw new Error(`the index has ${keys.length} keys and fewer hashes`);
+    if (end > start) byHash.set(hashes.slice(start, end), key);
+    start = end + 1;
+  }
   return { byHash, keys };
 }
 

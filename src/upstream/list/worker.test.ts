@@ -67,7 +67,7 @@ describe('list worker', () => {
     try {
       const hashes: string[] = [];
       await other.parse('users', jsonBody({ data: { users: users(3) } }), { useIndex: false }, { batch: (b) => void hashes.push(...b.hashes) });
-      worker.setIndex('users', { version: 5, keys: [1, 2, 3, 4], hashes: [...hashes, null] });
+      worker.setIndex('users', { version: 5, keys: Float64Array.of(1, 2, 3, 4), hashes: `${hashes.join('\n')}\n\n` });
     } finally {
       await other.stop();
     }
