@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Claimed, Store, StagedRow } from '../port.js';
+import { INDEX_PAGE_ROWS } from '../index-pages.js';
 import { PART_ROWS, RANGE_PARTS } from '../range-parts.js';
 import { CHAIN_LENGTH } from '../tables.js';
 import { NOW, dead, done, freshRows, outcome, retryLater, textOf, type Harness } from './support.js';
@@ -140,6 +141,18 @@ export function snapshotCases({ open, claim }: Harness): void {
       expect(await store.outbox.ranges()).toEqual([]);
       const later = await claim(store, 'a', 10, NOW + 60_000);
       expect(later.map((c) => [c.created?.key, textOf(c)])).toEqual([[3, '{"id":3,"name":"Łucja 3"}']]);
+    });
+
+    it('reads the index of a stream of more rows than a page holds, whole and in key order', async () => {
+      const store = await open();
+      const n = 2 * INDEX_PAGE_ROWS + 1;
+      await store.snapshot.begin('students', 'fresh');
+      await store.snapshot.stageFresh('students', freshRows(rowsOf(n)));
+      await store.snapshot.applyFresh('students', { state: {} });
+      const index = await store.snapshot.index('students');
+      expect(index.version).toBe(await store.snapshot.version('students'));
+      expect(index.keys).toEqual(Float64Array.from({ length: n }, (_, i) => i + 1));
+      expect(index.hashes).toBe(Array.from({ length: n }, (_, i) => `h${i + 1}\n`).join(''));
     });
 
     it('makes rows of what is owed before the rows change, and each keeps the text it was made from', async () => {

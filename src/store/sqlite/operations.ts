@@ -45,7 +45,7 @@ export function operations(self: Self) {
 
     size: snapshot.size,
     version: snapshot.version,
-    index: snapshot.index,
+    indexPage: snapshot.indexPage,
     rows: snapshot.rows,
     scan: snapshot.scan,
     begin: snapshot.begin,
@@ -87,7 +87,7 @@ export type OperationName = keyof Operations;
  * commits rather than add one each.
  */
 export const BULK: ReadonlySet<OperationName> = new Set<OperationName>([
-  'index', 'scan', 'begin', 'stageFresh', 'stageChanges', 'discard', 'applyFresh', 'applyChanges', 'materializeCreated', 'list', 'counts',
+  'indexPage', 'scan', 'begin', 'stageFresh', 'stageChanges', 'discard', 'applyFresh', 'applyChanges', 'materializeCreated', 'list', 'counts',
   // The console's scans and its background upkeep.
   'searchInbox', 'retrying', 'pruneHistory', 'refreshPeople', 'searchPeople',
 ]);

@@ -1,4 +1,5 @@
 import type { Clock } from '../../clock.js';
+import { INDEX_PAGE_ROWS, readIndexPages } from '../index-pages.js';
 import type { Store } from '../port.js';
 import type { CallThread } from './thread-client.js';
 
@@ -37,7 +38,7 @@ export function sqlitePortMethods(call: CallThread, clock: Clock, advertised: ()
     snapshot: {
       size: (stream) => call('size', stream),
       version: (stream) => call('version', stream),
-      index: (stream) => call('index', stream),
+      index: (stream) => readIndexPages((after, limit) => call('indexPage', stream, after, limit), INDEX_PAGE_ROWS),
       rows: (stream, keys) => call('rows', stream, keys),
       scan: (stream, after, limit) => call('scan', stream, after, limit),
       begin: (stream, kind) => call('begin', stream, kind),

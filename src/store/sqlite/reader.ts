@@ -48,7 +48,7 @@ export function openStoreReader(dir: string): StoreReader {
     snapshot: {
       size: (stream) => read(() => snapshot.size(db, stream)),
       version: (stream) => read(() => snapshot.version(db, stream)),
-      index: (stream) => read(() => snapshot.index(db, stream)),
+      index: (stream) => snapshot.index(db, stream),
       rows: (stream, keys) => read(() => snapshot.rows(db, stream, keys)),
       scan: (stream, after, limit) => read(() => snapshot.scan(db, stream, after, limit)),
       begin: refused, stageFresh: refused, stageChanges: refused, discard: refused, applyFresh: refused,

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { INDEX_PAGE_ROWS, readIndexPages, type IndexPage } from '../index-pages.js';
 import type { FreshRows, Key, SnapshotIndex, SnapshotRow, SnapshotStream, StagedRow, StatePatch } from '../port.js';
 import { CHAIN_LENGTH, keyTypeOf, snapshotTable } from '../tables.js';
 import { enqueue, keepCreatedTexts } from './enqueue.js';
@@ -42,13 +43,20 @@ function bumpVersion(db: Db, stream: SnapshotStream, delta: number): void {
     .run(stream, delta);
 }
 
-export function index(db: Db, stream: SnapshotStream): SnapshotIndex {
+/** Up to `limit` rows of the index after `after`, in key order, with the version they belong to. */
+export function indexPage(db: Db, stream: SnapshotStream, after: Key | undefined, limit: number): IndexPage {
   // all(), not iterate(): no statement iterator left for the garbage collector (handles.ts).
-  const rows = sql(db, `SELECT key, raw_hash FROM ${snapshotTable(stream)} ORDER BY key`).raw().all() as [Key, string | null][];
+  const rows = sql(db, `SELECT key, raw_hash FROM ${snapshotTable(stream)} WHERE key > ? ORDER BY key LIMIT ?`).raw()
+    .all(after ?? KEY_FLOOR[keyTypeOf(stream)], limit) as [Key, string | null][];
   const keys = keyTypeOf(stream) === 'integer' ? Float64Array.from(rows, (row) => row[0] as number) : rows.map((row) => row[0] as string);
   let hashes = '';
   for (const row of rows) hashes += `${row[1] ?? ''}\n`;
   return { version: version(db, stream), keys, hashes };
+}
+
+/** The whole index, page by page in one go (a reader beside the daemon, which no webhook waits for). */
+export function index(db: Db, stream: SnapshotStream): Promise<SnapshotIndex> {
+  return readIndexPages(async (after, limit) => indexPage(db, stream, after, limit), INDEX_PAGE_ROWS);
 }
 
 export function rows(db: Db, stream: SnapshotStream, keys: readonly Key[]): SnapshotRow[] {
