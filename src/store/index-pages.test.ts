@@ -28,6 +28,6 @@ describe('an index read in pages', () => {
     expect(await readIndexPages(readPage, 2)).toEqual(page(8, rows));
     expect(asked).toEqual([undefined, 2, 4, undefined, 2, 4]);
     // Changing between every first and second page: given up after three reads.
-    await expect(readIndexPages(async (after) => (after === undefined ? page(1, [1, 2]) : page(2, [])), 2, 3)).rejects.toThrow(/changed while its index was read, 3 times/);
+    await expect(readIndexPages(async (after) => (after === undefined ? page(1, [1, 2]) : page(2, [])), 2, 3)).rejects.toMatchObject({ code: 'store.changing', retryable: true, message: expect.stringMatching(/changed while its index was read, 3 times/) });
   });
 });

@@ -1,3 +1,4 @@
+import { BridgeError } from '../errors.js';
 import type { Key, SnapshotIndex } from './port.js';
 
 /**
@@ -47,6 +48,8 @@ export async function readIndexPages(readPage: (after: Key | undefined, limit: n
     }
     const joined = joinIndexPages(pages);
     if (joined) return joined;
-    if (attempt >= attempts) throw new Error(`the snapshot changed while its index was read, ${attempts} times`);
+    if (attempt >= attempts) {
+      throw new BridgeError('store.changing', `the snapshot changed while its index was read, ${attempts} times: another process applies cycles to it`, { retryable: true });
+    }
   }
 }
