@@ -13,10 +13,10 @@ import { sql } from './statements.js';
  * a refresh walks the snapshot in key order a bounded stretch at a time (`after`, kept in
  * `person_meta`), rewrites the rows whose chain moved, drops the people of the stretch who are gone
  * from it, and at the end of a walk marks the snapshot version it has caught up with. Once caught
- * up, it follows the people a cycle's apply marked (people-follow.ts) a bounded number at a time, and
- * walks again only after a change it was not caught up for (a first cycle, a change during a walk).
- * A poll cycle pays only for marking the people it changed. Every step is bounded, the
- * last one too: the database thread runs it between webhooks' commits, which wait for it.
+ * up, it follows the people a cycle's apply marked (people-follow.ts) a bounded number at a time,
+ * and walks again only after a change it was not caught up for (a first cycle, a change during a
+ * walk). A poll cycle pays only for marking the people it changed. Every step is bounded, the last
+ * one too: the database thread runs it between webhooks' commits, which wait for it.
  */
 type Db = Database.Database;
 
