@@ -47,7 +47,6 @@ async function lockStream(db: Db, stream: SnapshotStream, fence: number, mode: '
   }
 }
 
-/** A new version of the stream's rows, `delta` rows more (or fewer) than before. */
 /** A new version of the stream's rows, `delta` rows more (or fewer) than before; resolves with it. */
 async function bumpVersion(db: Db, stream: SnapshotStream, delta: number): Promise<number> {
   const { rows } = await db.query<{ version: number }>('UPDATE snapshot_meta SET version = version + 1, rows = rows + $2 WHERE stream = $1 RETURNING version', [stream, delta]);

@@ -37,10 +37,10 @@ export function version(db: Db, stream: SnapshotStream): number {
   return row?.version ?? 0;
 }
 
-/** A new version of the stream's rows, `delta` rows more (or fewer) than before. */
-function bumpVersion(db: Db, stream: SnapshotStream, delta: number): void {
-  sql(db, 'INSERT INTO snapshot_meta (stream, version, rows) VALUES (?, 1, ?) ON CONFLICT (stream) DO UPDATE SET version = version + 1, rows = rows + excluded.rows')
-    .run(stream, delta);
+/** A new version of the stream's rows, `delta` rows more (or fewer) than before; returns it. */
+function bumpVersion(db: Db, stream: SnapshotStream, delta: number): number {
+  return sql(db, 'INSERT INTO snapshot_meta (stream, version, rows) VALUES (?, 1, ?) ON CONFLICT (stream) DO UPDATE SET version = version + 1, rows = rows + excluded.rows RETURNING version')
+    .pluck().get(stream, delta) as number;
 }
 
 /** Up to `limit` rows of the index after `after`, in key order, with the version they belong to. */
@@ -147,8 +147,7 @@ export function applyChanges(db: Db, stream: SnapshotStream, limit: number, conn
     }
   }
   if (staged.length > 0) sql(db, `DELETE FROM ${changes} WHERE key <= ?`).run(staged.at(-1)!.key);
-  bumpVersion(db, stream, delta);
-  followPeople(db, stream, version(db, stream), staged.map((row) => row.key));
+  followPeople(db, stream, bumpVersion(db, stream, delta), staged.map((row) => row.key));
   const done = sql(db, `SELECT 1 FROM ${changes} LIMIT 1`).get() === undefined;
   if (done) putState(db, state);
   return { applied: staged.length, done };
