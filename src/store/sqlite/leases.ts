@@ -13,10 +13,14 @@ export interface Lease {
   until: number;
   /** A created range's batch: the last key it covers and how many rows (ranges.ts). */
   batch?: { to: Key; count: number };
+  /** The delivery row's `seq`, by which a claim skips deliveries in flight without reading them. */
+  seq?: number;
 }
 
 export class LeaseTable {
   private readonly leases = new Map<string, Lease>();
+  /** The leases taken with a `seq`, by it: always the same entries as in `leases`. */
+  private readonly bySeq = new Map<number, Lease>();
   private fence = 0;
   /**
    * What each change since `begin()` replaced, so that a transaction rolled back takes its leases
@@ -40,8 +44,7 @@ export class LeaseTable {
     if (!undo) return;
     while (undo.length > mark) {
       const { id, was } = undo.pop()!;
-      if (was) this.leases.set(id, was);
-      else this.leases.delete(id);
+      this.put(id, was);
     }
   }
 
@@ -54,16 +57,34 @@ export class LeaseTable {
     this.undo?.push({ id, was: this.leases.get(id) });
   }
 
+  /** Sets or removes the lease of `id`, in both maps. */
+  private put(id: string, lease: Lease | undefined): void {
+    const was = this.leases.get(id);
+    if (was?.seq !== undefined) this.bySeq.delete(was.seq);
+    if (!lease) {
+      this.leases.delete(id);
+      return;
+    }
+    this.leases.set(id, lease);
+    if (lease.seq !== undefined) this.bySeq.set(lease.seq, lease);
+  }
+
   /** Whether the delivery is leased now (a lease past its time is not). */
   held(id: string, now: number): boolean {
     const lease = this.leases.get(id);
     return lease !== undefined && lease.until > now;
   }
 
-  take(id: string, owner: string, until: number, batch?: Lease['batch']): Lease {
-    const lease: Lease = { fence: (this.fence += 1), owner, until, ...(batch ? { batch } : {}) };
+  /** `held` for a delivery row known by its `seq` (one claimed with it). */
+  heldSeq(seq: number, now: number): boolean {
+    const lease = this.bySeq.get(seq);
+    return lease !== undefined && lease.until > now;
+  }
+
+  take(id: string, owner: string, until: number, more: Pick<Lease, 'batch' | 'seq'> = {}): Lease {
+    const lease: Lease = { fence: (this.fence += 1), owner, until, ...more };
     this.record(id);
-    this.leases.set(id, lease);
+    this.put(id, lease);
     return lease;
   }
 
@@ -72,14 +93,14 @@ export class LeaseTable {
     const lease = this.leases.get(id);
     if (!lease || lease.fence !== fence || lease.owner !== owner) return undefined;
     this.record(id);
-    this.leases.delete(id);
+    this.put(id, undefined);
     return lease;
   }
 
   /** Ends a lease whatever its fence: a settle under it is refused. */
   drop(id: string): void {
     this.record(id);
-    this.leases.delete(id);
+    this.put(id, undefined);
   }
 
   /** Ends leases past their time or held by owners no longer live; returns how many. */
@@ -88,7 +109,7 @@ export class LeaseTable {
     for (const [id, lease] of this.leases) {
       if (lease.until > now && live(lease.owner)) continue;
       this.record(id);
-      this.leases.delete(id);
+      this.put(id, undefined);
       reclaimed += 1;
     }
     return reclaimed;

@@ -84,9 +84,17 @@ const LAZY_TEXT = `CASE WHEN r.body IS NULL THEN coalesce(r.record_text, CASE r.
   (s) => `WHEN '${s}' THEN (SELECT body FROM ${snapshotTable(s)} s WHERE s.key = r.snapshot_key AND s.chain = r.snapshot_chain)`,
 ).join(' ')} END) END`;
 
-/** Due heads of a connector in claim order (those in flight are at the front), a page after the (run_at, seq) given. */
-const DUE = `SELECT d.seq, d.id, d.record_id, d.stream, d.order_key, d.enqueued_at, d.run_at, d.attempts, d.last_error, d.last_attempt_at, d.body
-  FROM outbox_delivery d WHERE d.connector = ? AND d.status = 'pending' AND d.run_at <= ? AND (d.run_at, d.seq) > (?, ?) ORDER BY d.run_at, d.seq LIMIT ?`;
+/**
+ * Due heads of a connector in claim order (those in flight are at the front), a page after the
+ * (run_at, seq) given: read from the index alone, so skipping the deliveries in flight (up to
+ * `concurrency` batches of them) reads none of their rows.
+ */
+export const DUE = `SELECT d.seq, d.run_at FROM outbox_delivery d INDEXED BY outbox_ready
+  WHERE d.connector = ? AND d.status = 'pending' AND d.run_at <= ? AND (d.run_at, d.seq) > (?, ?) ORDER BY d.run_at, d.seq LIMIT ?`;
+
+/** A due delivery's row, read once it is to be claimed. */
+const DUE_ROW = `SELECT d.seq, d.id, d.record_id, d.stream, d.order_key, d.enqueued_at, d.run_at, d.attempts, d.last_error, d.last_attempt_at, d.body
+  FROM outbox_delivery d WHERE d.seq = ?`;
 
 const RECORD = `SELECT r.body, r.snapshot_stream, r.snapshot_key, r.snapshot_chain, r.detected_at, ${LAZY_TEXT} AS text FROM outbox_record r WHERE r.id = ?`;
 
@@ -127,9 +135,11 @@ export function claim(db: Db, owner: string, request: ClaimRequest): Claimed[] {
   const leases = leasesOf(db);
   const out: Claimed[] = [];
   const until = request.now + request.leaseMs;
-  for (const row of pages<ClaimRow>(db, DUE, [request.connector, request.now], Math.max(16, request.limit))) {
-    if (leases.held(row.id, request.now)) continue;
-    out.push(claimedOf(db, row, request.connector, owner, leases.take(row.id, owner, until)));
+  const read = sql(db, DUE_ROW);
+  for (const { seq } of pages<{ seq: number; run_at: number }>(db, DUE, [request.connector, request.now], Math.max(16, request.limit))) {
+    if (leases.heldSeq(seq, request.now)) continue;
+    const row = read.get(seq) as ClaimRow;
+    out.push(claimedOf(db, row, request.connector, owner, leases.take(row.id, owner, until, { seq })));
     if (out.length >= request.limit) return out;
   }
   return [...out, ...claimRange(db, owner, request, request.limit - out.length)];
@@ -268,10 +278,10 @@ export function counts(db: Db): Map<string, OutboxCounts> {
 /** The earliest run time of the connector's pending deliveries not in flight (those in flight are at the front). */
 export function nextRunAt(db: Db, connector: string, now: number): number | undefined {
   const leases = leasesOf(db);
-  const query = `SELECT d.id, d.run_at, d.seq FROM outbox_delivery d WHERE d.connector = ? AND d.status = 'pending'
+  const query = `SELECT d.seq, d.run_at FROM outbox_delivery d INDEXED BY outbox_ready WHERE d.connector = ? AND d.status = 'pending'
     AND (d.run_at, d.seq) > (?, ?) ORDER BY d.run_at, d.seq LIMIT ?`;
-  for (const row of pages<{ id: string; run_at: number; seq: number }>(db, query, [connector])) {
-    if (!leases.held(row.id, now)) return Math.min(row.run_at, rangeNextRunAt(db, connector, now) ?? Infinity);
+  for (const row of pages<{ seq: number; run_at: number }>(db, query, [connector])) {
+    if (!leases.heldSeq(row.seq, now)) return Math.min(row.run_at, rangeNextRunAt(db, connector, now) ?? Infinity);
   }
   return rangeNextRunAt(db, connector, now);
 }

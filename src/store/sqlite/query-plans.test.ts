@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from './handles.js';
-import { COUNTS } from './outbox.js';
+import { COUNTS, DUE } from './outbox.js';
 import { MARKED, MARKED_GONE } from './people.js';
 import { QUEUED_KEYS } from './ranges.js';
 import { migrate } from './schema.js';
@@ -32,6 +32,12 @@ describe('sqlite query plans', () => {
       'SCAN outbox_delivery USING COVERING INDEX outbox_ready',
       'SCAN outbox_delivery USING COVERING INDEX outbox_waiting',
       'SCAN outbox_delivery USING COVERING INDEX outbox_dead',
+    ]);
+  });
+
+  it('pages through due deliveries, those in flight among them, in the ready index alone', () => {
+    expect(steps(DUE, ['files', 0, 0, 0, 500])).toEqual([
+      'SEARCH d USING COVERING INDEX outbox_ready (connector=? AND run_at>? AND run_at<?)',
     ]);
   });
 

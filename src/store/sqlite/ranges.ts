@@ -107,7 +107,7 @@ export function claimRange(db: Db, owner: string, request: ClaimRequest, limit: 
       continue;
     }
     // What the batch covers stays with its lease, in memory: a claim writes nothing (no fsync).
-    const lease = leases.take(id, owner, request.now + request.leaseMs, { to: last, count: rows.length });
+    const lease = leases.take(id, owner, request.now + request.leaseMs, { batch: { to: last, count: rows.length } });
     // The bodies as views of one buffer: one copy on the way to the daemon's thread, not one each.
     const bodies = Buffer.concat(items.map((row) => row.body));
     let offset = 0;
