@@ -19,7 +19,11 @@ export interface Lease {
 
 export class LeaseTable {
   private readonly leases = new Map<string, Lease>();
-  /** The leases taken with a `seq`, by it: always the same entries as in `leases`. */
+  /**
+   * The leases taken with a `seq`, by it, kept in step with `leases`. A delivery row is deleted only
+   * by the settlement that ends its lease, so a `seq` SQLite gives again to a new row is never
+   * found held.
+   */
   private readonly bySeq = new Map<number, Lease>();
   private fence = 0;
   /**
