@@ -278,9 +278,8 @@ export function counts(db: Db): Map<string, OutboxCounts> {
 /** The earliest run time of the connector's pending deliveries not in flight (those in flight are at the front). */
 export function nextRunAt(db: Db, connector: string, now: number): number | undefined {
   const leases = leasesOf(db);
-  const query = `SELECT d.seq, d.run_at FROM outbox_delivery d INDEXED BY outbox_ready WHERE d.connector = ? AND d.status = 'pending'
-    AND (d.run_at, d.seq) > (?, ?) ORDER BY d.run_at, d.seq LIMIT ?`;
-  for (const row of pages<{ seq: number; run_at: number }>(db, query, [connector])) {
+  // DUE with no bound on the run time: pending deliveries due later count too.
+  for (const row of pages<{ seq: number; run_at: number }>(db, DUE, [connector, Infinity])) {
     if (!leases.heldSeq(row.seq, now)) return Math.min(row.run_at, rangeNextRunAt(db, connector, now) ?? Infinity);
   }
   return rangeNextRunAt(db, connector, now);
