@@ -72,6 +72,17 @@ export function outboxCases({ open, claim }: Harness): void {
       expect((await claim(store, 'a', 10, NOW + 60_000)).map((c) => c.delivery.recordId)).toEqual(['t2', 't1']);
     });
 
+    it('says when the next is due past more deliveries in flight than one read of the queue holds', async () => {
+      const store = await open();
+      await store.outbox.enqueue(Array.from({ length: 120 }, (_, i) => record(`f${i}`, `k:f${i}`)));
+      expect(await claim(store, 'a', 119)).toHaveLength(119);
+      // The last one is due since it was enqueued (by the store's clock), not once the leases run out.
+      expect(await store.outbox.nextRunAt('a')).toBeLessThan(NOW);
+      const [last] = await claim(store);
+      await store.outbox.settle([retryLater(last!.delivery.id, last!.delivery.fence, 1, NOW + 30_000)]);
+      expect(await store.outbox.nextRunAt('a')).toBe(NOW + 30_000);
+    });
+
     it('refuses a settle under a fence that is not the current one, and returns expired leases', async () => {
       const store = await open();
       await store.outbox.enqueue([record('l1', 'k:l')]);

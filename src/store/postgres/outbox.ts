@@ -197,13 +197,35 @@ export async function counts(db: Db): Promise<Map<string, OutboxCounts>> {
   return out;
 }
 
+/** Rows of the ready index the first page of nextRunAt reads; each further page reads four times more, up to NEXT_PAGE_MAX. */
+const NEXT_PAGE = 16;
+const NEXT_PAGE_MAX = 1024;
+const NEXT_FIRST = `SELECT seq, run_at, lease_until FROM outbox_delivery WHERE connector = $1 AND status = 'pending' ORDER BY run_at, seq LIMIT $2`;
+const NEXT_AFTER = `SELECT seq, run_at, lease_until FROM outbox_delivery WHERE connector = $1 AND status = 'pending'
+  AND (run_at, seq) > ($3::bigint, $4::bigint) ORDER BY run_at, seq LIMIT $2`;
+
+/**
+ * The earliest time one of the connector's pending deliveries is due: its run time, or for one in
+ * flight the end of its lease and the grace after it. Read in the ready index's order, the first
+ * delivery whose lease does not put it off past its run time is due at that run time, which no
+ * delivery after it comes before: the walk ends there, having read only those in flight ahead of it
+ * (a min over every pending delivery would read a whole backlog at each idle claim).
+ */
 export async function nextRunAt(db: Db, connector: string): Promise<number | undefined> {
-  // A delivery in flight is due again once its lease and the grace after it are over.
-  const { rows } = await db.query<{ at: number | null }>(`SELECT min(GREATEST(run_at, COALESCE(lease_until + ${TAKEOVER_GRACE_MS}, 0))) AS at
-    FROM outbox_delivery WHERE connector = $1 AND status = 'pending'`, [connector]);
-  const ranged = await rangeNextRunAt(db, connector);
-  const own = rows[0]?.at ?? undefined;
-  return own === undefined ? ranged : ranged === undefined ? own : Math.min(own, ranged);
+  let at = await rangeNextRunAt(db, connector) ?? Infinity;
+  let after: { seq: number; run_at: number } | undefined;
+  for (let limit = NEXT_PAGE; ; limit = Math.min(limit * 4, NEXT_PAGE_MAX)) {
+    const { rows } = after === undefined
+      ? await db.query<{ seq: number; run_at: number; lease_until: number | null }>(NEXT_FIRST, [connector, limit])
+      : await db.query<{ seq: number; run_at: number; lease_until: number | null }>(NEXT_AFTER, [connector, limit, after.run_at, after.seq]);
+    for (const row of rows) {
+      const due = Math.max(row.run_at, row.lease_until === null ? 0 : row.lease_until + TAKEOVER_GRACE_MS);
+      at = Math.min(at, due);
+      if (due === row.run_at) return at;
+    }
+    if (rows.length < limit) return at === Infinity ? undefined : at;
+    after = rows[rows.length - 1];
+  }
 }
 
 export async function sweep(db: Db, now: number): Promise<{ reclaimed: number }> {
