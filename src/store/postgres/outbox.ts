@@ -215,9 +215,8 @@ export async function nextRunAt(db: Db, connector: string): Promise<number | und
   let at = await rangeNextRunAt(db, connector) ?? Infinity;
   let after: { seq: number; run_at: number } | undefined;
   for (let limit = NEXT_PAGE; ; limit = Math.min(limit * 4, NEXT_PAGE_MAX)) {
-    const { rows } = after === undefined
-      ? await db.query<{ seq: number; run_at: number; lease_until: number | null }>(NEXT_FIRST, [connector, limit])
-      : await db.query<{ seq: number; run_at: number; lease_until: number | null }>(NEXT_AFTER, [connector, limit, after.run_at, after.seq]);
+    const { rows } = await db.query<{ seq: number; run_at: number; lease_until: number | null }>(
+      after ? NEXT_AFTER : NEXT_FIRST, after ? [connector, limit, after.run_at, after.seq] : [connector, limit]);
     for (const row of rows) {
       const due = Math.max(row.run_at, row.lease_until === null ? 0 : row.lease_until + TAKEOVER_GRACE_MS);
       at = Math.min(at, due);
