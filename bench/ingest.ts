@@ -11,7 +11,8 @@
  * process (so the load generator does not share the server's event loop) POSTs warm-up deliveries
  * and then, without a pause, N distinct measured ones at the given concurrency, first to the bare
  * route, then to POST /webhooks/v2, and reports events/s and the p50/p99 time to the answer over the
- * N. Bars: SQLite ratio ≥ 0.25 and p99 ≤ 25 ms; PostgreSQL ratio ≥ 0.15 and p99 ≤ 50 ms.
+ * N. Bars: SQLite ratio ≥ 0.25 and p99 ≤ 25 ms; PostgreSQL ratio ≥ 0.15 and p99 ≤ 50 ms. Then every
+ * event acknowledged, warm-up included, must be in the connector's files once per stream: exit 1 otherwise.
  */
 import { fork } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -24,8 +25,10 @@ import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
 import { pino } from 'pino';
 import { Pool } from 'undici';
+import { readId } from '../connectors/file/jsonl-file.js';
 import { createApp } from '../src/app.js';
 import { configSchema } from '../src/config/index.js';
+import { readLines } from '../src/files/lines.js';
 import { signatureHeader } from '../src/signature/index.js';
 import { eventBody, invoice } from '../test/support/webhooks.js';
 import { startPostgres, type TestPostgres } from '../test/support/postgres.js';
@@ -87,7 +90,7 @@ const { values: args } = parseArgs({
 async function load(url: string, target: string, count: number, concurrency: number, warmup: number): Promise<Run> {
   // Several URLs (replicas behind no balancer): requests go to each in turn.
   const pools = url.split(',').map((one) => new Pool(one, { connections: concurrency, pipelining: 1 }));
-  const requests = [...prepare(warmup, 1_000_000), ...prepare(count, 0)];
+  const requests = [...prepare(warmup, WARMUP_IDS), ...prepare(count, 0)];
   let cpu = process.cpuUsage();
   const run = await measure(pools, target, requests, concurrency, warmup, () => {
     cpu = process.cpuUsage();
@@ -98,6 +101,9 @@ async function load(url: string, target: string, count: number, concurrency: num
   await Promise.all(pools.map((pool) => pool.close()));
   return { target, ...run };
 }
+
+/** Invoice ids of the warm-up deliveries start after this; the measured ones are 1…N. */
+const WARMUP_IDS = 1_000_000;
 
 function prepare(count: number, offset: number): { body: string; header: string }[] {
   const now = Math.floor(Date.now() / 1000);
@@ -234,6 +240,7 @@ async function runEngine(engine: Engine, postgres: TestPostgres | undefined, loa
       `${((usage.user + usage.system) / events).toFixed(0)} (user ${(usage.user / events).toFixed(0)}, system ${(usage.system / events).toFixed(0)})`;
     const delivered = [...(await app.outbox.counts()).values()].reduce((n, c) => n + c.depth, 0);
     report(engine, baseline, intake, bareRuns.map((r) => r.run.eventsPerSecond));
+    if (!args['no-connector']) await checkFiles(path.join(dir, 'out'), warmup, events);
     // Where the time goes, seen from the server: its own answer-time histogram (warm-up included)
     // and how late its event loop ran timers (CPU contention) during the intake run.
     const ack = await histogramBuckets(app.metrics, 'schoolbridge_webhook_ack_seconds', (labels) => labels.status === '200');
@@ -249,6 +256,34 @@ async function runEngine(engine: Engine, postgres: TestPostgres | undefined, loa
     await app.stop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * What the rate is worth: every invoice sent and acknowledged, warm-up included, is in the `file`
+ * connector's files once on each of its two streams (its record ids are `<stream>:invoice.created:
+ * <invoice id>:<hash>`), and nothing else is. A failure sets the exit code.
+ */
+async function checkFiles(dir: string, warmup: number, events: number): Promise<void> {
+  const expected = warmup + events;
+  const sent = (invoice: number) => (invoice >= 1 && invoice <= events) || (invoice > WARMUP_IDS && invoice <= WARMUP_IDS + warmup);
+  const found: string[] = [];
+  for (const stream of ['events', 'invoices']) {
+    const invoices = new Set<number>();
+    let lines = 0;
+    let twice = 0;
+    let other = 0;
+    await readLines(path.join(dir, `${stream}.jsonl`), (line) => {
+      lines += 1;
+      const invoice = Number(/^[a-z]+:invoice\.created:(\d+):/.exec(readId(line.toString('utf8')) ?? '')?.[1]);
+      if (!sent(invoice)) other += 1;
+      else if (invoices.has(invoice)) twice += 1;
+      else invoices.add(invoice);
+    }).catch(() => {});
+    const ok = invoices.size === expected && twice === 0 && other === 0;
+    if (!ok) process.exitCode = 1;
+    found.push(`${stream}.jsonl ${lines} lines, ${invoices.size} of the invoices${twice ? `, ${twice} twice` : ''}${other ? `, ${other} lines of none sent` : ''}${ok ? '' : ' NOT AS EXPECTED'}`);
+  }
+  process.stdout.write(`  delivered (${expected} invoices sent, warm-up included, each once per stream): ${found.join('; ')}\n`);
 }
 
 async function startProfiler(): Promise<Session> {
