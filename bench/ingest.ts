@@ -6,13 +6,13 @@
  * For each engine (SQLite in a temp dir, PostgreSQL embedded, started here), the real daemon app runs
  * in this process (createApp, mode daemon: the real fastify server, the store, the outbox with a
  * `file` connector on `events` and `invoices`, the embedded sandbox as upstream) and, beside it, a bare
- * fastify route that only reads a JSON body and answers 200, measured right before it (the median of
- * three runs). A child
- * process (so the load generator does not share the server's event loop) POSTs warm-up deliveries
- * and then, without a pause, N distinct measured ones at the given concurrency, first to the bare
- * route, then to POST /webhooks/v2, and reports events/s and the p50/p99 time to the answer over the
- * N. Bars: SQLite ratio ≥ 0.25 and p99 ≤ 25 ms; PostgreSQL ratio ≥ 0.15 and p99 ≤ 50 ms. Then every
- * event acknowledged, warm-up included, must be in the connector's files once per stream: exit 1 otherwise.
+ * fastify route that only reads a JSON body and answers 200. A child process (so the load generator
+ * does not share the server's event loop) POSTs warm-up deliveries and then, without a pause, N
+ * distinct measured ones at the given concurrency, first to the bare route, then to POST /webhooks/v2,
+ * and reports events/s and the p50/p99 time to the answer over the N; three such rounds, each rate the
+ * median of its three runs and the p99 taken over all measured requests of the intake. Bars: SQLite
+ * ratio ≥ 0.25 and p99 ≤ 25 ms; PostgreSQL ratio ≥ 0.15 and p99 ≤ 50 ms. Then every event
+ * acknowledged, warm-ups included, must be in the connector's files once per stream: exit 1 otherwise.
  */
 import { fork } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -26,7 +26,7 @@ import Fastify from 'fastify';
 import { pino } from 'pino';
 import { Pool } from 'undici';
 import { readId } from '../connectors/file/jsonl-file.js';
-import { createApp } from '../src/app.js';
+import { createApp, type App } from '../src/app.js';
 import { configSchema } from '../src/config/index.js';
 import { readLines } from '../src/files/lines.js';
 import { signatureHeader } from '../src/signature/index.js';
@@ -38,8 +38,19 @@ import { PG_STATEMENTS_FLAGS, pgStatements } from './pg-statements.js';
 import { descendantTicks, threadShares, threadTicks } from './thread-cpu.js';
 
 const SECRET = 'bench-secret';
-/** Runs of the bare route per engine; the median one is the baseline. */
-const BARE_RUNS = 3;
+/**
+ * Rounds per engine of a bare run and an intake run, back to back: each rate is the median of its
+ * runs. Both vary from run to run on a shared machine, the bare one most (the load generator is
+ * most of what it measures); a single intake run took 0.15-0.25 of the bare route in one afternoon.
+ */
+const ROUNDS = 3;
+/**
+ * Invoice ids: round r's start after r × ROUND_IDS, so that every round's deliveries are new events
+ * (a duplicate is answered by a cheaper path); within a round the warm-up's start after WARMUP_IDS,
+ * the measured ones are 1…N.
+ */
+const ROUND_IDS = 10_000_000;
+const WARMUP_IDS = 1_000_000;
 const BARS = { sqlite: { ratio: 0.25, p99: 25 }, postgres: { ratio: 0.15, p99: 50 } } as const;
 type Engine = keyof typeof BARS;
 
@@ -51,6 +62,8 @@ interface Run {
   p50Ms: number;
   p99Ms: number;
   statuses: Record<number, number>;
+  /** Each measured request's time to the answer (ms), ascending: the rounds' p99 is taken over all of them. */
+  latencies: number[];
   /** The load generator's own CPU per request (µs), to see that it is not what limits the run. */
   clientCpuMicros?: number;
 }
@@ -78,6 +91,7 @@ const { values: args } = parseArgs({
     // child-process options
     url: { type: 'string' },
     target: { type: 'string' },
+    round: { type: 'string', default: '0' },
   },
 });
 
@@ -87,10 +101,11 @@ const { values: args } = parseArgs({
  * the server is measured in its steady state under continuous load (JIT warm, deliveries of earlier
  * events running alongside, as they would in a long-running daemon), not at a cold or idle start.
  */
-async function load(url: string, target: string, count: number, concurrency: number, warmup: number): Promise<Run> {
+async function load(url: string, target: string, count: number, concurrency: number, warmup: number, round: number): Promise<Run> {
   // Several URLs (replicas behind no balancer): requests go to each in turn.
   const pools = url.split(',').map((one) => new Pool(one, { connections: concurrency, pipelining: 1 }));
-  const requests = [...prepare(warmup, WARMUP_IDS), ...prepare(count, 0)];
+  const base = round * ROUND_IDS;
+  const requests = [...prepare(warmup, base + WARMUP_IDS), ...prepare(count, base)];
   let cpu = process.cpuUsage();
   const run = await measure(pools, target, requests, concurrency, warmup, () => {
     cpu = process.cpuUsage();
@@ -101,9 +116,6 @@ async function load(url: string, target: string, count: number, concurrency: num
   await Promise.all(pools.map((pool) => pool.close()));
   return { target, ...run };
 }
-
-/** Invoice ids of the warm-up deliveries start after this; the measured ones are 1…N. */
-const WARMUP_IDS = 1_000_000;
 
 function prepare(count: number, offset: number): { body: string; header: string }[] {
   const now = Math.floor(Date.now() / 1000);
@@ -141,15 +153,18 @@ async function measure(
   await Promise.all(Array.from({ length: concurrency }, worker));
   const ms = performance.now() - windowStart;
   latencies.sort((a, b) => a - b);
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
-  return { count, ms, eventsPerSecond: (count / ms) * 1000, p50Ms: at(0.5), p99Ms: at(0.99), statuses };
+  return { count, ms, eventsPerSecond: (count / ms) * 1000, p50Ms: quantile(latencies, 0.5), p99Ms: quantile(latencies, 0.99), statuses, latencies };
+}
+
+function quantile(ascending: readonly number[], q: number): number {
+  return ascending[Math.min(ascending.length - 1, Math.floor(q * ascending.length))]!;
 }
 
 /** Runs the load generator in a child process; `onWindow` is called when its measured window opens. */
-function inChild(url: string, target: string, count: number, concurrency: number, warmup: number, onWindow: (pid: number) => void): Promise<Run> {
+function inChild(url: string, target: string, count: number, concurrency: number, warmup: number, onWindow: (pid: number) => void, round = 0): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = fork(fileURLToPath(import.meta.url), [
-      '--url', url, '--target', target, '--events', String(count), '--concurrency', String(concurrency), '--warmup', String(warmup),
+      '--url', url, '--target', target, '--events', String(count), '--concurrency', String(concurrency), '--warmup', String(warmup), '--round', String(round),
     ], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     child.on('message', (message) => {
       if (message === 'measuring') onWindow(child.pid!);
@@ -178,7 +193,7 @@ async function main(): Promise<void> {
 }
 
 async function runEngine(engine: Engine, postgres: TestPostgres | undefined, load: { events: number; concurrency: number; warmup: number }): Promise<void> {
-  const { events, concurrency, warmup } = load;
+  const { events, warmup } = load;
   const dir = await mkdtemp(path.join(tmpdir(), 'schoolbridge-bench-'));
   const log = pino({ level: 'silent' });
   const url = engine === 'postgres' ? await postgres!.createDatabase('ingest') : undefined;
@@ -202,54 +217,34 @@ async function runEngine(engine: Engine, postgres: TestPostgres | undefined, loa
   await bare.listen({ host: '127.0.0.1', port: 0 });
   const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}`;
   try {
-    // The bare route's rate varies more from run to run than the intake's (the load generator is
-    // most of what it measures): the median of three runs, back to back, as bench:poll's baseline.
-    const bareRuns: { run: Run; cpu: NodeJS.CpuUsage }[] = [];
-    for (let i = 0; i < BARE_RUNS; i++) {
-      let started = process.cpuUsage();
-      const run = await inChild(bareUrl, '/bare', events, concurrency, warmup, () => {
-        started = process.cpuUsage();
-      });
-      bareRuns.push({ run, cpu: process.cpuUsage(started) });
+    const rounds: Round[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      rounds.push(await runRound({ app, bareUrl, round, load, profile: args.profile && round === ROUNDS - 1 ? path.join(args.profile, `ingest-${engine}.cpuprofile`) : undefined }));
     }
-    const sorted = [...bareRuns].sort((a, b) => a.run.eventsPerSecond - b.run.eventsPerSecond);
-    const { run: baseline, cpu: bareCpu } = sorted[Math.floor(sorted.length / 2)]!;
-    let cpu = process.cpuUsage();
-    const loopDelay = monitorEventLoopDelay({ resolution: 1 });
-    loopDelay.enable();
-    const profiler = args.profile ? await startProfiler() : undefined;
-    let threadsBefore = new Map<number, number>();
-    let loadGenerator = new Set<number>();
-    let othersBefore = 0;
-    const intake = await inChild(app.server!.url, '/webhooks/v2', events, concurrency, warmup, (pid) => {
-      loopDelay.reset();
-      cpu = process.cpuUsage();
-      threadsBefore = threadTicks();
-      loadGenerator = new Set([pid]);
-      othersBefore = descendantTicks(loadGenerator);
-      void profiler?.post('Profiler.start');
-    });
-    const threads = threadShares(threadsBefore, threadTicks(), intake.ms);
-    loopDelay.disable();
-    if (profiler) await stopProfiler(profiler, path.join(args.profile!, `ingest-${engine}.cpuprofile`));
-    await app.outbox.whenIdle();
-    const intakeCpu = process.cpuUsage(cpu);
-    // PostgreSQL's postmaster and backends are processes of ours (test/support/postgres.ts).
-    const othersMicros = ((descendantTicks(loadGenerator) - othersBefore) * 10_000) / events;
-    const perEvent = (usage: NodeJS.CpuUsage) =>
-      `${((usage.user + usage.system) / events).toFixed(0)} (user ${(usage.user / events).toFixed(0)}, system ${(usage.system / events).toFixed(0)})`;
+    const median = (runs: Run[]) => [...runs].sort((a, b) => a.eventsPerSecond - b.eventsPerSecond)[Math.floor(runs.length / 2)]!;
+    const baseline = median(rounds.map((r) => r.bare));
+    const intake = median(rounds.map((r) => r.intake));
+    const middle = rounds.find((r) => r.intake === intake)!;
+    const count = ROUNDS * events;
+    const perEvent = (usages: NodeJS.CpuUsage[]) => {
+      const user = usages.reduce((n, u) => n + u.user, 0) / count;
+      const system = usages.reduce((n, u) => n + u.system, 0) / count;
+      return `${(user + system).toFixed(0)} (user ${user.toFixed(0)}, system ${system.toFixed(0)})`;
+    };
+    const othersMicros = (rounds.reduce((n, r) => n + r.othersTicks, 0) * 10_000) / count;
     const delivered = [...(await app.outbox.counts()).values()].reduce((n, c) => n + c.depth, 0);
-    report(engine, baseline, intake, bareRuns.map((r) => r.run.eventsPerSecond));
+    report(engine, rounds, baseline, intake);
     if (!args['no-connector']) await checkFiles(path.join(dir, 'out'), warmup, events);
-    // Where the time goes, seen from the server: its own answer-time histogram (warm-up included)
-    // and how late its event loop ran timers (CPU contention) during the intake run.
+    // Where the time goes, seen from the server: its own answer-time histogram (warm-ups included)
+    // and how late its event loop ran timers (CPU contention) during the median intake run.
     const ack = await histogramBuckets(app.metrics, 'schoolbridge_webhook_ack_seconds', (labels) => labels.status === '200');
-    process.stdout.write(`  server side: ack p50 ≤ ${bucketQuantile(ack, 0.5)} s, p99 ≤ ${bucketQuantile(ack, 0.99)} s (histogram buckets); event-loop delay p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms\n` +
-      `  server CPU per request: bare ${perEvent(bareCpu)} µs, intake ${perEvent(intakeCpu)} µs (this process: daemon, outbox and file connector, until the outbox is idle)${engine === 'postgres' ? `, PostgreSQL's processes ${othersMicros.toFixed(0)} µs` : ''}; deliveries left queued: ${delivered}\n` +
-      `  threads of this process busy during the measured window (share of one core): ${threads}\n`);
+    const { loop } = middle;
+    process.stdout.write(`  server side: ack p50 ≤ ${bucketQuantile(ack, 0.5)} s, p99 ≤ ${bucketQuantile(ack, 0.99)} s (histogram buckets); event-loop delay p50 ${loop.p50.toFixed(1)} ms, p99 ${loop.p99.toFixed(1)} ms, max ${loop.max.toFixed(1)} ms\n` +
+      `  server CPU per request: bare ${perEvent(rounds.map((r) => r.bareCpu))} µs, intake ${perEvent(rounds.map((r) => r.intakeCpu))} µs (this process: daemon, outbox and file connector, until the outbox is idle)${engine === 'postgres' ? `, PostgreSQL's processes ${othersMicros.toFixed(0)} µs` : ''}; deliveries left queued: ${delivered}\n` +
+      `  threads of this process busy during the median intake run (share of one core): ${middle.threads}\n`);
     if (url && args['pg-statements']) {
       const statements = await pgStatements(url);
-      await statements.print({ count: warmup + events, unit: 'event received, warm-up included' }).finally(() => statements.close());
+      await statements.print({ count: ROUNDS * (warmup + events), unit: 'event received, warm-ups included' }).finally(() => statements.close());
     }
   } finally {
     await bare.close();
@@ -258,14 +253,64 @@ async function runEngine(engine: Engine, postgres: TestPostgres | undefined, loa
   }
 }
 
+/** One round: a bare run, then an intake run, measured until the outbox is idle again. */
+interface Round {
+  bare: Run;
+  bareCpu: NodeJS.CpuUsage;
+  intake: Run;
+  intakeCpu: NodeJS.CpuUsage;
+  /** CPU ticks of PostgreSQL's processes during the intake run and its deliveries. */
+  othersTicks: number;
+  threads: string;
+  loop: { p50: number; p99: number; max: number };
+}
+
+async function runRound(options: { app: App; bareUrl: string; round: number; load: { events: number; concurrency: number; warmup: number }; profile: string | undefined }): Promise<Round> {
+  const { app, bareUrl, round } = options;
+  const { events, concurrency, warmup } = options.load;
+  let bareStarted = process.cpuUsage();
+  const bare = await inChild(bareUrl, '/bare', events, concurrency, warmup, () => {
+    bareStarted = process.cpuUsage();
+  }, round);
+  const bareCpu = process.cpuUsage(bareStarted);
+  let cpu = process.cpuUsage();
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  loopDelay.enable();
+  const profiler = options.profile ? await startProfiler() : undefined;
+  let threadsBefore = new Map<number, number>();
+  let loadGenerator = new Set<number>();
+  let othersBefore = 0;
+  const intake = await inChild(app.server!.url, '/webhooks/v2', events, concurrency, warmup, (pid) => {
+    loopDelay.reset();
+    cpu = process.cpuUsage();
+    threadsBefore = threadTicks();
+    loadGenerator = new Set([pid]);
+    othersBefore = descendantTicks(loadGenerator);
+    void profiler?.post('Profiler.start');
+  }, round);
+  const threads = threadShares(threadsBefore, threadTicks(), intake.ms);
+  loopDelay.disable();
+  if (profiler) await stopProfiler(profiler, options.profile!);
+  // The next round starts with nothing queued, as this one did.
+  await app.outbox.whenIdle();
+  const intakeCpu = process.cpuUsage(cpu);
+  // PostgreSQL's postmaster and backends are processes of ours (test/support/postgres.ts).
+  const othersTicks = descendantTicks(loadGenerator) - othersBefore;
+  const loop = { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 };
+  return { bare, bareCpu, intake, intakeCpu, othersTicks, threads, loop };
+}
+
 /**
- * What the rate is worth: every invoice sent and acknowledged, warm-up included, is in the `file`
+ * What the rate is worth: every invoice sent and acknowledged, warm-ups included, is in the `file`
  * connector's files once on each of its two streams (its record ids are `<stream>:invoice.created:
  * <invoice id>:<hash>`), and nothing else is. A failure sets the exit code.
  */
 async function checkFiles(dir: string, warmup: number, events: number): Promise<void> {
-  const expected = warmup + events;
-  const sent = (invoice: number) => (invoice >= 1 && invoice <= events) || (invoice > WARMUP_IDS && invoice <= WARMUP_IDS + warmup);
+  const expected = ROUNDS * (warmup + events);
+  const sent = (invoice: number) => {
+    const own = invoice % ROUND_IDS;
+    return invoice < ROUNDS * ROUND_IDS && ((own >= 1 && own <= events) || (own > WARMUP_IDS && own <= WARMUP_IDS + warmup));
+  };
   const found: string[] = [];
   for (const stream of ['events', 'invoices']) {
     const invoices = new Set<number>();
@@ -283,7 +328,7 @@ async function checkFiles(dir: string, warmup: number, events: number): Promise<
     if (!ok) process.exitCode = 1;
     found.push(`${stream}.jsonl ${lines} lines, ${invoices.size} of the invoices${twice ? `, ${twice} twice` : ''}${other ? `, ${other} lines of none sent` : ''}${ok ? '' : ' NOT AS EXPECTED'}`);
   }
-  process.stdout.write(`  delivered (${expected} invoices sent, warm-up included, each once per stream): ${found.join('; ')}\n`);
+  process.stdout.write(`  delivered (${expected} invoices sent, warm-ups included, each once per stream): ${found.join('; ')}\n`);
 }
 
 async function startProfiler(): Promise<Session> {
@@ -302,25 +347,28 @@ async function stopProfiler(session: Session, file: string): Promise<void> {
   process.stdout.write(`  profile of the main thread during the measured window: ${file}\n`);
 }
 
-function report(engine: Engine, baseline: Run, intake: Run, bareRates: number[]): void {
+/** The median bare run, the median intake run, their ratio and the p99 of every measured intake request against the bars. */
+function report(engine: Engine, rounds: readonly Round[], baseline: Run, intake: Run): void {
   const row = (name: string, run: Run) =>
     `  ${name.padEnd(26)} ${run.eventsPerSecond.toFixed(0).padStart(8)} ev/s   p50 ${run.p50Ms.toFixed(2).padStart(6)} ms   p99 ${run.p99Ms.toFixed(2).padStart(6)} ms   client CPU ${run.clientCpuMicros?.toFixed(0)} µs/req   statuses ${JSON.stringify(run.statuses)}`;
+  const rates = (runs: Run[]) => runs.map((r) => r.eventsPerSecond.toFixed(0)).join(', ');
   const ratio = intake.eventsPerSecond / baseline.eventsPerSecond;
+  const p99 = quantile(rounds.flatMap((r) => r.intake.latencies).sort((a, b) => a - b), 0.99);
   const bar = BARS[engine];
-  const ok = ratio >= bar.ratio && intake.p99Ms <= bar.p99;
+  const ok = ratio >= bar.ratio && p99 <= bar.p99;
   process.stdout.write(
     [
       `${engine}:`,
-      `${row('bare fastify route', baseline)}   (median of ${bareRates.map((r) => r.toFixed(0)).join(', ')} ev/s)`,
-      row('POST /webhooks/v2', intake),
-      `  ratio intake/bare: ${ratio.toFixed(2)}   bar: ratio ≥ ${bar.ratio} and p99 ≤ ${bar.p99} ms → ${ok ? 'met' : 'NOT MET'}`,
+      `${row('bare fastify route', baseline)}   (median of ${rates(rounds.map((r) => r.bare))} ev/s)`,
+      `${row('POST /webhooks/v2', intake)}   (median of ${rates(rounds.map((r) => r.intake))} ev/s)`,
+      `  ratio intake/bare: ${ratio.toFixed(2)} (each round's: ${rounds.map((r) => (r.intake.eventsPerSecond / r.bare.eventsPerSecond).toFixed(2)).join(', ')}); p99 of all ${ROUNDS} runs ${p99.toFixed(2)} ms   bar: ratio ≥ ${bar.ratio} and p99 ≤ ${bar.p99} ms → ${ok ? 'met' : 'NOT MET'}`,
       '',
     ].join('\n'),
   );
 }
 
 if (args.url && args.target) {
-  const run = await load(args.url, args.target, Number(args.events), Number(args.concurrency), Number(args.warmup));
+  const run = await load(args.url, args.target, Number(args.events), Number(args.concurrency), Number(args.warmup), Number(args.round));
   process.send?.(run);
   process.disconnect?.();
 } else {
