@@ -41,7 +41,7 @@ const SECRET = 'bench-secret';
 /**
  * Rounds per engine of a bare run and an intake run, back to back: each rate is the median of its
  * runs. Both vary from run to run on a shared machine, the bare one most (the load generator is
- * most of what it measures); a single intake run took 0.15-0.25 of the bare route in one afternoon.
+ * most of what it measures), and one intake run lasts about half a second.
  */
 const ROUNDS = 3;
 /**
