@@ -19,7 +19,7 @@ describe('the test run', () => {
     expect(run.code).toBe(1);
   }, 120_000);
 
-  // Benches that start a PostgreSQL of their own (bench:kill9) say a failed check with theirs.
+  // A bench that loads it (bench:kill9) reports a failed check by its exit code.
   it('keeps the exit code of a process that loads the test PostgreSQL', async () => {
     const code = await new Promise<number | null>((resolve) => {
       const child = execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', "await import('./test/support/postgres.ts'); process.exitCode = 3"], () => resolve(child.exitCode));
