@@ -171,7 +171,8 @@ function inChild(url: string, target: string, count: number, concurrency: number
       else resolve(message as Run);
     });
     child.once('error', reject);
-    child.once('exit', (code) => code === 0 || reject(new Error(`load generator exited with ${code}`)));
+    // After its result this rejects nothing; before it, an exit is a failure whatever its code.
+    child.once('exit', (code) => reject(new Error(`load generator exited with ${code} before it sent its result`)));
   });
 }
 
@@ -369,8 +370,8 @@ function report(engine: Engine, rounds: readonly Round[], baseline: Run, intake:
 
 if (args.url && args.target) {
   const run = await load(args.url, args.target, Number(args.events), Number(args.concurrency), Number(args.warmup), Number(args.round));
-  process.send?.(run);
-  process.disconnect?.();
+  // disconnect() right after send() can drop a large message (20,000 latencies) still being written.
+  process.send?.(run, () => process.disconnect?.());
 } else {
   await main();
 }
