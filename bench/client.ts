@@ -119,7 +119,8 @@ function runChild(phase: Phase, url: string): Promise<Measurement> {
     const child = fork(fileURLToPath(import.meta.url), ['--phase', phase, '--url', url], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     child.once('message', (message) => resolve(message as Measurement));
     child.once('error', reject);
-    child.once('exit', (code) => code === 0 || reject(new Error(`${phase} child exited with ${code}`)));
+    // After its result this rejects nothing; before it, an exit is a failure whatever its code.
+    child.once('exit', (code) => reject(new Error(`${phase} child exited with ${code} before it sent its result`)));
   });
 }
 
@@ -161,8 +162,8 @@ async function main(): Promise<void> {
 
 if (args.phase !== undefined && args.url !== undefined) {
   const result = await measure(args.phase as Phase, args.url);
-  process.send?.(result);
-  process.disconnect?.();
+  // disconnect() right after send() can drop a message still being written.
+  process.send?.(result, () => process.disconnect?.());
 } else {
   await main();
 }
