@@ -26,7 +26,7 @@ export function settle(claimed: Delivery, outcome: DeliveryOutcome, ctx: SettleC
   const base = recorded(claimed, ctx.now);
   const httpStatus = outcome.status === 'done' ? outcome.httpStatus : outcome.error.status;
   const key = {
-    id: claimed.id, fence: claimed.fence, at: ctx.now, connector: claimed.connector, ...(claimed.range ? { range: claimed.range } : {}),
+    id: claimed.id, fence: claimed.fence, at: ctx.now, connector: claimed.connector, ...(claimed.range ? { range: claimed.range } : {}), ...(claimed.log ? { log: claimed.log } : {}),
     ...(ctx.durationMs === undefined ? {} : { durationMs: ctx.durationMs }), ...(httpStatus === undefined ? {} : { httpStatus }),
   };
   if (outcome.status === 'done') return { kind: 'done', delivery: base, settlement: { ...key, status: 'done' } };
@@ -70,6 +70,7 @@ function recorded(claimed: Delivery, now: number): Delivery {
   };
   if (claimed.lastError !== undefined) delivery.lastError = claimed.lastError;
   if (claimed.range !== undefined) delivery.range = claimed.range;
+  if (claimed.log !== undefined) delivery.log = claimed.log;
   return delivery;
 }
 

@@ -5,6 +5,7 @@ import { snapshotCases } from './conformance/snapshot.js';
 import { stateCases } from './conformance/state.js';
 import { streamCases } from './conformance/streams.js';
 import { harness, type StoreFactory } from './conformance/support.js';
+import { webhookCases } from './conformance/webhooks.js';
 
 export { event, freshRows, record, textOf, type StoreFactory } from './conformance/support.js';
 export { streamCases } from './conformance/streams.js';
@@ -19,6 +20,7 @@ export function describeStoreConformance(engine: string, factory: StoreFactory):
     const h = harness(factory);
     inboxCases(h);
     outboxCases(h);
+    webhookCases(h);
     snapshotCases(h);
     streamCases(h);
     stateCases(h);

@@ -43,6 +43,14 @@ export interface Delivery {
   fence: number;
   /** A created change delivered straight from a fresh snapshot (CreatedRange), not a row of its own. */
   range?: RangeItem;
+  /** A webhook's record delivered straight from the delivery log (PostgreSQL), not a row of its own. */
+  log?: LogItem;
+}
+
+/** Where a record delivered from the delivery log comes from: its part of the log and its place in it. */
+export interface LogItem {
+  part: number;
+  seq: number;
 }
 
 /** Where a created change delivered from a fresh snapshot's range comes from. */
@@ -79,6 +87,7 @@ export type Settlement = (
 ) & {
   connector: string;
   range?: RangeItem;
+  log?: LogItem;
   /** How long the attempt took, and the receiver's HTTP status if it answered: kept in the attempt's history. */
   durationMs?: number;
   httpStatus?: number;

@@ -26,9 +26,11 @@ export const retryLater = (id: string, fence: number, attempts: number, runAt = 
   ({ id, fence, connector, status: 'pending', at: NOW, runAt, attempts, lastError: 'x' });
 export const dead = (id: string, fence: number, attempts: number, connector = 'a'): Settlement =>
   ({ id, fence, connector, status: 'dead', at: NOW, runAt: NOW, attempts, lastError: 'rejected' });
-/** The settlement of a claimed delivery, as the outbox worker makes it (a range item keeps its place in the range). */
-export const outcome = (c: Claimed, settlement: (id: string, fence: number) => Settlement): Settlement =>
-  ({ ...settlement(c.delivery.id, c.delivery.fence), connector: c.delivery.connector, ...(c.delivery.range ? { range: c.delivery.range } : {}) });
+/** The settlement of a claimed delivery, as the outbox worker makes it (a range or log item keeps its place). */
+export const outcome = (c: Claimed, settlement: (id: string, fence: number) => Settlement): Settlement => ({
+  ...settlement(c.delivery.id, c.delivery.fence), connector: c.delivery.connector,
+  ...(c.delivery.range ? { range: c.delivery.range } : {}), ...(c.delivery.log ? { log: c.delivery.log } : {}),
+});
 
 /** A claimed record's JSON as text: its own, or its snapshot row's (which an engine may give as bytes). */
 export function textOf(claimed: Claimed): string | undefined {

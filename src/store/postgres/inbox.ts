@@ -1,8 +1,7 @@
 import type { Enqueue, InboxEntry, QuarantineEntry } from '../port.js';
 import type { Db } from './db.js';
 import { likeContains } from '../history-rules.js';
-import { deliveryId } from '../tables.js';
-import { enqueue } from './enqueue.js';
+import { APPEND, append, cursorsOf, logRecords, type LogRecord } from './log.js';
 
 /** The inbox and quarantine on PostgreSQL (the port's InboxStore); `accepts` serves a whole batch. */
 interface InboxRow {
@@ -22,12 +21,11 @@ export interface Accept {
 
 /**
  * Stores a batch of events, each with its records, in ONE statement (so one round trip and, outside a
- * transaction, one commit): the first of each id is stored unless stored before, with its records'
- * deliveries and texts; the others are duplicates. Its parts, in the order their results feed each
- * other: the inbox rows, the quarantine copies of the stored ones gone, their deliveries (heads of
- * their keys as pending, the others blocked behind, as enqueue.ts does it), and the records' texts
- * with the number of deliveries each got. Whether any delivery became due comes back with each
- * stored id, for the notice to the other replicas.
+ * transaction, one commit): the first of each id is stored unless stored before, with its records
+ * appended to the delivery log (log.ts); the others are duplicates. Its parts, in the order their
+ * results feed each other: the inbox rows, the quarantine copies of the stored ones gone, and the
+ * stored events' records in the log. Whether any record was appended comes back with each stored id,
+ * for the notice to the other replicas.
  */
 const ACCEPT = `
   WITH events AS (
@@ -40,34 +38,17 @@ const ACCEPT = `
   ), unheld AS (
     DELETE FROM quarantine WHERE id IN (SELECT id FROM stored)
   ), wanted AS (
-    SELECT w.* FROM json_to_recordset($2::json) AS w(n int, event_id text, id text, connector text, record_id text, stream text, order_key text)
+    SELECT w.* FROM json_to_recordset($2::json)
+      AS w(n int, event_id text, part int, record_id text, stream text, order_key text, connectors text[], body text)
     WHERE w.event_id IN (SELECT id FROM stored)
-  ), heads AS (
-    INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
-    SELECT id, connector, record_id, stream, order_key, 'pending', $4, $4 FROM wanted w
-    WHERE NOT EXISTS (SELECT 1 FROM outbox_delivery b WHERE b.connector = w.connector AND b.order_key = w.order_key AND b.status = 'blocked')
-    ORDER BY n
-    ON CONFLICT DO NOTHING RETURNING id, record_id
-  ), waiting AS (
-    INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at)
-    SELECT id, connector, record_id, stream, order_key, 'blocked', $4, $4 FROM wanted WHERE id NOT IN (SELECT id FROM heads) ORDER BY n
-    ON CONFLICT (id) DO NOTHING RETURNING id, record_id
-  ), added AS (
-    SELECT record_id, count(*)::int AS n FROM (SELECT record_id FROM heads UNION ALL SELECT record_id FROM waiting) a GROUP BY record_id
-  ), texts AS (
-    INSERT INTO outbox_record (id, body, pending)
-    SELECT t.id, t.body, added.n FROM json_to_recordset($3::json) AS t(id text, body text) JOIN added ON added.record_id = t.id
-    ON CONFLICT (id) DO UPDATE SET pending = outbox_record.pending + excluded.pending
-  )
-  SELECT id, EXISTS (SELECT 1 FROM heads) AS due FROM stored`;
+  ), ${APPEND('$3::bigint', '$4', '$5')}
+  SELECT id, EXISTS (SELECT 1 FROM logged) AS due FROM stored`;
 
 export async function accepts(db: Db, batch: readonly Accept[]): Promise<('stored' | 'duplicate')[]> {
   // Bodies as JSON texts (JSON.stringify, native), not text arrays the client escapes element by element.
   const events: object[] = [];
-  const deliveries: object[] = [];
-  const texts: object[] = [];
+  const records: (LogRecord & { event_id: string })[] = [];
   const firsts = new Set<string>();
-  const records = new Set<string>();
   for (const { entry, records: own } of batch) {
     // A second delivery of an event in the batch is a duplicate of the first: only the first brings records.
     if (firsts.has(entry.id)) continue;
@@ -76,17 +57,10 @@ export async function accepts(db: Db, batch: readonly Accept[]): Promise<('store
       id: entry.id, event: entry.event, received_at: entry.receivedAt, received_at_ms: entry.receivedAtMs,
       body: entry.body, record_ids: JSON.stringify(entry.recordIds), reprocessed: entry.reprocessed,
     });
-    for (const record of own) {
-      for (const connector of record.connectors) {
-        deliveries.push({ n: deliveries.length, event_id: entry.id, id: deliveryId(connector, record.id), connector, record_id: record.id, stream: record.stream, order_key: record.orderKey });
-      }
-      if (records.has(record.id)) continue;
-      records.add(record.id);
-      texts.push({ id: record.id, body: record.json });
-    }
+    for (const record of logRecords(own, records.length)) records.push({ ...record, event_id: entry.id });
   }
   const now = Math.max(...batch.map((a) => a.entry.receivedAtMs));
-  const { rows } = await db.query<{ id: string; due: boolean }>(ACCEPT, [JSON.stringify(events), JSON.stringify(deliveries), JSON.stringify(texts), now]);
+  const { rows } = await db.query<{ id: string; due: boolean }>(ACCEPT, [JSON.stringify(events), JSON.stringify(records), now, ...cursorsOf(records)]);
   if (rows.some((r) => r.due)) db.tell('outbox');
   const fresh = new Set(rows.map((r) => r.id));
   return batch.map((a) => {
@@ -109,7 +83,7 @@ export async function getEvent(db: Db, id: string): Promise<InboxEntry | undefin
 export async function reprocess(db: Db, id: string, expected: number, recordIds: string[], records: readonly Enqueue[], now: number): Promise<boolean> {
   const updated = await db.query('UPDATE inbox SET reprocessed = $1, record_ids = $2 WHERE id = $3 AND reprocessed = $4', [expected + 1, JSON.stringify(recordIds), id, expected]);
   if (updated.rowCount === 0) return false;
-  await enqueue(db, records, now);
+  await append(db, records, now);
   return true;
 }
 

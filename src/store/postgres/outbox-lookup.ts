@@ -1,6 +1,7 @@
 import { mergeRetrying, type RetryingRow } from '../history-rules.js';
 import type { DeliveryLookup, ListedDelivery, Retrying } from '../port.js';
 import type { Db } from './db.js';
+import { lookupOwed, merged } from './log.js';
 import { toDelivery, type DeliveryRow } from './outbox.js';
 
 /**
@@ -17,11 +18,12 @@ export async function lookup(db: Db, query: DeliveryLookup, now: number): Promis
         SELECT * FROM outbox_delivery h WHERE h.connector = k.connector AND h.order_key = k.order_key AND h.status IN ('pending', 'dead')
         UNION ALL SELECT * FROM outbox_delivery w WHERE w.connector = k.connector AND w.order_key = k.order_key AND w.status = 'blocked') x
     ) d ORDER BY d.seq`, [query.ids ?? [], keys.map((k) => k.connector), keys.map((k) => k.orderKey)]);
-  return rows.map((row) => {
+  const listed = rows.map((row): ListedDelivery => {
     const delivery = toDelivery(row, now);
     if (delivery.status !== 'blocked') return delivery;
     return { ...delivery, status: 'pending', ...(row.waiting_for === null ? {} : { waitingFor: row.waiting_for }) };
   });
+  return merged(listed, await lookupOwed(db, query.ids ?? [], keys, now));
 }
 
 /** Deliveries that failed and wait for another try (a scan of the pending ones, as the counts are). */

@@ -6,9 +6,9 @@ import type { Store } from '../port.js';
 import { createPgStore } from './pg-store.js';
 
 /**
- * A record's text on PostgreSQL is kept once in `outbox_record`, with the number of its deliveries
- * not done yet, and goes with its last delivery: the table holds what is still to deliver, not every
- * record ever delivered.
+ * A record's text on PostgreSQL is kept once: a queued record's in `outbox_record`, with the number of
+ * its deliveries not done yet, going with its last delivery; a webhook's in the delivery log, going
+ * once every connector's cursor has passed it. Neither holds every record ever delivered.
  */
 const log = pino({ level: 'silent' });
 const opened: { store: Store; client: pg.Client }[] = [];
@@ -50,13 +50,20 @@ describe('postgres outbox: a record\'s text', () => {
     expect(await records(client)).toEqual([]);
   });
 
-  it('goes with the one delivery of a webhook\'s record', async () => {
+  it('keeps a webhook\'s record once in the delivery log, until every connector has passed it', async () => {
     const { store, client } = await open();
     const json = '{"id":"events:e2","stream":"events"}';
     await store.inbox.accept({ id: 'e2', event: 'invoice.created', receivedAt: new Date().toISOString(), receivedAtMs: now(), body: '{}', recordIds: ['events:e2'], reprocessed: 0 },
-      [{ id: 'events:e2', stream: 'events', orderKey: 'events:2', json, connectors: ['files'] }]);
-    expect(await records(client)).toEqual([{ id: 'events:e2', pending: 1 }]);
-    await doneAll(store, 'files');
+      [{ id: 'events:e2', stream: 'events', orderKey: 'events:2', json, connectors: ['files', 'other'] }]);
+    const logged = async () => (await client.query('SELECT record_id FROM outbox_log')).rows;
     expect(await records(client)).toEqual([]);
+    expect(await logged()).toEqual([{ record_id: 'events:e2' }]);
+    expect((await doneAll(store, 'files')).map((c) => c.json)).toEqual([json]);
+    await store.outbox.sweep(now());
+    expect(await logged()).toHaveLength(1);
+    expect((await doneAll(store, 'other')).map((c) => c.json)).toEqual([json]);
+    await store.outbox.sweep(now());
+    expect(await logged()).toEqual([]);
+    expect(await store.outbox.list()).toEqual([]);
   });
 });

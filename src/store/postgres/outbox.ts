@@ -5,6 +5,7 @@ import type {
 import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, TAKEOVER_GRACE_MS, snapshotTable } from '../tables.js';
 import type { Db } from './db.js';
 import { KEEP_ATTEMPTS } from './history.js';
+import { claimLog, getOwed, listOwed, logNextRunAt, markLog, merged, owedCounts, settleLog, sweepLog } from './log.js';
 import { claimRange, rangeCounts, rangeNextRunAt, reclaimRanges, settleRange } from './ranges.js';
 import { sharedKey } from './stream-tables.js';
 
@@ -71,7 +72,10 @@ export async function claim(db: Db, owner: string, request: ClaimRequest): Promi
     RETURNING *`, [request.connector, request.now, request.limit, owner, request.now + request.leaseMs]);
   rows.sort((a, b) => a.run_at - b.run_at || a.seq - b.seq);
   const own = await claimedRows(db, rows, request.now);
-  return rows.length < request.limit ? [...own, ...(await claimRange(db, owner, request, request.limit - rows.length))] : own;
+  if (own.length >= request.limit) return own;
+  const logged = await claimLog(db, owner, request, request.limit - own.length);
+  const taken = own.length + logged.length;
+  return taken < request.limit ? [...own, ...logged, ...(await claimRange(db, owner, request, request.limit - taken))] : [...own, ...logged];
 }
 
 async function claimedRows(db: Db, rows: readonly DeliveryRow[], now: number): Promise<Claimed[]> {
@@ -103,7 +107,15 @@ export async function settle(db: Db, owner: string, settlements: readonly Settle
   }
   const settled = new Set<string>();
   for (const batch of fromRanges.values()) for (const id of await settleRange(db, owner, batch)) settled.add(id);
-  const own = settlements.filter((s) => !s.range);
+  const fromLog = new Map<string, Settlement[]>();
+  for (const s of settlements) {
+    if (!s.log) continue;
+    const batch = fromLog.get(s.connector);
+    if (batch) batch.push(s);
+    else fromLog.set(s.connector, [s]);
+  }
+  for (const batch of fromLog.values()) for (const id of await settleLog(db, owner, batch)) settled.add(id);
+  const own = settlements.filter((s) => !s.range && !s.log);
   const done = own.filter((s) => s.status === 'done');
   const failed = own.filter((s): s is Extract<Settlement, { runAt: number }> => s.status !== 'done');
   // By `= ANY`, each row's fence looked up beside it: a join with the list would scan the table.
@@ -151,7 +163,19 @@ export async function settle(db: Db, owner: string, settlements: readonly Settle
       UPDATE outbox_record SET pending = pending - 1 WHERE id = ANY($1::text[]) AND id NOT IN (SELECT id FROM gone)`, [finished.map((r) => r.record_id)]);
   }
   for (const r of [...finished, ...retried]) settled.add(r.id);
+  for (const id of await settleUnmarked(db, owner, own.filter((s) => !settled.has(s.id)))) settled.add(id);
   return settlements.filter((s) => settled.has(s.id)).map((s) => s.id);
+}
+
+/** Settlements that name no place but are of log records this replica holds (made by hand, not by the worker). */
+async function settleUnmarked(db: Db, owner: string, settlements: readonly Settlement[]): Promise<string[]> {
+  if (settlements.length === 0) return [];
+  const marked = await markLog(db, owner, settlements);
+  const ids: string[] = [];
+  const byConnector = new Map<string, Settlement[]>();
+  for (const s of marked) byConnector.set(s.connector, [...(byConnector.get(s.connector) ?? []), s]);
+  for (const batch of byConnector.values()) ids.push(...await settleLog(db, owner, batch));
+  return ids;
 }
 
 export async function retry(db: Db, target: RetryTarget, now: number): Promise<string[]> {
@@ -167,7 +191,7 @@ export async function retry(db: Db, target: RetryTarget, now: number): Promise<s
 
 export async function getDelivery(db: Db, id: string, now: number): Promise<Delivery | undefined> {
   const { rows } = await db.query<DeliveryRow>('SELECT * FROM outbox_delivery WHERE id = $1', [id]);
-  return rows[0] && toDelivery(rows[0], now);
+  return rows[0] ? toDelivery(rows[0], now) : getOwed(db, id, now);
 }
 
 const STATES: Record<NonNullable<DeliveryFilter['state']>, string> = {
@@ -181,11 +205,12 @@ export async function list(db: Db, filter: DeliveryFilter = {}, now: number): Pr
       AND h.connector = d.connector AND h.order_key = d.order_key AND h.status IN ('pending', 'dead')) AS waiting_for
     FROM outbox_delivery d WHERE ${filter.state ? STATES[filter.state] : 'true'} AND ($1::text IS NULL OR connector = $1) AND $2::bigint IS NOT NULL ORDER BY seq LIMIT $3`,
   [filter.connector ?? null, now, filter.limit === undefined ? null : Math.max(0, Math.floor(filter.limit))]);
-  return rows.map((row) => {
+  const listed = rows.map((row): ListedDelivery => {
     const delivery = toDelivery(row, now);
     if (delivery.status !== 'blocked') return delivery;
     return { ...delivery, status: 'pending', ...(row.waiting_for === null ? {} : { waitingFor: row.waiting_for }) };
   });
+  return merged(listed, await listOwed(db, filter, now), filter.limit);
 }
 
 export async function counts(db: Db): Promise<Map<string, OutboxCounts>> {
@@ -193,7 +218,9 @@ export async function counts(db: Db): Promise<Map<string, OutboxCounts>> {
       count(*) FILTER (WHERE status <> 'dead')::int AS depth, count(*) FILTER (WHERE status = 'dead')::int AS dead
     FROM outbox_delivery GROUP BY connector`);
   const out = new Map<string, OutboxCounts>(rows.map((r) => [r.connector, { depth: r.depth, dead: r.dead }]));
-  for (const [connector, n] of await rangeCounts(db)) out.set(connector, { depth: (out.get(connector)?.depth ?? 0) + n, dead: out.get(connector)?.dead ?? 0 });
+  for (const [connector, n] of [...await rangeCounts(db), ...await owedCounts(db)]) {
+    out.set(connector, { depth: (out.get(connector)?.depth ?? 0) + n, dead: out.get(connector)?.dead ?? 0 });
+  }
   return out;
 }
 
@@ -212,7 +239,7 @@ const NEXT_AFTER = `SELECT seq, run_at, lease_until FROM outbox_delivery WHERE c
  * (a min over every pending delivery would read a whole backlog at each idle claim).
  */
 export async function nextRunAt(db: Db, connector: string): Promise<number | undefined> {
-  let at = await rangeNextRunAt(db, connector) ?? Infinity;
+  let at = Math.min(await rangeNextRunAt(db, connector) ?? Infinity, await logNextRunAt(db, connector) ?? Infinity);
   let after: { seq: number; run_at: number } | undefined;
   for (let limit = NEXT_PAGE; ; limit = Math.min(limit * 4, NEXT_PAGE_MAX)) {
     const { rows } = await db.query<{ seq: number; run_at: number; lease_until: number | null }>(
@@ -233,7 +260,7 @@ export async function sweep(db: Db, now: number): Promise<{ reclaimed: number }>
   const reclaimed = await db.query(`UPDATE outbox_delivery SET lease_owner = NULL, lease_until = NULL
     WHERE lease_owner IS NOT NULL AND (lease_until <= $1::bigint - ${TAKEOVER_GRACE_MS} OR lease_owner NOT IN (SELECT id FROM replica WHERE heartbeat_at > $2))`,
   [now, now - REPLICA_TTL_MS]);
-  const total = (reclaimed.rowCount ?? 0) + (await reclaimRanges(db, now)) + (await promoteOrphans(db));
+  const total = (reclaimed.rowCount ?? 0) + (await reclaimRanges(db, now)) + (await sweepLog(db, now)) + (await promoteOrphans(db));
   if (total > 0) db.tell('outbox');
   return { reclaimed: total };
 }

@@ -103,6 +103,21 @@ const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE person_dirty (stream text NOT NULL, key bigint NOT NULL, PRIMARY KEY (stream, key));
   `,
+  // The delivery log (log.ts): a webhook's records once each, in parts by order key, numbered from
+  // the deliveries' sequence in commit order (the append takes `outbox_log_head`'s row lock), and
+  // per connector and part a cursor with the lease of the batch in flight.
+  `
+  CREATE TABLE outbox_log (
+    part integer NOT NULL, seq bigint NOT NULL, record_id text NOT NULL, stream text NOT NULL, order_key text NOT NULL,
+    connectors text[] NOT NULL, body text NOT NULL, enqueued_at bigint NOT NULL,
+    PRIMARY KEY (part, seq));
+  CREATE TABLE outbox_log_head (id integer PRIMARY KEY, appends bigint NOT NULL);
+  INSERT INTO outbox_log_head (id, appends) VALUES (0, 0);
+  CREATE TABLE outbox_log_cursor (
+    connector text NOT NULL, part integer NOT NULL, after bigint NOT NULL DEFAULT 0, claimed_to bigint,
+    lease_owner text, lease_until bigint, fence bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (connector, part));
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
