@@ -4,7 +4,7 @@ import { testDatabase } from '../../../test/support/pg-database.js';
 import { event, record } from '../conformance/support.js';
 import type { Store } from '../port.js';
 import { createPool, type Db } from './db.js';
-import { LOG_PARTS, append, partOf } from './log.js';
+import { append } from './log.js';
 import { createPgStore } from './pg-store.js';
 
 const ends: (() => Promise<void>)[] = [];
@@ -13,14 +13,6 @@ afterEach(async () => {
 });
 
 describe('the delivery log on postgres', () => {
-  it('puts each order key in one part, spread over all of them', () => {
-    expect(partOf('events:1')).toBe(partOf('events:1'));
-    const used = new Set(Array.from({ length: 1000 }, (_, i) => partOf(`invoices:${i}`)));
-    expect(used.size).toBe(LOG_PARTS);
-    expect(Math.min(...used)).toBe(0);
-    expect(Math.max(...used)).toBe(LOG_PARTS - 1);
-  });
-
   it('numbers records in commit order: an append waits for one begun before it to commit', async () => {
     const url = await testDatabase('log');
     const store: Store = createPgStore({ url, log: pino({ level: 'silent' }) });

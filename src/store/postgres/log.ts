@@ -5,6 +5,7 @@ import { REPLICA_TTL_MS, TAKEOVER_GRACE_MS, deliveryId } from '../tables.js';
 import type { Db } from './db.js';
 import { enqueue } from './enqueue.js';
 import { KEEP_ATTEMPTS } from './history.js';
+import { partOf } from '../log-parts.js';
 
 /**
  * The delivery log on PostgreSQL (docs/store.md, "The delivery log"): a webhook's records are kept
@@ -19,19 +20,6 @@ import { KEEP_ATTEMPTS } from './history.js';
  * lower number: an append takes the row lock of `outbox_log_head` before it numbers its records and
  * holds it until it commits, so appends (of every replica) commit one after another.
  */
-
-/** How many parts the log has: at most this many batches of log records in flight per connector. */
-export const LOG_PARTS = 16;
-
-/** The part of an order key: FNV-1a of its UTF-16 code units, the same in every replica and version. */
-export function partOf(orderKey: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < orderKey.length; i++) {
-    hash ^= orderKey.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return (hash >>> 0) % LOG_PARTS;
-}
 
 /** A record to append, as the append statements read it (JSON, one object per record). */
 export interface LogRecord {
