@@ -1,9 +1,41 @@
 import { describe, expect, it } from 'vitest';
+import { BridgeError } from '../errors.js';
+import type { OutboxStore } from '../store/index.js';
 import type { Outbox } from './outbox.js';
+import { eventually } from '../../test/support/net.js';
 import { change, nextEvent, roster, scriptedConnector } from '../../test/support/outbox.js';
 import { rejected, retryable, setup } from '../../test/support/outbox-setup.js';
 
 describe('outbox retries', () => {
+  it('records a settlement the store could not take once it can again, and delivers nothing twice', async () => {
+    const a = scriptedConnector(() => ({ status: 'done' }));
+    let failing = 2;
+    const wrap = (target: OutboxStore): OutboxStore => new Proxy(target, {
+      get(object, prop, receiver) {
+        const value: unknown = Reflect.get(object, prop, receiver);
+        if (typeof value !== 'function') return value;
+        return async (...args: unknown[]) => {
+          if (prop === 'settle' && failing > 0) {
+            failing -= 1;
+            throw new BridgeError('store.unavailable', 'the store cannot write now', { retryable: true });
+          }
+          return (value as (...a: unknown[]) => unknown).apply(object, args);
+        };
+      },
+    });
+    const { outbox, clock } = await setup([{ name: 'a', connector: a.connector }], { wrap });
+    await outbox.enqueue([change('students', 1)]);
+    // The worker waits a second between tries: time moves on as each wait begins.
+    for (let tries = 1; tries <= 2; tries++) {
+      await eventually(() => (clock.slept.filter((ms) => ms === 1000).length >= tries ? true : undefined), 10_000, `the worker's wait #${tries}`);
+      clock.advance(1000);
+    }
+    await outbox.whenIdle();
+    expect(failing).toBe(0);
+    expect(a.delivered()).toHaveLength(1);
+    expect(await outbox.counts()).toEqual(new Map());
+  });
+
   it('retryAllDead puts every dead delivery back, of one connector or of all', async () => {
     let reject = true;
     const a = scriptedConnector(() => (reject ? rejected() : { status: 'done' }));

@@ -5,7 +5,7 @@ import { releaseCache } from '../connectors/cache.js';
 import { StoredRecord } from '../connectors/stored-record.js';
 import { BridgeError, describeError } from '../errors.js';
 import { createdChangeBody } from '../records.js';
-import type { Claimed, OutboxStore, RoleStore } from '../store/index.js';
+import type { Claimed, OutboxStore, RoleStore, Settlement } from '../store/index.js';
 import type { ConnectorInstance } from './connector-instance.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { ROLE_CHECK_MS, RoleHold } from './role-hold.js';
@@ -36,7 +36,7 @@ export interface WorkerHost {
 
 /** How long an idle worker waits before it looks at the store again by itself (work another process added). */
 const IDLE_LOOK_MS = 5000;
-/** How long a worker waits after the store failed a claim. */
+/** How long a worker waits after the store failed a claim, or a settlement, before it tries again. */
 const CLAIM_RETRY_MS = 1000;
 
 /**
@@ -236,17 +236,49 @@ export class ConnectorWorker {
     // A batch's records share one call, and so its duration.
     const context = { now, policy: this.host.policy, stopping: !this.host.isRunning(), durationMs: now - startedAt };
     const results = claimed.map((c, i) => settle(c.delivery, outcomes[i]!, { ...context, random: this.host.random() }));
+    const settlements = results.map((r) => r.settlement);
     let recorded: Set<string>;
     try {
-      const settling = store.settle(results.map((r) => r.settlement));
+      const settling = store.settle(settlements);
       deliveredAll();
       recorded = new Set(await settling);
     } catch (error) {
-      // Not recorded: the leases run out and these are delivered again, with the same record ids.
-      this.host.log.error({ connector: this.name, err: describeError(error), count: results.length }, 'could not record delivery outcomes; they will be delivered again');
-      return;
+      const late = await this.settleLater(settlements, claimed, error);
+      if (!late) return;
+      recorded = late;
     }
     this.host.settled(this, results.filter((r) => recorded.has(r.delivery.id)), startedAt);
+  }
+
+  /**
+   * A settlement the store could not take (it could not write) is sent again every CLAIM_RETRY_MS
+   * while the batch's leases last and the outbox runs: the store refuses it only if a lease moved
+   * on. Until it is recorded its deliveries stay leased, and on PostgreSQL a batch of the delivery
+   * log holds its part of the log, so giving up at once would hold those webhooks' records back for
+   * a whole lease. Given up, the leases run out and the records are delivered again, with the same
+   * record ids.
+   */
+  private async settleLater(settlements: Settlement[], claimed: readonly Claimed[], first: unknown): Promise<Set<string> | undefined> {
+    const { clock, store, log } = this.host;
+    const until = Math.min(...claimed.map((c) => c.delivery.leaseUntil ?? 0));
+    log.warn({ connector: this.name, err: describeError(first), count: settlements.length }, 'could not record delivery outcomes; trying again');
+    let last = first;
+    while (this.host.isRunning() && clock.now() + CLAIM_RETRY_MS < until) {
+      try {
+        await clock.sleep(CLAIM_RETRY_MS, this.ctx.signal);
+      } catch {
+        break; // the outbox stopped
+      }
+      try {
+        const recorded = new Set(await store.settle(settlements));
+        log.info({ connector: this.name, count: settlements.length }, 'recorded delivery outcomes after the store came back');
+        return recorded;
+      } catch (error) {
+        last = error;
+      }
+    }
+    log.error({ connector: this.name, err: describeError(last), count: settlements.length }, 'could not record delivery outcomes; they will be delivered again');
+    return undefined;
   }
 
   /** Calls the connector, bounded by what is left of the lease: a delivery that outlives it is abandoned and retried. */
