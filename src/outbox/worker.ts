@@ -39,6 +39,9 @@ const IDLE_LOOK_MS = 5000;
 /** How long a worker waits after the store failed a claim, or a settlement, before it tries again. */
 const CLAIM_RETRY_MS = 1000;
 
+/** A failure that may not happen again (BridgeError's `retryable`: the store could not write for now). */
+const retryable = (error: unknown): boolean => (error as { retryable?: unknown } | undefined)?.retryable === true;
+
 /**
  * Delivers one connector's deliveries: claims due ones from the store (leased to this replica, the
  * heads of their keys only), hands them to the connector up to `concurrency` batches at a time, and
@@ -251,9 +254,9 @@ export class ConnectorWorker {
   }
 
   /**
-   * A settlement the store could not take (it could not write) is sent again every CLAIM_RETRY_MS
-   * while the batch's leases last and the outbox runs: the store refuses it only if a lease moved
-   * on. Until it is recorded its deliveries stay leased, and on PostgreSQL a batch of the delivery
+   * A settlement the store could not take for now (a retryable error: it could not write) is sent
+   * again every CLAIM_RETRY_MS while the batch's leases last and the outbox runs: the store refuses
+   * it only if a lease moved on. Until it is recorded its deliveries stay leased, and on PostgreSQL a batch of the delivery
    * log holds its part of the log, so giving up at once would hold those webhooks' records back for
    * a whole lease. Given up, the leases run out and the records are delivered again, with the same
    * record ids.
@@ -261,9 +264,11 @@ export class ConnectorWorker {
   private async settleLater(settlements: Settlement[], claimed: readonly Claimed[], first: unknown): Promise<Set<string> | undefined> {
     const { clock, store, log } = this.host;
     const until = Math.min(...claimed.map((c) => c.delivery.leaseUntil ?? 0));
-    log.warn({ connector: this.name, err: describeError(first), count: settlements.length }, 'could not record delivery outcomes; trying again');
+    if (retryable(first)) {
+      log.warn({ connector: this.name, err: describeError(first), count: settlements.length }, 'could not record delivery outcomes; trying again');
+    }
     let last = first;
-    while (this.host.isRunning() && clock.now() + CLAIM_RETRY_MS < until) {
+    while (retryable(last) && this.host.isRunning() && clock.now() + CLAIM_RETRY_MS < until) {
       try {
         await clock.sleep(CLAIM_RETRY_MS, this.ctx.signal);
       } catch {
