@@ -256,10 +256,10 @@ export class ConnectorWorker {
   /**
    * A settlement the store could not take for now (a retryable error: it could not write) is sent
    * again every CLAIM_RETRY_MS while the batch's leases last and the outbox runs: the store refuses
-   * it only if a lease moved on. Until it is recorded its deliveries stay leased, and on PostgreSQL a batch of the delivery
-   * log holds its part of the log, so giving up at once would hold those webhooks' records back for
-   * a whole lease. Given up, the leases run out and the records are delivered again, with the same
-   * record ids.
+   * it only if a lease moved on. Until it is recorded its deliveries stay leased, and on PostgreSQL
+   * a batch of the delivery log holds its part of the log, so giving up at once would hold those
+   * webhooks' records back for a whole lease. Given up, the leases run out and the records are
+   * delivered again, with the same record ids.
    */
   private async settleLater(settlements: Settlement[], claimed: readonly Claimed[], first: unknown): Promise<Set<string> | undefined> {
     const { clock, store, log } = this.host;

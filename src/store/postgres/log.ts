@@ -187,8 +187,19 @@ async function asRows(db: Db, connector: string, entries: readonly Pick<EntryRow
  * (pending for its next try, or dead), the head of its key. Resolves with the ids settled.
  */
 export async function settleLog(db: Db, owner: string, settlements: readonly Settlement[]): Promise<string[]> {
-  if (settlements.length === 0) return [];
-  const connector = settlements[0]!.connector;
+  const byConnector = new Map<string, Settlement[]>();
+  for (const s of settlements) {
+    const batch = byConnector.get(s.connector);
+    if (batch) batch.push(s);
+    else byConnector.set(s.connector, [s]);
+  }
+  const settled: string[] = [];
+  for (const [connector, batch] of byConnector) settled.push(...await settleConnector(db, owner, connector, batch));
+  return settled;
+}
+
+/** The settlements of one connector's batches (settleLog). */
+async function settleConnector(db: Db, owner: string, connector: string, settlements: readonly Settlement[]): Promise<string[]> {
   const parts = [...new Map(settlements.map((s) => [s.log!.part, s.fence])).entries()];
   const { rows: moved } = await db.query<{ part: number }>(`WITH moved AS (
       UPDATE outbox_log_cursor c SET after = c.claimed_to, claimed_to = NULL, lease_owner = NULL, lease_until = NULL

@@ -107,14 +107,7 @@ export async function settle(db: Db, owner: string, settlements: readonly Settle
   }
   const settled = new Set<string>();
   for (const batch of fromRanges.values()) for (const id of await settleRange(db, owner, batch)) settled.add(id);
-  const fromLog = new Map<string, Settlement[]>();
-  for (const s of settlements) {
-    if (!s.log) continue;
-    const batch = fromLog.get(s.connector);
-    if (batch) batch.push(s);
-    else fromLog.set(s.connector, [s]);
-  }
-  for (const batch of fromLog.values()) for (const id of await settleLog(db, owner, batch)) settled.add(id);
+  for (const id of await settleLog(db, owner, settlements.filter((s) => s.log))) settled.add(id);
   const own = settlements.filter((s) => !s.range && !s.log);
   const done = own.filter((s) => s.status === 'done');
   const failed = own.filter((s): s is Extract<Settlement, { runAt: number }> => s.status !== 'done');
@@ -163,19 +156,10 @@ export async function settle(db: Db, owner: string, settlements: readonly Settle
       UPDATE outbox_record SET pending = pending - 1 WHERE id = ANY($1::text[]) AND id NOT IN (SELECT id FROM gone)`, [finished.map((r) => r.record_id)]);
   }
   for (const r of [...finished, ...retried]) settled.add(r.id);
-  for (const id of await settleUnmarked(db, owner, own.filter((s) => !settled.has(s.id)))) settled.add(id);
+  // A settlement that names no place may still be of a log record this replica holds (one made by hand).
+  const unmarked = own.filter((s) => !settled.has(s.id));
+  if (unmarked.length > 0) for (const id of await settleLog(db, owner, await markLog(db, owner, unmarked))) settled.add(id);
   return settlements.filter((s) => settled.has(s.id)).map((s) => s.id);
-}
-
-/** Settlements that name no place but are of log records this replica holds (made by hand, not by the worker). */
-async function settleUnmarked(db: Db, owner: string, settlements: readonly Settlement[]): Promise<string[]> {
-  if (settlements.length === 0) return [];
-  const marked = await markLog(db, owner, settlements);
-  const ids: string[] = [];
-  const byConnector = new Map<string, Settlement[]>();
-  for (const s of marked) byConnector.set(s.connector, [...(byConnector.get(s.connector) ?? []), s]);
-  for (const batch of byConnector.values()) ids.push(...await settleLog(db, owner, batch));
-  return ids;
 }
 
 export async function retry(db: Db, target: RetryTarget, now: number): Promise<string[]> {
