@@ -21,6 +21,18 @@ import { partOf } from '../log-parts.js';
  * holds it until it commits, so appends (of every replica) commit one after another.
  */
 
+/** The items by a key of theirs, each group in the order met. */
+function groupBy<T, K>(items: readonly T[], keyOf: (item: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
+}
+
 /** A record to append, as the append statements read it (JSON, one object per record). */
 export interface LogRecord {
   n: number;
@@ -115,12 +127,7 @@ export async function claimLog(db: Db, owner: string, request: ClaimRequest, lim
     FROM unnest($1::int[], $2::bigint[]) AS c(part, after)
     CROSS JOIN LATERAL (SELECT *, $3 = ANY(l.connectors) AS mine FROM outbox_log l WHERE l.part = c.part AND l.seq > c.after ORDER BY l.seq LIMIT $4) l`,
   [due.map((d) => d.part), due.map((d) => d.after), connector, share]);
-  const byPart = new Map<number, EntryRow[]>();
-  for (const entry of entries) {
-    const list = byPart.get(entry.part);
-    if (list) list.push(entry);
-    else byPart.set(entry.part, [entry]);
-  }
+  const byPart = groupBy(entries, (e) => e.part);
   // A part's batch ends before a key it has already (the connector gets one record of a key at a
   // time), and the batches end at `limit` records; parts not reached are left as they are.
   const batches: { part: number; to: number; items: EntryRow[] }[] = [];
@@ -171,14 +178,9 @@ export async function claimLog(db: Db, owner: string, request: ClaimRequest, lim
 
 /** Log records of one connector made delivery rows, each enqueued when it was appended. */
 async function asRows(db: Db, connector: string, entries: readonly Pick<EntryRow, 'record_id' | 'stream' | 'order_key' | 'body' | 'enqueued_at'>[]): Promise<void> {
-  const byTime = new Map<number, Enqueue[]>();
-  for (const e of entries) {
-    const record: Enqueue = { id: e.record_id, stream: e.stream, orderKey: e.order_key, json: e.body, connectors: [connector] };
-    const list = byTime.get(e.enqueued_at);
-    if (list) list.push(record);
-    else byTime.set(e.enqueued_at, [record]);
+  for (const [at, group] of groupBy(entries, (e) => e.enqueued_at)) {
+    await enqueue(db, group.map((e) => ({ id: e.record_id, stream: e.stream, orderKey: e.order_key, json: e.body, connectors: [connector] })), at);
   }
-  for (const [at, records] of byTime) await enqueue(db, records, at);
 }
 
 /**
@@ -187,14 +189,8 @@ async function asRows(db: Db, connector: string, entries: readonly Pick<EntryRow
  * (pending for its next try, or dead), the head of its key. Resolves with the ids settled.
  */
 export async function settleLog(db: Db, owner: string, settlements: readonly Settlement[]): Promise<string[]> {
-  const byConnector = new Map<string, Settlement[]>();
-  for (const s of settlements) {
-    const batch = byConnector.get(s.connector);
-    if (batch) batch.push(s);
-    else byConnector.set(s.connector, [s]);
-  }
   const settled: string[] = [];
-  for (const [connector, batch] of byConnector) settled.push(...await settleConnector(db, owner, connector, batch));
+  for (const [connector, batch] of groupBy(settlements, (s) => s.connector)) settled.push(...await settleConnector(db, owner, connector, batch));
   return settled;
 }
 
