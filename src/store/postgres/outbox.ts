@@ -6,6 +6,7 @@ import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, TAKEOVER_GRACE_MS, snapshotTable } fr
 import type { Db } from './db.js';
 import { KEEP_ATTEMPTS } from './history.js';
 import { claimLog, getOwed, listOwed, logNextRunAt, markLog, merged, owedCounts, settleLog, sweepLog } from './log.js';
+import { freeLost, type Held } from './lost-claims.js';
 import { claimRange, rangeCounts, rangeNextRunAt, reclaimRanges, settleRange } from './ranges.js';
 import { sharedKey } from './stream-tables.js';
 
@@ -64,7 +65,9 @@ interface RecordRow {
   text: string | null;
 }
 
-export async function claim(db: Db, owner: string, request: ClaimRequest): Promise<Claimed[]> {
+/** Claims a batch; `held` first frees this replica's leases of the connector that no batch of it holds (lost-claims.ts). */
+export async function claim(db: Db, owner: string, request: ClaimRequest, held?: Held): Promise<Claimed[]> {
+  if (held) await freeLost(db, owner, request.connector, held);
   // `= ANY(ARRAY(…))`, not a join: the planner then always finds the claimed rows by their key.
   const { rows } = await db.query<DeliveryRow>(`UPDATE outbox_delivery SET attempts = attempts + 1, lease_owner = $4, lease_until = $5, fence = fence + 1
     WHERE seq = ANY(ARRAY(SELECT seq FROM outbox_delivery WHERE connector = $1 AND status = 'pending' AND run_at <= $2

@@ -7,6 +7,7 @@ import { enqueue } from './enqueue.js';
 import * as history from './history.js';
 import * as inbox from './inbox.js';
 import * as outbox from './outbox.js';
+import { LostClaims } from './lost-claims.js';
 import * as outboxLookup from './outbox-lookup.js';
 import * as people from './people.js';
 import * as ranges from './ranges.js';
@@ -32,6 +33,7 @@ export function pgPortMethods(calls: PgCalls, self: Self, clock: Clock, advertis
     maxItems: 200,
     isUnavailable: (error) => (error as BridgeError).code === 'store.unavailable',
   });
+  const lost = new LostClaims();
   return {
     inbox: {
       accept: (entry, records) => accepts.call({ entry, records }),
@@ -49,8 +51,22 @@ export function pgPortMethods(calls: PgCalls, self: Self, clock: Clock, advertis
         await state.putState(db, patch);
         return added;
       }),
-      claim: (request) => lease((db) => outbox.claim(db, self.id, request)),
-      settle: (settlements) => lease((db) => outbox.settle(db, self.id, settlements)),
+      async claim(request) {
+        const held = lost.begin(request.connector, request.now);
+        try {
+          const claimed = await lease((db) => outbox.claim(db, self.id, request, held));
+          lost.answered(request.connector, claimed, held !== undefined);
+          return claimed;
+        } catch (error) {
+          lost.failed(request.connector);
+          throw error;
+        }
+      },
+      async settle(settlements) {
+        const settled = await lease((db) => outbox.settle(db, self.id, settlements));
+        lost.settled(settlements);
+        return settled;
+      },
       retry: (target, now) => write((db) => outbox.retry(db, target, now)),
       get: (id) => read((db) => outbox.getDelivery(db, id, clock.now())),
       list: (filter) => read((db) => outbox.list(db, filter, clock.now())),
