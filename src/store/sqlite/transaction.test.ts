@@ -55,7 +55,7 @@ describe('a failed sync of the WAL file', () => {
     expect(syncFailure(errno(undefined, 'sync failed'))).toEqual({ code: 'SQLITE_IOERR_FSYNC (EIO)', message: 'sync failed' });
   });
 
-  it('ranks a reason that names a full disk over SQLite\'s bare I/O errors, and the thread\'s end over both', () => {
+  it('ranks a reason that names a full disk over SQLite\'s bare I/O errors, the thread\'s end over both, a busy WAL under all', () => {
     const full = syncFailure(Object.assign(new Error('ENOSPC: no space left on device, fdatasync'), { code: 'ENOSPC' }));
     const reasons = {
       sqliteFull: 'SQLITE_FULL: database or disk is full',
@@ -63,8 +63,9 @@ describe('a failed sync of the WAL file', () => {
       ownFsync: 'SQLITE_IOERR_FSYNC: disk I/O error',
       syncEio: 'SQLITE_IOERR_FSYNC (EIO): EIO: i/o error, fdatasync',
       threadGone: 'the database thread exited (1)',
+      busy: 'SQLITE_BUSY: the WAL cannot be copied back whole while a reader holds it',
     };
     expect(Object.fromEntries(Object.entries(reasons).map(([name, reason]) => [name, outageRank(reason)])))
-      .toEqual({ sqliteFull: 1, syncFull: 1, ownFsync: 0, syncEio: 0, threadGone: 2 });
+      .toEqual({ sqliteFull: 1, syncFull: 1, ownFsync: 0, syncEio: 0, threadGone: 2, busy: -1 });
   });
 });

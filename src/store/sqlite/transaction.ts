@@ -31,10 +31,13 @@ export function syncFailure(error: NodeJS.ErrnoException): WireError {
  * full disk (SQLITE_FULL, a WAL sync's ENOSPC) over the others: a full disk also fails SQLite's own
  * fsyncs, with a bare "SQLITE_IOERR_FSYNC: disk I/O error" that carries no errno, and /readyz
  * should go on saying that the disk is full. Anything that is not SQLite's answer to a write (the
- * database thread exited) over all of them.
+ * database thread exited) over all of them, and a busy WAL under all of them.
  */
 export function outageRank(reason: string): number {
   if (!reason.startsWith('SQLITE_')) return 2;
+  // A wait for a reader (or the checkpointer) to let go of the WAL: the repair of a failed sync
+  // meets it, and it says nothing of why the store stopped writing.
+  if (reason.startsWith('SQLITE_BUSY')) return -1;
   return /^SQLITE_FULL|^SQLITE_IOERR_FSYNC \(ENOSPC\)/.test(reason) ? 1 : 0;
 }
 
