@@ -63,13 +63,21 @@ describe.each(ENGINES)('poller on %s', (engine) => {
 
   it('a failed read stops the other before the cycle ends, so nothing of it is staged later', async () => {
     let stopped = false;
+    let reading!: () => void;
+    const studentsRead = new Promise<void>((resolve) => (reading = resolve));
     lists.listStudents = (opts) => new Promise((_, reject) => {
       opts?.signal?.addEventListener('abort', () => {
         stopped = true;
         reject(opts.signal!.reason);
       }, { once: true });
+      reading();
     });
-    lists.listUsers = () => Promise.reject(new BridgeError('upstream.invalid_json', 'truncated body'));
+    // The users' read fails once the students' is under way (each first asks the store a few
+    // things, in no set order).
+    lists.listUsers = async () => {
+      await studentsRead;
+      throw new BridgeError('upstream.invalid_json', 'truncated body');
+    };
     expect(await poller.runCycle()).toMatchObject({ outcome: 'failed', reason: 'upstream.invalid_json' });
     expect(stopped).toBe(true);
   });
