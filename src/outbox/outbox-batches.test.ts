@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { OutboxStore, RoleStore, Settlement, StoreChange } from '../store/index.js';
 import type { Connector } from '../connectors/types.js';
+import { BridgeError } from '../errors.js';
+import { eventually } from '../../test/support/net.js';
 import { change, nextEvent, scriptedConnector } from '../../test/support/outbox.js';
 import { retryable, rejected, deferred, counting, queuedBeforeStart, settlementHeldForClaim, setup, type SetupOptions } from '../../test/support/outbox-setup.js';
 
@@ -354,6 +356,40 @@ describe('outbox batches', () => {
       await outbox.whenIdle();
       const why = 'outbox.held: claimed while deliveries were held; handed back before it started';
       expect(a.calls).toEqual([]);
+      expect((await store.outbox.list()).map((d) => [d.status, d.attempts, d.lastError])).toEqual([['pending', 0, why], ['pending', 0, why]]);
+      resume!();
+      await outbox.whenIdle();
+      expect(a.calls).toEqual([records.map((r) => r.id)]);
+    });
+
+    it('goes back once the store takes its settlement again, when it could not at first', async () => {
+      const records = [1, 2].map((k) => change('students', k));
+      const log: string[] = [];
+      const armed: { hold?: () => () => void } = {};
+      let resume: (() => void) | undefined;
+      let failing = 1;
+      const a = scriptedConnector(undefined, 2);
+      const failOnce = (target: OutboxStore): OutboxStore => new Proxy(target, {
+        get(object, prop, receiver) {
+          const value: unknown = Reflect.get(object, prop, receiver);
+          if (prop === 'settle' && failing > 0) {
+            return async () => {
+              failing -= 1;
+              throw new BridgeError('store.unavailable', 'the store cannot write now', { retryable: true });
+            };
+          }
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(object) : value;
+        },
+      });
+      const onClaim = () => void (armed.hold && log.at(-1) !== 'claim ' && (resume ??= armed.hold()));
+      const { outbox, store, clock } = await setup([{ name: 'a', connector: a.connector }], { wrap: (target) => failOnce(logged(log, onClaim)(target)) });
+      armed.hold = () => outbox.holdDeliveries();
+      await outbox.enqueue(records);
+      await eventually(() => (clock.slept.includes(1000) ? true : undefined), 10_000, 'the worker\'s wait before it settles again');
+      clock.advance(1000);
+      await outbox.whenIdle();
+      expect(failing).toBe(0);
+      const why = 'outbox.held: claimed while deliveries were held; handed back before it started';
       expect((await store.outbox.list()).map((d) => [d.status, d.attempts, d.lastError])).toEqual([['pending', 0, why], ['pending', 0, why]]);
       resume!();
       await outbox.whenIdle();

@@ -172,13 +172,17 @@ export class ConnectorWorker {
     return false;
   }
 
+  /** Gives an unstarted batch back, its attempt not counted; a settlement the store cannot take now is sent again (settleLater). */
   private async handBack(claimed: Claimed[], why: string): Promise<void> {
     const now = this.host.clock.now();
     const error = new BridgeError('outbox.held', why, { retryable: true });
     const context = { now, policy: this.host.policy, random: 0, stopping: true };
-    await this.host.store.settle(claimed.map((c) => settle(c.delivery, { status: 'retry', error }, context).settlement)).catch((err: unknown) => {
-      this.host.log.warn({ connector: this.name, err: describeError(err) }, 'could not hand back a held batch; it is due again when its lease runs out');
-    });
+    const settlements = claimed.map((c) => settle(c.delivery, { status: 'retry', error }, context).settlement);
+    try {
+      await this.host.store.settle(settlements);
+    } catch (err) {
+      await this.settleLater(settlements, claimed, err);
+    }
   }
 
   private start(claimed: Claimed[]): void {
