@@ -73,6 +73,8 @@ describe('the image, run as it is built', () => {
     await writeFile(config, await readFile('config/example.production.yaml', 'utf8'));
     const { box, volume } = await container({ env, files: { [config]: '/app/config/schoolbridge.yaml' } });
     await until(async () => ((await get(box, '/healthz')).status === 200 ? true : undefined), box, '/healthz');
+    // The server answers while the daemon starts; the line that names the config comes once it has.
+    await until(async () => (box.output().includes('schoolbridge is running') ? true : undefined), box, 'the line saying it runs');
     expect(box.output()).toContain('"config":"/app/config/schoolbridge.yaml"');
     expect(await readdir(volume)).toEqual(expect.arrayContaining(['schoolbridge.db']));
     // The example's upstream cannot be reached from here: not ready, yet healthy (nothing to fix in it).
