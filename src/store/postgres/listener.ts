@@ -42,7 +42,16 @@ export function createListener(options: { url: string; log: Logger; clock: Clock
     current.on('notification', (message) => {
       if (message.channel === CHANNEL && message.payload !== undefined && CHANGES.has(message.payload)) tell(message.payload as StoreChange);
     });
-    await current.connect();
+    // A client ended while it connects (by stop) never settles its connect(): its end counts too.
+    let failure: unknown;
+    const connected = current.connect().then(() => true, (error: unknown) => {
+      failure = error;
+      return false;
+    });
+    if (!(await Promise.race([connected, ended.then(() => false)]))) {
+      if (failure !== undefined) throw failure;
+      return;
+    }
     await current.query(`LISTEN ${CHANNEL}`);
     // What was notified while this replica was not listening is unknown: look at everything once.
     tell('outbox');
