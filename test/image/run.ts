@@ -124,6 +124,13 @@ export async function runImage(spec: ImageSpec, root: string, options: RunOption
       return exited;
     },
     kill() {
+      // The namespace's PID 1 first: it runs as the image's user, so unshare's --kill-child does not
+      // reach it (a change of user clears the parent-death signal), and it would outlive the test.
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // it has ended
+      }
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     },
   };
