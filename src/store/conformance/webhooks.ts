@@ -4,7 +4,7 @@ import { NOW, dead, done, event, outcome, record, retryLater, type Harness } fro
 
 /**
  * The deliveries of webhooks' records (`inbox.accept`), which an engine may keep apart from the
- * queued ones (PostgreSQL's delivery log): the same promises of order, leases, listing and counts.
+ * queued ones (the delivery log): the same promises of order, leases, listing and counts.
  */
 export function webhookCases({ open, claim, shared }: Harness): void {
   const accept = (store: Store, id: string, key: string, connectors = ['a']) =>
@@ -51,6 +51,15 @@ export function webhookCases({ open, claim, shared }: Harness): void {
         order.push(batch[0]!.delivery.recordId);
       }
       expect(order).toEqual(['events:k0', 'events:k1', 'events:k2', 'events:k3']);
+    });
+
+    it('come in one batch in the order accepted, whatever keys they have', async () => {
+      const store = await open();
+      // Keys of the log's parts 8, 5 and 1 (log-parts.test.ts): accepted in the reverse of that order.
+      await accept(store, 'x1', 'invoices:1');
+      await accept(store, 'x2', '');
+      await accept(store, 'x3', 'events:1');
+      expect((await claim(store, 'a', 10)).map((c) => c.delivery.recordId)).toEqual(['events:x1', 'events:x2', 'events:x3']);
     });
 
     it('have several batches in flight at once for one connector', async () => {

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { Enqueue, InboxEntry, QuarantineEntry } from '../port.js';
 import { likeContains } from '../history-rules.js';
-import { enqueue } from './enqueue.js';
+import { append } from './log.js';
 import { sql } from './statements.js';
 
 /** The inbox and quarantine on SQLite (the port's InboxStore; each function runs inside a transaction). */
@@ -38,7 +38,7 @@ function insertEvent(db: Db, entry: InboxEntry): boolean {
 export function accept(db: Db, entry: InboxEntry, records: readonly Enqueue[]): 'stored' | 'duplicate' {
   if (!insertEvent(db, entry)) return 'duplicate';
   sql(db, 'DELETE FROM quarantine WHERE id = ?').run(entry.id);
-  enqueue(db, records, entry.receivedAtMs);
+  append(db, records, entry.receivedAtMs);
   return 'stored';
 }
 
@@ -56,7 +56,7 @@ export function reprocess(db: Db, id: string, expected: number, recordIds: strin
   const updated = sql(db, 'UPDATE inbox SET reprocessed = ?, record_ids = ? WHERE id = ? AND reprocessed = ?')
     .run(expected + 1, JSON.stringify(recordIds), id, expected);
   if (updated.changes === 0) return false;
-  enqueue(db, records, now);
+  append(db, records, now);
   return true;
 }
 

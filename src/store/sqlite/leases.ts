@@ -11,8 +11,11 @@ export interface Lease {
   fence: number;
   owner: string;
   until: number;
-  /** A created range's batch: the last key it covers and how many rows (ranges.ts). */
-  batch?: { to: Key; count: number };
+  /**
+   * A batch of a range (ranges.ts) or of the delivery log (log.ts): the last key or number it
+   * covers, how many rows, and for the log each record's enqueue time by its number.
+   */
+  batch?: { to: Key; count: number; enqueuedAt?: ReadonlyMap<number, number> };
   /** The delivery row's `seq`, by which a claim skips deliveries in flight without reading them. */
   seq?: number;
 }
@@ -77,6 +80,12 @@ export class LeaseTable {
   held(id: string, now: number): boolean {
     const lease = this.leases.get(id);
     return lease !== undefined && lease.until > now;
+  }
+
+  /** The lease of `id` if it holds at `now`. */
+  holding(id: string, now: number): Lease | undefined {
+    const lease = this.leases.get(id);
+    return lease !== undefined && lease.until > now ? lease : undefined;
   }
 
   /** `held` for a delivery row known by its `seq` (one claimed with it). */

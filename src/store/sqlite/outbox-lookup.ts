@@ -2,7 +2,8 @@ import type Database from 'better-sqlite3';
 import { mergeRetrying, type RetryingRow } from '../history-rules.js';
 import type { DeliveryLookup, ListedDelivery, Retrying } from '../port.js';
 import { leasesOf } from './leases.js';
-import { DELIVERY_COLUMNS, toDelivery, type DeliveryRow } from './outbox.js';
+import { lookupOwed } from './log.js';
+import { DELIVERY_COLUMNS, mergeListed, toDelivery, type DeliveryRow } from './outbox.js';
 import { sql } from './statements.js';
 
 /**
@@ -27,12 +28,13 @@ export function lookup(db: Db, query: DeliveryLookup, now: number): ListedDelive
   const heldBy = new Map<string, string>();
   for (const row of rows.values()) if (row.status !== 'blocked') heldBy.set(`${row.connector}\u0000${row.order_key}`, row.id);
   const leases = leasesOf(db);
-  return [...rows.values()].sort((a, b) => a.seq - b.seq).map((row) => {
+  const listed = [...rows.values()].sort((a, b) => a.seq - b.seq).map((row): ListedDelivery => {
     const delivery = leases.overlay(toDelivery(row), now);
     if (delivery.status !== 'blocked') return delivery;
     const head = heldBy.get(`${row.connector}\u0000${row.order_key}`) ?? headOf(db, row);
     return { ...delivery, status: 'pending' as const, ...(head === undefined ? {} : { waitingFor: head }) };
   });
+  return mergeListed(listed, lookupOwed(db, query.ids ?? [], query.keys ?? [], now));
 }
 
 function headOf(db: Db, row: DeliveryRow): string | undefined {

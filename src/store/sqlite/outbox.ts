@@ -6,6 +6,7 @@ import type {
 import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, snapshotTable } from '../tables.js';
 import { attemptRow, recordAttempts, type AttemptRow } from './history.js';
 import { leasesOf } from './leases.js';
+import { claimLog, getOwed, listOwed, logNextRunAt, markLog, owedCounts, settleLog } from './log.js';
 import { claimRange, rangeCounts, rangeNextRunAt, settleRange } from './ranges.js';
 import { sql } from './statements.js';
 
@@ -17,6 +18,8 @@ import { sql } from './statements.js';
  * `outbox_head` allows one pending or dead delivery per key); later ones wait `blocked` and the oldest
  * of them becomes pending when the head is done. A dead head keeps its key waiting, and nothing else.
  * Leases live in the database thread's memory (leases.ts): a delivery in flight is `pending` on disk.
+ * A webhook's records are kept apart, once each in the delivery log (log.ts), and a claim takes
+ * rows first, then log records, then a first cycle's ranges (ranges.ts).
  */
 type Db = Database.Database;
 
@@ -142,7 +145,8 @@ export function claim(db: Db, owner: string, request: ClaimRequest): Claimed[] {
     out.push(claimedOf(db, row, request.connector, owner, leases.take(row.id, owner, until, { seq })));
     if (out.length >= request.limit) return out;
   }
-  return [...out, ...claimRange(db, owner, request, request.limit - out.length)];
+  out.push(...claimLog(db, owner, request, request.limit - out.length));
+  return out.length < request.limit ? [...out, ...claimRange(db, owner, request, request.limit - out.length)] : out;
 }
 
 /**
@@ -155,7 +159,13 @@ export function settle(db: Db, owner: string, settlements: readonly Settlement[]
   const fromRanges = new Map<string, Settlement[]>();
   const done = new Map<string, Settlement>();
   const attempts: AttemptRow[] = [];
+  const fromLog: Settlement[] = [];
+  const unmarked: Settlement[] = [];
   for (const s of settlements) {
+    if (s.log) {
+      fromLog.push(s);
+      continue;
+    }
     if (s.range) {
       const group = `${s.connector}\u0000${s.range.stream}\u0000${s.range.part}`;
       const batch = fromRanges.get(group);
@@ -163,7 +173,10 @@ export function settle(db: Db, owner: string, settlements: readonly Settlement[]
       else fromRanges.set(group, [s]);
       continue;
     }
-    if (!leases.end(s.id, s.fence, owner)) continue;
+    if (!leases.end(s.id, s.fence, owner)) {
+      unmarked.push(s);
+      continue;
+    }
     if (s.status === 'done') {
       done.set(s.id, s);
       continue;
@@ -176,6 +189,9 @@ export function settle(db: Db, owner: string, settlements: readonly Settlement[]
     }
   }
   for (const batch of fromRanges.values()) settled.push(...settleRange(db, owner, batch, attempts));
+  // A settlement that names no place may still be of a log record this replica holds (one made by hand).
+  if (unmarked.length > 0) fromLog.push(...markLog(db, owner, unmarked, Math.max(...unmarked.map((s) => s.at))));
+  if (fromLog.length > 0) settled.push(...settleLog(db, owner, fromLog, attempts));
   const finished = done.size === 0 ? [] : sql(db, `DELETE FROM outbox_delivery WHERE id IN (SELECT value FROM json_each(?))
     RETURNING id, connector, order_key, record_id, enqueued_at, body IS NULL AS shared`)
     .all(JSON.stringify([...done.keys()])) as { id: string; connector: string; order_key: string; record_id: string; enqueued_at: number; shared: 0 | 1 }[];
@@ -224,7 +240,7 @@ export function retry(db: Db, target: RetryTarget, now: number): string[] {
 
 export function getDelivery(db: Db, id: string, now: number): Delivery | undefined {
   const row = sql(db, `SELECT ${COLUMNS} FROM outbox_delivery WHERE id = ?`).get(id) as DeliveryRow | undefined;
-  return row && leasesOf(db).overlay(toDelivery(row), now);
+  return row ? leasesOf(db).overlay(toDelivery(row), now) : getOwed(db, id, now);
 }
 
 const STATES: Record<NonNullable<DeliveryFilter['state']>, string> = {
@@ -251,7 +267,18 @@ export function list(db: Db, filter: DeliveryFilter = {}, now: number): ListedDe
     if (delivery.status !== 'blocked') return delivery;
     return { ...delivery, status: 'pending' as const, ...(row.waiting_for === null ? {} : { waitingFor: row.waiting_for }) };
   });
-  return filter.state === 'active' ? listed.filter((d) => d.status === 'active') : listed;
+  const own = filter.state === 'active' ? listed.filter((d) => d.status === 'active') : listed;
+  return mergeListed(own, listOwed(db, filter, now), filter.limit);
+}
+
+/**
+ * Rows and log records together in enqueue order, up to `limit`. By enqueue time first: the log
+ * numbers its records apart from the rows (log.ts), so only within each are the numbers an order.
+ */
+export function mergeListed(rows: readonly ListedDelivery[], owed: readonly ListedDelivery[], limit?: number): ListedDelivery[] {
+  if (owed.length === 0) return [...rows];
+  const all = [...rows, ...owed].sort((a, b) => a.enqueuedAt - b.enqueuedAt || a.seq - b.seq || (a.connector < b.connector ? -1 : a.connector > b.connector ? 1 : 0));
+  return limit === undefined ? all : all.slice(0, Math.max(0, Math.floor(limit)));
 }
 
 /**
@@ -265,6 +292,7 @@ export const COUNTS = ['pending', 'blocked', 'dead']
 
 export function counts(db: Db): Map<string, OutboxCounts> {
   const out = new Map<string, OutboxCounts>([...rangeCounts(db)].map(([connector, n]) => [connector, { depth: n, dead: 0 }]));
+  for (const [connector, n] of owedCounts(db)) out.set(connector, { depth: (out.get(connector)?.depth ?? 0) + n, dead: 0 });
   const rows = sql(db, COUNTS).all() as { connector: string; status: DeliveryStatus; n: number }[];
   for (const { connector, status, n } of rows) {
     const c = out.get(connector) ?? { depth: 0, dead: 0 };
@@ -279,10 +307,11 @@ export function counts(db: Db): Map<string, OutboxCounts> {
 export function nextRunAt(db: Db, connector: string, now: number): number | undefined {
   const leases = leasesOf(db);
   // DUE with no bound on the run time: pending deliveries due later count too.
+  const others = Math.min(rangeNextRunAt(db, connector, now) ?? Infinity, logNextRunAt(db, connector, now) ?? Infinity);
   for (const row of pages<{ seq: number; run_at: number }>(db, DUE, [connector, Infinity])) {
-    if (!leases.heldSeq(row.seq, now)) return Math.min(row.run_at, rangeNextRunAt(db, connector, now) ?? Infinity);
+    if (!leases.heldSeq(row.seq, now)) return Math.min(row.run_at, others);
   }
-  return rangeNextRunAt(db, connector, now);
+  return others === Infinity ? undefined : others;
 }
 
 export function sweep(db: Db, now: number): { reclaimed: number } {

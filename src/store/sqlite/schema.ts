@@ -115,6 +115,17 @@ const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE person_dirty (stream TEXT NOT NULL, key INTEGER NOT NULL, PRIMARY KEY (stream, key)) WITHOUT ROWID;
   `,
+  // The delivery log (log.ts): a webhook's records once each, in parts by order key, and per
+  // connector and part a cursor. AUTOINCREMENT: a number is never given twice, or a cursor past a
+  // pruned record would pass a new one that took its number.
+  `
+  CREATE TABLE outbox_log (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, part INTEGER NOT NULL, record_id TEXT NOT NULL, stream TEXT NOT NULL, order_key TEXT NOT NULL,
+    connectors TEXT NOT NULL, body TEXT NOT NULL, enqueued_at INTEGER NOT NULL);
+  CREATE INDEX outbox_log_part ON outbox_log (part, seq);
+  CREATE TABLE outbox_log_cursor (connector TEXT NOT NULL, part INTEGER NOT NULL, after INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (connector, part)) WITHOUT ROWID;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -4,6 +4,7 @@ import { leasesOf } from './leases.js';
 import type { Operations } from './operations.js';
 import type { Call, Result, WireError } from './protocol.js';
 import { leaseId as rangeLeaseId } from './ranges.js';
+import { logLeaseId } from './log.js';
 
 /*
  * One transaction of the database thread (db-thread.ts): its calls together, or, if one fails, each
@@ -122,7 +123,8 @@ export function endClaims(conn: Database.Database, batch: readonly Call[], resul
   batch.forEach((call, i) => {
     if (call.op !== 'claim' || !Array.isArray(results[i]?.value)) return;
     for (const { delivery } of results[i]!.value as Claimed[]) {
-      const id = delivery.range ? rangeLeaseId(delivery.connector, delivery.range.stream, delivery.range.part) : delivery.id;
+      const id = delivery.range ? rangeLeaseId(delivery.connector, delivery.range.stream, delivery.range.part)
+        : delivery.log ? logLeaseId(delivery.connector, delivery.log.part) : delivery.id;
       leases.end(id, delivery.fence, delivery.leaseOwner ?? '');
     }
   });
