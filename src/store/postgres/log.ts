@@ -6,6 +6,7 @@ import type { Db } from './db.js';
 import { enqueue } from './enqueue.js';
 import { KEEP_ATTEMPTS } from './history.js';
 import { partOf } from '../log-parts.js';
+import type { OwedRow } from '../log-rows.js';
 
 /**
  * The delivery log on PostgreSQL (docs/store.md, "The delivery log"): a webhook's records are kept
@@ -244,14 +245,7 @@ export async function markLog(db: Db, owner: string, settlements: readonly Settl
 }
 
 /** A record of the log a connector still owes, with its cursor's lease. */
-interface OwedRow {
-  connector: string;
-  part: number;
-  seq: number;
-  record_id: string;
-  stream: Stream;
-  order_key: string;
-  enqueued_at: number;
+interface OwedLeaseRow extends OwedRow {
   claimed_to: number | null;
   lease_owner: string | null;
   lease_until: number | null;
@@ -267,7 +261,7 @@ const OWED = (where: string) => `SELECT * FROM (
     FROM outbox_log_cursor c JOIN outbox_log l ON l.part = c.part AND l.seq > c.after AND c.connector = ANY(l.connectors)
   ) o WHERE $1::bigint IS NOT NULL AND NOT EXISTS (SELECT 1 FROM outbox_delivery d WHERE d.id = o.connector || ':' || o.record_id) AND ${where}`;
 
-function toDelivery(row: OwedRow, now: number): Delivery {
+function toDelivery(row: OwedLeaseRow, now: number): Delivery {
   const active = row.claimed_to !== null && row.seq <= row.claimed_to && row.lease_until !== null && row.lease_until > now;
   return {
     id: deliveryId(row.connector, row.record_id), connector: row.connector, recordId: row.record_id, stream: row.stream, orderKey: row.order_key,
@@ -280,14 +274,14 @@ function toDelivery(row: OwedRow, now: number): Delivery {
 const byOrder = (a: Delivery, b: Delivery) => a.seq - b.seq || (a.connector < b.connector ? -1 : a.connector > b.connector ? 1 : 0);
 
 export async function getOwed(db: Db, id: string, now: number): Promise<Delivery | undefined> {
-  const { rows } = await db.query<OwedRow>(OWED(`o.connector || ':' || o.record_id = $2`), [now, id]);
+  const { rows } = await db.query<OwedLeaseRow>(OWED(`o.connector || ':' || o.record_id = $2`), [now, id]);
   return rows[0] && toDelivery(rows[0], now);
 }
 
 export async function listOwed(db: Db, filter: DeliveryFilter, now: number): Promise<ListedDelivery[]> {
   if (filter.state === 'dead') return [];
   const active = `o.claimed_to IS NOT NULL AND o.seq <= o.claimed_to AND o.lease_until > $1`;
-  const { rows } = await db.query<OwedRow>(`${OWED(`($2::text IS NULL OR o.connector = $2) AND ${filter.state === 'active' ? active : 'true'}`)}
+  const { rows } = await db.query<OwedLeaseRow>(`${OWED(`($2::text IS NULL OR o.connector = $2) AND ${filter.state === 'active' ? active : 'true'}`)}
     ORDER BY o.seq, o.connector LIMIT $3`,
   [now, filter.connector ?? null, filter.limit === undefined ? null : Math.max(0, Math.floor(filter.limit))]);
   return rows.map((row) => toDelivery(row, now));
@@ -295,7 +289,7 @@ export async function listOwed(db: Db, filter: DeliveryFilter, now: number): Pro
 
 export async function lookupOwed(db: Db, ids: readonly string[], keys: readonly { connector: string; orderKey: string }[], now: number): Promise<ListedDelivery[]> {
   if (ids.length === 0 && keys.length === 0) return [];
-  const { rows } = await db.query<OwedRow>(`${OWED(`(o.connector || ':' || o.record_id = ANY($2::text[])
+  const { rows } = await db.query<OwedLeaseRow>(`${OWED(`(o.connector || ':' || o.record_id = ANY($2::text[])
     OR (o.connector, o.order_key) IN (SELECT * FROM unnest($3::text[], $4::text[])))`)} ORDER BY o.seq, o.connector`,
   [now, ids, keys.map((k) => k.connector), keys.map((k) => k.orderKey)]);
   return rows.map((row) => toDelivery(row, now));

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { Stream } from '../../records.js';
 import { partOf } from '../log-parts.js';
+import type { OwedRow } from '../log-rows.js';
 import type { ClaimRequest, Claimed, Delivery, DeliveryFilter, Enqueue, ListedDelivery, Settlement } from '../port.js';
 import { deliveryId } from '../tables.js';
 import { enqueue } from './enqueue.js';
@@ -198,17 +199,6 @@ export function markLog(db: Db, owner: string, settlements: readonly Settlement[
     }
   }
   return out;
-}
-
-/** A record of the log a connector still owes. */
-interface OwedRow {
-  connector: string;
-  part: number;
-  seq: number;
-  record_id: string;
-  stream: Stream;
-  order_key: string;
-  enqueued_at: number;
 }
 
 /**
