@@ -1,4 +1,3 @@
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { JSONFile } from 'lowdb/node';
 import type { Dispatcher } from 'undici';
@@ -6,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import type { Config } from './config/index.js';
 import { createSandbox, type Sandbox, type SandboxDocument } from '../sandbox/index.js';
+import { makeDir } from './files/make-dir.js';
 import { createUpstreamClient, type UpstreamClient } from './upstream/index.js';
 
 /** The embedded sandbox's school, kept between runs beside the store (sandbox/document.ts). */
@@ -38,7 +38,7 @@ export async function createUpstream(config: Config, deps: UpstreamDeps): Promis
   const clientSecret = config.upstream.clientSecret ?? (isSandbox ? 'sandbox-secret' : undefined);
   let sandbox: Sandbox | undefined;
   if (isSandbox && !deps.sandboxUrl) {
-    await mkdir(config.store.dir, { recursive: true });
+    await makeDir(config.store.dir);
     sandbox = createSandbox({
       port: config.sandbox.port,
       students: config.sandbox.students,

@@ -1,7 +1,8 @@
 import { constants } from 'node:fs';
-import { access, mkdir } from 'node:fs/promises';
+import { access } from 'node:fs/promises';
 import type { CheckResult, ConnectorContext } from '../../src/connectors/types.js';
 import { describeError } from '../../src/errors.js';
+import { makeDir } from '../../src/files/make-dir.js';
 import { originOf, probe } from '../../src/http/probe.js';
 import type { AccountingConfig } from './schema.js';
 
@@ -15,7 +16,7 @@ export async function checkAccounting(ctx: ConnectorContext<AccountingConfig>): 
   const { ledgerDir, url, headers, timeoutMs } = ctx.config;
   if (ledgerDir) {
     try {
-      await mkdir(ledgerDir, { recursive: true });
+      await makeDir(ledgerDir);
       await access(ledgerDir, constants.W_OK);
     } catch (error) {
       return { ok: false, reason: `ledger directory ${ledgerDir} is not writable: ${describeError(error)}; fix its permissions or this connector's ledgerDir` };

@@ -1,9 +1,10 @@
-import { mkdir, open, readFile, readdir, type FileHandle } from 'node:fs/promises';
+import { open, readFile, readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { csvHeader, toCsvRow, type CsvFormat } from '../../src/csv.js';
 import { BridgeError } from '../../src/errors.js';
 import { syncDir, truncateDurably } from '../../src/files/durable.js';
+import { makeDir } from '../../src/files/make-dir.js';
 import { readCsv, separatorOf } from './csv-read.js';
 import type { FeedBodyV1 } from './feed.js';
 import { LEDGER_COLUMNS, LEDGER_FILE, LEDGER_LABELS, ledgerFileName, ledgerRow } from './ledger-row.js';
@@ -124,7 +125,7 @@ async function firstLine(file: FileHandle): Promise<string> {
 
 /** Reads every ledger file's record ids, cutting off a torn last row where a crash left one. */
 async function readWrittenIds(dir: string, log: Logger): Promise<Set<string>> {
-  await mkdir(dir, { recursive: true });
+  await makeDir(dir);
   const ids = new Set<string>();
   const names = (await readdir(dir)).filter((name) => LEDGER_FILE.test(name)).sort();
   for (const name of names) {

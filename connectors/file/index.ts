@@ -1,7 +1,8 @@
-import { access, constants, mkdir } from 'node:fs/promises';
+import { access, constants } from 'node:fs/promises';
 import path from 'node:path';
 import type { Connector, ConnectorContext, DeliveryOutcome } from '../../src/connectors/types.js';
 import { BridgeError, describeError } from '../../src/errors.js';
+import { makeDir } from '../../src/files/make-dir.js';
 import type { RosterRecord } from '../../src/records.js';
 import { JsonlFile } from './jsonl-file.js';
 import { rosterFileName, writeRosterCsv } from './roster-csv.js';
@@ -26,7 +27,7 @@ export const fileConnector = {
 
   async check(ctx) {
     try {
-      await mkdir(ctx.config.dir, { recursive: true });
+      await makeDir(ctx.config.dir);
       await access(ctx.config.dir, constants.W_OK);
       return { ok: true };
     } catch (error) {
@@ -92,6 +93,6 @@ function jsonlFile(ctx: ConnectorContext<FileConfig>, stream: string): JsonlFile
 
 async function ensureDir(ctx: ConnectorContext<FileConfig>): Promise<void> {
   if (ctx.cache.get('dir') === ctx.config.dir) return;
-  await mkdir(ctx.config.dir, { recursive: true });
+  await makeDir(ctx.config.dir);
   ctx.cache.set('dir', ctx.config.dir);
 }

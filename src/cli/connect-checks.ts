@@ -1,4 +1,4 @@
-import { mkdir, unlink, writeFile } from 'node:fs/promises';
+import { unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -7,6 +7,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import { maskSecrets } from '../config/index.js';
+import { makeDir } from '../files/make-dir.js';
 import { createConnectorInstances } from '../outbox/index.js';
 import { describeError, isBridgeError } from '../errors.js';
 import type { LockInfo } from '../store/index.js';
@@ -52,7 +53,7 @@ async function checkStore(config: Config): Promise<ConnectCheck> {
   // A file written and removed: it also fails on a read-only file system, which a mode check misses.
   const probe = path.join(config.store.dir, `.write-check-${process.pid}`);
   try {
-    await mkdir(config.store.dir, { recursive: true });
+    await makeDir(config.store.dir);
     await writeFile(probe, '');
     await unlink(probe);
     return { item: 'store', ok: true, detail: `store.dir ${config.store.dir} is writable` };

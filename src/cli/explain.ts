@@ -1,7 +1,8 @@
-import { access, constants, mkdir } from 'node:fs/promises';
+import { access, constants } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config/index.js';
 import { BridgeError } from '../errors.js';
+import { makeDir } from '../files/make-dir.js';
 
 /**
  * Errors of the file system as the fix a person makes: the config key whose directory is refused.
@@ -45,7 +46,7 @@ export function explainFsError(error: unknown, config: Config): unknown {
 export async function checkStoreDir(config: Config): Promise<void> {
   if (config.store.driver !== 'sqlite') return;
   try {
-    await mkdir(config.store.dir, { recursive: true });
+    await makeDir(config.store.dir);
     await access(config.store.dir, constants.W_OK);
   } catch (error) {
     throw explainFsError(await whyNotCreated(config.store.dir, error), config);

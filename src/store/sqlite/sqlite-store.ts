@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../../clock.js';
+import { makeDir } from '../../files/make-dir.js';
 import { createHealth } from '../health.js';
 import { createLocalRoles } from '../local-roles.js';
 import { startHeartbeat } from '../heartbeat.js';
@@ -63,7 +63,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     },
     async start() {
       if (state !== 'new') return;
-      await mkdir(dir, { recursive: true });
+      await makeDir(dir);
       await refuseOldFormat(dir);
       lock = await acquireLock(dir);
       try {
