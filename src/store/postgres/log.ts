@@ -5,6 +5,7 @@ import { REPLICA_TTL_MS, TAKEOVER_GRACE_MS, deliveryId } from '../tables.js';
 import type { Db } from './db.js';
 import { enqueue } from './enqueue.js';
 import { KEEP_ATTEMPTS } from './history.js';
+import { groupBy } from '../group-by.js';
 import { partOf } from '../log-parts.js';
 import type { OwedRow } from '../log-rows.js';
 
@@ -21,18 +22,6 @@ import type { OwedRow } from '../log-rows.js';
  * lower number: an append takes the row lock of `outbox_log_head` before it numbers its records and
  * holds it until it commits, so appends (of every replica) commit one after another.
  */
-
-/** The items by a key of theirs, each group in the order met. */
-function groupBy<T, K>(items: readonly T[], keyOf: (item: T) => K): Map<K, T[]> {
-  const groups = new Map<K, T[]>();
-  for (const item of items) {
-    const key = keyOf(item);
-    const group = groups.get(key);
-    if (group) group.push(item);
-    else groups.set(key, [item]);
-  }
-  return groups;
-}
 
 /** A record to append, as the append statements read it (JSON, one object per record). */
 export interface LogRecord {

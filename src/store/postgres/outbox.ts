@@ -4,6 +4,7 @@ import type {
 } from '../port.js';
 import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, TAKEOVER_GRACE_MS, snapshotTable } from '../tables.js';
 import type { Db } from './db.js';
+import { groupBy } from '../group-by.js';
 import { KEEP_ATTEMPTS } from './history.js';
 import { claimLog, getOwed, listOwed, logNextRunAt, markLog, merged, owedCounts, settleLog, sweepLog } from './log.js';
 import { freeLost, type Held } from './lost-claims.js';
@@ -100,14 +101,7 @@ async function claimedRows(db: Db, rows: readonly DeliveryRow[], now: number): P
 
 /** Each delivery that settles is kept as an attempt, by the statement that settles it (KEEP_ATTEMPTS). */
 export async function settle(db: Db, owner: string, settlements: readonly Settlement[]): Promise<string[]> {
-  const fromRanges = new Map<string, Settlement[]>();
-  for (const s of settlements) {
-    if (!s.range) continue;
-    const group = `${s.connector}\u0000${s.range.stream}\u0000${s.range.part}`;
-    const batch = fromRanges.get(group);
-    if (batch) batch.push(s);
-    else fromRanges.set(group, [s]);
-  }
+  const fromRanges = groupBy(settlements.filter((s) => s.range), (s) => `${s.connector}\u0000${s.range!.stream}\u0000${s.range!.part}`);
   const settled = new Set<string>();
   for (const batch of fromRanges.values()) for (const id of await settleRange(db, owner, batch)) settled.add(id);
   for (const id of await settleLog(db, owner, settlements.filter((s) => s.log))) settled.add(id);

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Stream } from '../../records.js';
+import { groupBy } from '../group-by.js';
 import { partOf } from '../log-parts.js';
 import type { OwedRow } from '../log-rows.js';
 import type { ClaimRequest, Claimed, Delivery, DeliveryFilter, Enqueue, ListedDelivery, Settlement } from '../port.js';
@@ -153,13 +154,7 @@ function asRow(db: Db, connector: string, entry: Pick<EntryRow, 'record_id' | 's
  */
 export function settleLog(db: Db, owner: string, settlements: readonly Settlement[], attempts: AttemptRow[]): string[] {
   const leases = leasesOf(db);
-  const groups = new Map<string, Settlement[]>();
-  for (const s of settlements) {
-    const id = logLeaseId(s.connector, s.log!.part);
-    const group = groups.get(id);
-    if (group) group.push(s);
-    else groups.set(id, [s]);
-  }
+  const groups = groupBy(settlements, (s) => logLeaseId(s.connector, s.log!.part));
   const read = sql(db, 'SELECT seq, record_id, stream, order_key, connectors, body, enqueued_at FROM outbox_log WHERE seq = ?');
   const settled: string[] = [];
   for (const [id, group] of groups) {

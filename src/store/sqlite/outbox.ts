@@ -3,6 +3,7 @@ import type { Stream } from '../../records.js';
 import type {
   ClaimRequest, Claimed, Delivery, DeliveryFilter, DeliveryStatus, ListedDelivery, OutboxCounts, RetryTarget, Settlement, SnapshotStream,
 } from '../port.js';
+import { groupBy } from '../group-by.js';
 import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, snapshotTable } from '../tables.js';
 import { attemptRow, recordAttempts, type AttemptRow } from './history.js';
 import { leasesOf } from './leases.js';
@@ -156,7 +157,7 @@ export function claim(db: Db, owner: string, request: ClaimRequest): Claimed[] {
 export function settle(db: Db, owner: string, settlements: readonly Settlement[]): string[] {
   const leases = leasesOf(db);
   const settled: string[] = [];
-  const fromRanges = new Map<string, Settlement[]>();
+  const fromRanges = groupBy(settlements.filter((s) => s.range), (s) => `${s.connector}\u0000${s.range!.stream}\u0000${s.range!.part}`);
   const done = new Map<string, Settlement>();
   const attempts: AttemptRow[] = [];
   const fromLog: Settlement[] = [];
@@ -166,13 +167,7 @@ export function settle(db: Db, owner: string, settlements: readonly Settlement[]
       fromLog.push(s);
       continue;
     }
-    if (s.range) {
-      const group = `${s.connector}\u0000${s.range.stream}\u0000${s.range.part}`;
-      const batch = fromRanges.get(group);
-      if (batch) batch.push(s);
-      else fromRanges.set(group, [s]);
-      continue;
-    }
+    if (s.range) continue;
     if (!leases.end(s.id, s.fence, owner)) {
       unmarked.push(s);
       continue;
