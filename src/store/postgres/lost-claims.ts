@@ -22,29 +22,18 @@ export interface Held {
   ranges: { stream: string; part: number; fence: number }[];
 }
 
+/** What names a lease: a delivery as claimed, or its settlement (both carry its place and fence). */
+type Place = Pick<Settlement, 'id' | 'fence' | 'log' | 'range'>;
+
 interface Lease {
   until: number;
-  held: (into: Held) => void;
+  place: Place;
 }
 
-function leaseOf(claimed: Claimed): [string, Lease] {
-  const d = claimed.delivery;
-  const until = d.leaseUntil ?? 0;
-  if (d.log) {
-    const { part } = d.log;
-    return [`log\u0000${part}\u0000${d.fence}`, { until, held: (into) => void into.parts.push({ part, fence: d.fence }) }];
-  }
-  if (d.range) {
-    const { stream, part } = d.range;
-    return [`range\u0000${stream}\u0000${part}\u0000${d.fence}`, { until, held: (into) => void into.ranges.push({ stream, part, fence: d.fence }) }];
-  }
-  return [`row\u0000${d.id}\u0000${d.fence}`, { until, held: (into) => void into.rows.push({ id: d.id, fence: d.fence }) }];
-}
-
-function keyOf(s: Settlement): string {
-  if (s.log) return `log\u0000${s.log.part}\u0000${s.fence}`;
-  if (s.range) return `range\u0000${s.range.stream}\u0000${s.range.part}\u0000${s.fence}`;
-  return `row\u0000${s.id}\u0000${s.fence}`;
+function keyOf(p: Place): string {
+  if (p.log) return `log\u0000${p.log.part}\u0000${p.fence}`;
+  if (p.range) return `range\u0000${p.range.stream}\u0000${p.range.part}\u0000${p.fence}`;
+  return `row\u0000${p.id}\u0000${p.fence}`;
 }
 
 export class LostClaims {
@@ -66,8 +55,11 @@ export class LostClaims {
     const leases = this.leases.get(connector);
     for (const [key, lease] of leases ?? []) {
       // A lease that ran out is anyone's: nothing of it to keep.
+      const { place } = lease;
       if (lease.until <= now) leases!.delete(key);
-      else lease.held(held);
+      else if (place.log) held.parts.push({ part: place.log.part, fence: place.fence });
+      else if (place.range) held.ranges.push({ stream: place.range.stream, part: place.range.part, fence: place.fence });
+      else held.rows.push({ id: place.id, fence: place.fence });
     }
     return held;
   }
@@ -79,10 +71,7 @@ export class LostClaims {
     if (claimed.length === 0) return;
     let leases = this.leases.get(connector);
     if (!leases) this.leases.set(connector, (leases = new Map()));
-    for (const c of claimed) {
-      const [key, lease] = leaseOf(c);
-      leases.set(key, lease);
-    }
+    for (const { delivery } of claimed) leases.set(keyOf(delivery), { until: delivery.leaseUntil ?? 0, place: delivery });
   }
 
   /** The claim failed: it may have committed all the same. */
