@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { partOf } from '../log-parts.js';
 import type { Claimed, Store } from '../port.js';
 import { NOW, dead, done, event, outcome, record, retryLater, type Harness } from './support.js';
 
@@ -103,6 +104,28 @@ export function webhookCases({ open, claim, shared }: Harness): void {
       expect(retried.map((c) => c.delivery.recordId)).toEqual(['events:g1']);
       await settleAll(store, retried);
       expect((await claim(store, 'a', 10, NOW + 60_001)).map((c) => c.delivery.recordId)).toEqual(['events:g2']);
+    });
+
+    it('are counted once while one waits as a row behind its key, beside a batch in flight of its part', async () => {
+      const store = await open();
+      // Two keys of one part: the record made a row at the claim stays after the part's cursor while the batch is out.
+      const other = Array.from({ length: 64 }, (_, i) => `events:h${i}`).find((key) => partOf(key) === partOf('events:f'))!;
+      await accept(store, 'f1', 'events:f');
+      const [f1] = await claim(store);
+      await store.outbox.settle([outcome(f1!, (id, fence) => dead(id, fence, 1))]);
+      await accept(store, 'f2', 'events:f');
+      await accept(store, 'h1', other);
+      const batch = await claim(store, 'a', 10);
+      expect(batch.map((c) => c.delivery.recordId)).toEqual(['events:h1']);
+      expect((await store.outbox.counts()).get('a')).toEqual({ depth: 2, dead: 1 });
+      // The same once the batch's lease has run out, and once it is delivered.
+      await store.outbox.sweep(NOW + 60_001);
+      expect((await store.outbox.counts()).get('a')).toEqual({ depth: 2, dead: 1 });
+      const again = await claim(store, 'a', 10, NOW + 60_001);
+      expect(again.map((c) => c.delivery.recordId)).toEqual(['events:h1']);
+      await settleAll(store, again);
+      expect((await store.outbox.counts()).get('a')).toEqual({ depth: 1, dead: 1 });
+      expect((await store.outbox.list()).map((d) => [d.id, d.status])).toEqual([['a:events:f1', 'dead'], ['a:events:f2', 'pending']]);
     });
 
     it('wait behind a delivery of their key queued before them', async () => {

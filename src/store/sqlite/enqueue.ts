@@ -11,15 +11,18 @@ type Db = Database.Database;
  * is the record's text; null when it lives in `outbox_record` (a created change of a snapshot row).
  * Returns false when the delivery exists already (queued, dead or done).
  */
-function insertDelivery(db: Db, connector: string, record: { id: string; stream: string; orderKey: string }, body: string | null, now: number): boolean {
+function insertDelivery(
+  db: Db, connector: string, record: { id: string; stream: string; orderKey: string }, body: string | null, now: number,
+  log: { part: number; seq: number } | null = null,
+): boolean {
   const id = deliveryId(connector, record.id);
-  const values = [id, connector, record.id, record.stream, record.orderKey, now, now, body];
+  const values = [id, connector, record.id, record.stream, record.orderKey, now, now, body, log?.part ?? null, log?.seq ?? null];
   // Any conflict (the id, or a head of the key) inserts nothing; then it waits, unless the id exists.
-  const head = sql(db, `INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at, body)
-    VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT DO NOTHING`).run(...values);
+  const head = sql(db, `INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at, body, log_part, log_seq)
+    VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`).run(...values);
   if (head.changes > 0) return true;
-  const waiting = sql(db, `INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at, body)
-    VALUES (?, ?, ?, ?, ?, 'blocked', ?, ?, ?) ON CONFLICT (id) DO NOTHING`).run(...values);
+  const waiting = sql(db, `INSERT INTO outbox_delivery (id, connector, record_id, stream, order_key, status, enqueued_at, run_at, body, log_part, log_seq)
+    VALUES (?, ?, ?, ?, ?, 'blocked', ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`).run(...values);
   return waiting.changes > 0;
 }
 
@@ -42,6 +45,17 @@ export function enqueue(db: Db, records: readonly Enqueue[], now: number): numbe
     for (const connector of record.connectors) if (insertDelivery(db, connector, record, record.json, now)) added += 1;
   }
   return added;
+}
+
+/**
+ * Makes a record of the delivery log a delivery row of one connector, enqueued when the record was
+ * appended, with its place in the log (`log_part`, `log_seq`): until the connector's cursor passes
+ * it, the row stands for it there (log.ts).
+ */
+export function enqueueFromLog(
+  db: Db, connector: string, record: { id: string; stream: string; orderKey: string; json: string }, log: { part: number; seq: number }, enqueuedAt: number,
+): void {
+  insertDelivery(db, connector, record, record.json, enqueuedAt, log);
 }
 
 /** Enqueues a created change whose text is its snapshot row (what a created range owes, made a row). */

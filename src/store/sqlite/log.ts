@@ -5,7 +5,7 @@ import { partOf } from '../log-parts.js';
 import type { OwedRow } from '../log-rows.js';
 import type { ClaimRequest, Claimed, Delivery, DeliveryFilter, Enqueue, ListedDelivery, Settlement } from '../port.js';
 import { deliveryId } from '../tables.js';
-import { enqueue } from './enqueue.js';
+import { enqueueFromLog } from './enqueue.js';
 import { attemptRow, type AttemptRow } from './history.js';
 import { leasesOf, type LeaseTable } from './leases.js';
 import { QUEUED_KEYS } from './ranges.js';
@@ -117,7 +117,7 @@ export function claimLog(db: Db, owner: string, request: ClaimRequest, limit: nu
     // A key with a delivery row queued (a record of it that failed, or one queued before the log) waits behind it as a row.
     const queued = items.length === 0 || !rowsQueued ? new Set<string>()
       : new Set((sql(db, QUEUED_KEYS).all({ connector, keys: JSON.stringify(items.map((i) => i.order_key)) }) as { order_key: string }[]).map((r) => r.order_key));
-    for (const item of items) if (queued.has(item.order_key)) asRow(db, connector, item);
+    for (const item of items) if (queued.has(item.order_key)) asRow(db, connector, part, item);
     const batch = items.filter((i) => !queued.has(i.order_key));
     if (batch.length === 0) {
       advance(db, connector, part, after, to);
@@ -142,8 +142,9 @@ export function claimLog(db: Db, owner: string, request: ClaimRequest, limit: nu
 }
 
 /** A log record of one connector made a delivery row, enqueued when it was appended. */
-function asRow(db: Db, connector: string, entry: Pick<EntryRow, 'record_id' | 'stream' | 'order_key' | 'body' | 'enqueued_at'>): void {
-  enqueue(db, [{ id: entry.record_id, stream: entry.stream, orderKey: entry.order_key, json: entry.body, connectors: [connector] }], entry.enqueued_at);
+function asRow(db: Db, connector: string, part: number, entry: Pick<EntryRow, 'seq' | 'record_id' | 'stream' | 'order_key' | 'body' | 'enqueued_at'>): void {
+  const record = { id: entry.record_id, stream: entry.stream, orderKey: entry.order_key, json: entry.body };
+  enqueueFromLog(db, connector, record, { part, seq: entry.seq }, entry.enqueued_at);
 }
 
 /**
@@ -171,7 +172,7 @@ export function settleLog(db: Db, owner: string, settlements: readonly Settlemen
       settled.push(s.id);
       if (s.status === 'done') continue;
       const entry = read.get(s.log!.seq) as EntryRow | undefined;
-      if (entry) asRow(db, connector, entry);
+      if (entry) asRow(db, connector, log!.part, entry);
       // The key's head now (a row queued meanwhile keeps it: the failed record waits behind it).
       sql(db, `UPDATE outbox_delivery SET status = ?, run_at = ?, attempts = ?, last_error = ?, last_attempt_at = ? WHERE id = ? AND status <> 'blocked'`)
         .run(s.status, s.runAt, s.attempts, s.lastError, s.at, s.id);
@@ -243,9 +244,32 @@ export function lookupOwed(db: Db, ids: readonly string[], keys: readonly { conn
   return rows.map((row) => toDelivery(leases, row, now));
 }
 
+/**
+ * The records after each cursor that name its connector, from the index of the parts alone: a count
+ * must not read every record's text, since /metrics asks for it at every scrape and the log may
+ * hold a long outage's records. A list names the connector when it holds its JSON string: lists are
+ * written by JSON.stringify, which writes a name as json_quote does (connector names hold no
+ * control characters: letters, digits, "_", "." and "-").
+ */
+export const OWED_COUNTS = `SELECT c.connector, count(*) AS n FROM outbox_log_cursor c
+  JOIN outbox_log l ON l.part = c.part AND l.seq > c.after
+  WHERE instr(l.connectors, json_quote(c.connector)) > 0 GROUP BY c.connector`;
+
+/** The delivery rows that stand for log records still after their connector's cursor (OWED's NOT EXISTS). */
+export const MADE_ROWS = `SELECT c.connector, count(*) AS n FROM outbox_log_cursor c
+  JOIN outbox_delivery d ON d.connector = c.connector AND d.log_part = c.part AND d.log_seq > c.after
+  WHERE d.log_seq IS NOT NULL GROUP BY c.connector`;
+
+/** What `OWED` gives, counted per connector. */
 export function owedCounts(db: Db): Map<string, number> {
-  const rows = sql(db, `SELECT o.connector, count(*) AS n FROM (${OWED('1 = 1')}) o GROUP BY o.connector`).all() as { connector: string; n: number }[];
-  return new Map(rows.map((r) => [r.connector, r.n]));
+  const out = new Map<string, number>();
+  for (const row of sql(db, OWED_COUNTS).all() as { connector: string; n: number }[]) out.set(row.connector, row.n);
+  for (const row of sql(db, MADE_ROWS).all() as { connector: string; n: number }[]) {
+    const n = (out.get(row.connector) ?? 0) - row.n;
+    if (n > 0) out.set(row.connector, n);
+    else out.delete(row.connector);
+  }
+  return out;
 }
 
 /** When the connector's log records are due next: at once where a part has some and no batch in flight, else when its lease runs out. */

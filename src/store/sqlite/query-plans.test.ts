@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from './handles.js';
-import { NEXT_RECORDS, PRUNE, ROWS_QUEUED } from './log.js';
+import { MADE_ROWS, NEXT_RECORDS, OWED_COUNTS, PRUNE, ROWS_QUEUED } from './log.js';
 import { COUNTS, DUE } from './outbox.js';
 import { MARKED, MARKED_GONE } from './people.js';
 import { QUEUED_KEYS } from './ranges.js';
@@ -59,13 +59,18 @@ describe('sqlite query plans', () => {
   });
 
   it('reads and prunes a part of the delivery log by its index, and asks whether any row is queued by searching the partial indexes', () => {
-    expect(steps(NEXT_RECORDS, [3, 0, 32])).toEqual(['SEARCH outbox_log USING INDEX outbox_log_part (part=? AND seq>?)']);
+    expect(steps(NEXT_RECORDS, [3, 0, 32])).toEqual(['SEARCH outbox_log USING INDEX outbox_log_owed (part=? AND seq>?)']);
     expect(steps(PRUNE, [{ part: 3, after: 0, to: 10, alone: '["files"]' }]).filter((step) => /outbox_log /.test(step) || step.startsWith('SEARCH outbox_log'))).toEqual([
-      'SEARCH outbox_log USING INDEX outbox_log_part (part=? AND seq>? AND seq<?)',
+      'SEARCH outbox_log USING COVERING INDEX outbox_log_owed (part=? AND seq>? AND seq<?)',
     ]);
     expect(steps(ROWS_QUEUED, [{ connector: 'files' }]).filter((step) => /outbox_delivery/.test(step))).toEqual([
       'SEARCH outbox_delivery USING INDEX outbox_head (connector=?)',
       'SEARCH outbox_delivery USING COVERING INDEX outbox_waiting (connector=?)',
     ]);
+  });
+
+  it("counts what the delivery log owes from indexes alone, without reading a record's text", () => {
+    expect(steps(OWED_COUNTS)).toEqual(['SCAN c', 'SEARCH l USING COVERING INDEX outbox_log_owed (part=? AND seq>?)']);
+    expect(steps(MADE_ROWS)).toEqual(['SCAN c', 'SEARCH d USING COVERING INDEX outbox_log_made (connector=? AND log_part=? AND log_seq>?)']);
   });
 });

@@ -126,6 +126,21 @@ const MIGRATIONS: readonly string[] = [
   CREATE TABLE outbox_log_cursor (connector TEXT NOT NULL, part INTEGER NOT NULL, after INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (connector, part)) WITHOUT ROWID;
   `,
+  // What the log owes, counted from indexes alone (log.ts, owedCounts): its records' connectors in
+  // the index of each part, and on a delivery row made of a log record (a failed one, or one whose
+  // key waits behind a row) the record's place in the log. The rows made before get theirs here,
+  // through an index on record ids that is dropped again.
+  `
+  ALTER TABLE outbox_delivery ADD COLUMN log_part INTEGER;
+  ALTER TABLE outbox_delivery ADD COLUMN log_seq INTEGER;
+  CREATE INDEX outbox_log_owed ON outbox_log (part, seq, connectors);
+  DROP INDEX outbox_log_part;
+  CREATE INDEX outbox_log_record ON outbox_log (record_id);
+  UPDATE outbox_delivery SET (log_part, log_seq) = (SELECT l.part, l.seq FROM outbox_log l WHERE l.record_id = outbox_delivery.record_id ORDER BY l.seq DESC LIMIT 1)
+    WHERE EXISTS (SELECT 1 FROM outbox_log l WHERE l.record_id = outbox_delivery.record_id);
+  DROP INDEX outbox_log_record;
+  CREATE INDEX outbox_log_made ON outbox_delivery (connector, log_part, log_seq) WHERE log_seq IS NOT NULL;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
