@@ -62,6 +62,18 @@ export function outboxCases({ open, claim }: Harness): void {
       expect((await claim(store, 'a', 10, NOW + 1)).map((c) => c.delivery.recordId)).toEqual(['d2']);
     });
 
+    it('lists the deliveries in flight up to the limit, past older ones that are not', async () => {
+      const store = await open();
+      await store.outbox.enqueue([record('r1', 'k:1'), record('r2', 'k:2'), record('r3', 'k:3')]);
+      const [first] = await claim(store, 'a', 1);
+      await store.outbox.settle([retryLater('a:r1', first!.delivery.fence, 1)]);
+      const inFlight = await claim(store, 'a', 2);
+      expect(inFlight.map((c) => c.delivery.id)).toEqual(['a:r2', 'a:r3']);
+      expect((await store.outbox.list({ state: 'active', limit: 1 })).map((d) => d.id)).toEqual(['a:r2']);
+      expect((await store.outbox.list({ state: 'active', limit: 5 })).map((d) => d.id)).toEqual(['a:r2', 'a:r3']);
+      expect((await store.outbox.list({ state: 'pending', limit: 1 })).map((d) => d.id)).toEqual(['a:r1']);
+    });
+
     it('orders claims by due time, and says when the next one is due', async () => {
       const store = await open();
       await store.outbox.enqueue([record('t1', 'k:t1'), record('t2', 'k:t2')]);

@@ -63,6 +63,20 @@ export function webhookCases({ open, claim, shared }: Harness): void {
       expect((await claim(store, 'a', 10)).map((c) => c.delivery.recordId)).toEqual(['events:x1', 'events:x2', 'events:x3']);
     });
 
+    it('are listed in flight up to the limit, past older ones that are not', async () => {
+      const store = await open();
+      // Parts 8 and 1 (log-parts.test.ts): a claim of one takes the lower part's record, the newer one.
+      await accept(store, 'n1', 'invoices:1');
+      await accept(store, 'n2', 'events:1');
+      const inFlight = await claim(store, 'a', 1);
+      expect(inFlight.map((c) => c.delivery.recordId)).toEqual(['events:n2']);
+      expect((await store.outbox.list({ state: 'active', limit: 1 })).map((d) => d.id)).toEqual(['a:events:n2']);
+      expect((await store.outbox.list({ limit: 1 })).map((d) => d.id)).toEqual(['a:events:n1']);
+      expect((await store.outbox.list({ state: 'pending', connector: 'a' })).map((d) => [d.id, d.status])).toEqual([
+        ['a:events:n1', 'pending'], ['a:events:n2', 'active'],
+      ]);
+    });
+
     it('have several batches in flight at once for one connector', async () => {
       const store = await open();
       for (let i = 0; i < 16; i++) await accept(store, `p${i}`, `events:p${i}`);

@@ -94,6 +94,13 @@ export class LeaseTable {
     return lease !== undefined && lease.until > now;
   }
 
+  /** The `seq` of every delivery row leased now. */
+  heldSeqs(now: number): number[] {
+    const seqs: number[] = [];
+    for (const [seq, lease] of this.bySeq) if (lease.until > now) seqs.push(seq);
+    return seqs;
+  }
+
   take(id: string, owner: string, until: number, more: Pick<Lease, 'batch' | 'seq'> = {}): Lease {
     const lease: Lease = { fence: (this.fence += 1), owner, until, ...more };
     this.record(id);

@@ -223,25 +223,54 @@ export function getOwed(db: Db, id: string, now: number): Delivery | undefined {
   return row && toDelivery(leasesOf(db), row, now);
 }
 
+/** A part's records one connector owes, in log order, the first `limit` (-1: all), or those up to `to`. */
+export const OWED_OF_PART = `${OWED('o.connector = @connector AND o.part = @part AND o.seq <= @to')} ORDER BY o.seq LIMIT @limit`;
+
+/**
+ * The log's part of a list: read per cursor, each part's first records in log order, so that a
+ * list of a few reads a few records of each part and not every record owed (a long outage's).
+ * Those in flight are the records of the batches leased now (leases.ts), read from their ranges.
+ */
 export function listOwed(db: Db, filter: DeliveryFilter, now: number): ListedDelivery[] {
   if (filter.state === 'dead') return [];
-  // As many as the list shows at most: the log's order is its enqueue order.
   const limit = filter.limit === undefined ? -1 : Math.max(0, Math.floor(filter.limit));
-  const rows = (filter.connector === undefined
-    ? sql(db, `${OWED('1 = 1')} ORDER BY o.seq, o.connector LIMIT ?`).all(limit)
-    : sql(db, `${OWED('o.connector = ?')} ORDER BY o.seq LIMIT ?`).all(filter.connector, limit)) as OwedRow[];
   const leases = leasesOf(db);
-  const listed = rows.map((row) => toDelivery(leases, row, now));
-  return filter.state === 'active' ? listed.filter((d) => d.status === 'active') : listed;
+  const read = sql(db, OWED_OF_PART);
+  const rows: OwedRow[] = [];
+  const cursors = sql(db, 'SELECT connector, part FROM outbox_log_cursor').all() as { connector: string; part: number }[];
+  for (const { connector, part } of cursors) {
+    if (filter.connector !== undefined && connector !== filter.connector) continue;
+    let to = Number.MAX_SAFE_INTEGER;
+    if (filter.state === 'active') {
+      const lease = leases.holding(logLeaseId(connector, part), now);
+      if (lease?.batch === undefined) continue;
+      to = lease.batch.to as number;
+    }
+    rows.push(...read.all({ connector, part, to, limit }) as OwedRow[]);
+  }
+  rows.sort((a, b) => a.seq - b.seq || (a.connector < b.connector ? -1 : a.connector > b.connector ? 1 : 0));
+  return (limit === -1 ? rows : rows.slice(0, limit)).map((row) => toDelivery(leases, row, now));
 }
 
+/** A key's records one connector owes: they are all in the key's part (log-parts.ts). */
+export const OWED_OF_KEY = `${OWED('o.connector = @connector AND o.part = @part AND o.order_key = @key')} ORDER BY o.seq`;
+
+/** Records owed by delivery id (each connector's: an id names no part, so every part is read) or by key (its part alone). */
 export function lookupOwed(db: Db, ids: readonly string[], keys: readonly { connector: string; orderKey: string }[], now: number): ListedDelivery[] {
-  if (ids.length === 0 && keys.length === 0) return [];
-  const rows = sql(db, `${OWED(`(o.connector || ':' || o.record_id IN (SELECT value FROM json_each(@ids))
-    OR o.connector || char(0) || o.order_key IN (SELECT value FROM json_each(@keys)))`)} ORDER BY o.seq, o.connector`)
-    .all({ ids: JSON.stringify(ids), keys: JSON.stringify(keys.map((k) => `${k.connector}\u0000${k.orderKey}`)) }) as OwedRow[];
+  const rows = new Map<string, OwedRow>();
+  if (ids.length > 0) {
+    for (const row of sql(db, OWED(`o.connector || ':' || o.record_id IN (SELECT value FROM json_each(?))`)).all(JSON.stringify(ids)) as OwedRow[]) {
+      rows.set(deliveryId(row.connector, row.record_id), row);
+    }
+  }
+  const byKey = sql(db, OWED_OF_KEY);
+  for (const { connector, orderKey } of keys) {
+    for (const row of byKey.all({ connector, part: partOf(orderKey), key: orderKey }) as OwedRow[]) rows.set(deliveryId(row.connector, row.record_id), row);
+  }
   const leases = leasesOf(db);
-  return rows.map((row) => toDelivery(leases, row, now));
+  return [...rows.values()]
+    .sort((a, b) => a.seq - b.seq || (a.connector < b.connector ? -1 : a.connector > b.connector ? 1 : 0))
+    .map((row) => toDelivery(leases, row, now));
 }
 
 /**

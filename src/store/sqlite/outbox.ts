@@ -245,17 +245,23 @@ const STATES: Record<NonNullable<DeliveryFilter['state']>, string> = {
 };
 
 export function list(db: Db, filter: DeliveryFilter = {}, now: number): ListedDelivery[] {
+  const leases = leasesOf(db);
   const where = [filter.state ? STATES[filter.state] : '1 = 1'];
   const params: unknown[] = [];
   if (filter.connector !== undefined) {
     where.push('connector = ?');
     params.push(filter.connector);
   }
+  // In flight is known in memory only (leases.ts): the rows leased now, not the first pending rows,
+  // of which some may not be, or the limit would cut the list short.
+  if (filter.state === 'active') {
+    where.push('seq IN (SELECT value FROM json_each(?))');
+    params.push(JSON.stringify(leases.heldSeqs(now)));
+  }
   const limit = filter.limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(filter.limit))}`;
   const rows = sql(db, `SELECT ${D_COLUMNS}, (SELECT h.id FROM outbox_delivery h WHERE d.status = 'blocked' AND h.connector = d.connector
       AND h.order_key = d.order_key AND h.status IN ('pending', 'active', 'dead')) AS waiting_for
     FROM outbox_delivery d WHERE ${where.join(' AND ')} ORDER BY seq${limit}`).all(...params) as (DeliveryRow & { waiting_for: string | null })[];
-  const leases = leasesOf(db);
   const listed = rows.map((row) => {
     const delivery = leases.overlay(toDelivery(row), now);
     // Waiting behind another is pending to whoever reads the list; what it waits for says why.

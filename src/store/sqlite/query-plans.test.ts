@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from './handles.js';
-import { MADE_ROWS, NEXT_RECORDS, OWED_COUNTS, PRUNE, ROWS_QUEUED } from './log.js';
+import { MADE_ROWS, NEXT_RECORDS, OWED_COUNTS, OWED_OF_KEY, OWED_OF_PART, PRUNE, ROWS_QUEUED } from './log.js';
 import { COUNTS, DUE } from './outbox.js';
 import { MARKED, MARKED_GONE } from './people.js';
 import { QUEUED_KEYS } from './ranges.js';
@@ -72,5 +72,15 @@ describe('sqlite query plans', () => {
   it("counts what the delivery log owes from indexes alone, without reading a record's text", () => {
     expect(steps(OWED_COUNTS)).toEqual(['SCAN c', 'SEARCH l USING COVERING INDEX outbox_log_owed (part=? AND seq>?)']);
     expect(steps(MADE_ROWS)).toEqual(['SCAN c', 'SEARCH d USING COVERING INDEX outbox_log_made (connector=? AND log_part=? AND log_seq>?)']);
+  });
+
+  it("lists a part's owed records in log order from its index, so that a limit stops the read, and a key's in its part alone", () => {
+    const reads = (plan: string[]) => plan.filter((step) => /^(SCAN|SEARCH|USE TEMP) (c|l)\b|^USE TEMP/.test(step));
+    expect(reads(steps(OWED_OF_PART, [{ connector: 'a', part: 1, to: 5, limit: 50 }]))).toEqual([
+      'SEARCH c USING PRIMARY KEY (connector=? AND part=?)', 'SEARCH l USING INDEX outbox_log_owed (part=? AND seq>? AND seq<?)',
+    ]);
+    expect(reads(steps(OWED_OF_KEY, [{ connector: 'a', part: 1, key: 'events:1' }]))).toEqual([
+      'SEARCH c USING PRIMARY KEY (connector=? AND part=?)', 'SEARCH l USING INDEX outbox_log_owed (part=? AND seq>?)',
+    ]);
   });
 });

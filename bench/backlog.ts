@@ -1,14 +1,15 @@
 /**
- * `npm run bench:counts`: what the outbox's counts cost (`/metrics` reads them at every scrape)
- * while webhooks' records wait in the delivery log, say through a long outage of the connectors.
- * Each engine gets WEBHOOKS webhooks, each a record for two connectors and one for one of them, and
- * none is delivered; then the counts are read five times (the median counts), beside a baseline
- * measured in the same run: the records after each connector's cursors counted from the log's
- * index, without asking which of them name the connector (BASELINE), which any count of them has
- * to do at least. Also: how long an accept sent while a count runs waits for its answer (on SQLite
- * a count runs on the thread that commits the webhooks).
+ * `npm run bench:backlog`: what the outbox's reads cost while webhooks' records wait in the
+ * delivery log, say through a long outage of the connectors. Each engine gets WEBHOOKS webhooks,
+ * each a record for two connectors and one for one of them, and none is delivered. Then, each the
+ * median of five: the counts (`/metrics` reads them at every scrape), a list of 50 (the console's
+ * deliveries, the admin API), and the lookups of a person's deliveries by key and of one by id (the
+ * console's record view); each beside a baseline measured in the same run: the records after the
+ * connectors' cursors counted from the log's index (BASELINE), which a count of them has to do at
+ * least. Also: how long an accept sent while a count runs waits for its answer (on SQLite the reads
+ * run on the thread that commits the webhooks).
  *
- *   npm run bench:counts [-- --engine sqlite|postgres --webhooks 200000]
+ *   npm run bench:backlog [-- --engine sqlite|postgres --webhooks 200000]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -78,17 +79,27 @@ async function measure(engine: Engine, dir: string, postgres: TestPostgres | und
     }
     const baseline = await medianMs(bare);
     await close();
-    const took = await medianMs(() => store.outbox.counts());
+    const reads: [string, () => Promise<unknown>][] = [
+      ['counts', () => store.outbox.counts()],
+      ['list of 50', () => store.outbox.list({ limit: 50 })],
+      ['lookup by key', () => store.outbox.lookup({ keys: [{ connector: 'a', orderKey: `events:${WEBHOOKS - 1}` }] })],
+      ['lookup by id', () => store.outbox.lookup({ ids: [`a:events:invoice.created:${WEBHOOKS - 1}:bench`] })],
+    ];
+    const took: string[] = [];
+    for (const [name, read] of reads) {
+      const ms = await medianMs(read);
+      took.push(`  ${name.padEnd(14)} ${ms.toFixed(1).padStart(7)} ms, ${(ms / baseline).toFixed(1)}x the baseline\n`);
+    }
     // An accept sent a moment after a count began: how long its answer took.
     const reading = store.outbox.counts();
-    await new Promise((resolve) => setTimeout(resolve, Math.min(10, took / 4)));
+    await new Promise((resolve) => setTimeout(resolve, 5));
     const sent = performance.now();
     await store.inbox.accept({ id: 'late', event: 'x', receivedAt: new Date().toISOString(), receivedAtMs: Date.now(), body: BODY, recordIds: [], reprocessed: 0 }, []);
     const waited = performance.now() - sent;
     await reading;
-    process.stdout.write(`${engine}: ${WEBHOOKS} webhooks owed (deliveries: ${owed})\n` +
-      `  baseline: the records after the cursors, counted from the log's index ${baseline.toFixed(1)} ms\n` +
-      `  outbox counts ${took.toFixed(1)} ms (median of 5), ${(took / baseline).toFixed(1)}x the baseline; an accept sent during one answered in ${waited.toFixed(1)} ms\n`);
+    process.stdout.write(`${engine}: ${WEBHOOKS} webhooks owed (deliveries: ${owed}); median of 5 each\n` +
+      `  baseline: the records after the cursors, counted from the log's index ${baseline.toFixed(1)} ms\n${took.join('')}` +
+      `  an accept sent during a count answered in ${waited.toFixed(1)} ms\n`);
   } finally {
     await store.stop();
   }
