@@ -71,4 +71,32 @@ describe('finding a record and its trail', () => {
     ]);
     expect(await findRecords(sources(), '   ', { authed: true })).toEqual({ query: '', subjects: [] });
   });
+
+  it("looks an event's queued deliveries up by their records' key, and keeps its own records' alone", async () => {
+    const body = '{"event":"invoice.created","object":{"id":501,"numberId":9}}';
+    const queued = (recordId: string): ListedDelivery => ({
+      id: `hook:${recordId}`, connector: 'hook', recordId, stream: 'invoices', orderKey: 'invoices:501', seq: 3, status: 'pending', enqueuedAt: T, runAt: T, attempts: 0, fence: 0,
+    });
+    const asked: unknown[] = [];
+    const base = sources();
+    const found = await findRecords({
+      ...base,
+      store: {
+        ...base.store,
+        inbox: { search: async () => [{ ...invoiceEvent, body }], get: async () => ({ ...invoiceEvent, body }) },
+        outbox: {
+          ...base.store.outbox,
+          lookup: async (query: unknown) => {
+            asked.push(query);
+            // The key's deliveries: this event's record, and another event's of the same invoice.
+            return [queued('invoices:invoice.created:501:dddddddddddd'), queued('invoices:invoice.updated:501:eeeeeeeeeeee')];
+          },
+        },
+      } as never,
+    }, '501', { authed: false });
+    expect(asked).toContainEqual({ keys: [{ connector: 'hook', orderKey: 'invoices:501' }] });
+    const event = found.subjects.find((s) => s.kind === 'event');
+    expect(event?.records.map((r) => r.recordId)).toEqual(['events:invoice.created:501:dddddddddddd', 'invoices:invoice.created:501:dddddddddddd']);
+    expect(event?.records[1]!.connectors.map((c) => c.state)).toEqual(['queued']);
+  });
 });

@@ -1,7 +1,8 @@
-import { publicError } from '../outbox/index.js';
+import { orderKeyOf, publicError } from '../outbox/index.js';
 import type { Stream } from '../records.js';
 import type { Attempt, CreatedRange, InboxEntry, ListedDelivery, Person, Run, SnapshotStream } from '../store/index.js';
 import { compareKeys } from '../streams/index.js';
+import { storedKeyOf } from '../webhooks/event-body.js';
 import { inboxIdOf } from '../webhooks/event-identity.js';
 import { personRefOf, recordLabel } from './names.js';
 import type { ConsoleSources, Viewer } from './sources.js';
@@ -80,7 +81,7 @@ async function trails(sources: ConsoleSources, viewer: Viewer, runs: readonly Ru
     history.attempts('prefix' in query ? { prefixes: [query.prefix], limit: ATTEMPTS } : { recordIds: query.recordIds, limit: ATTEMPTS }),
     'prefix' in query
       ? outbox.lookup({ keys: sources.outbox.subscribers(query.stream).map((connector) => ({ connector, orderKey: query.orderKey })) })
-      : outbox.lookup({ ids: query.recordIds.flatMap((id) => sources.outbox.subscribers(streamOf(id)).map((c) => `${c}:${id}`)) }),
+      : eventDeliveries(sources, query.entry, query.recordIds),
   ]);
   const ids = new Set<string>('prefix' in query ? (query.owed ? [query.owed.recordId] : []) : query.recordIds);
   const owed = 'prefix' in query ? query.owed : undefined;
@@ -105,6 +106,25 @@ async function trails(sources: ConsoleSources, viewer: Viewer, runs: readonly Ru
 }
 
 const originAt = (t: RecordTrail) => (t.origin.kind === 'unknown' ? 0 : t.origin.at);
+/**
+ * An event's deliveries still queued, looked up by their records' order keys and kept by id: a
+ * store finds a key's deliveries in one part of its delivery log, where an id names no part
+ * (docs/store.md). The key is read from the stored body again; one that no longer reads is looked
+ * up by id.
+ */
+async function eventDeliveries(sources: ConsoleSources, entry: InboxEntry, recordIds: readonly string[]): Promise<ListedDelivery[]> {
+  const ids = recordIds.flatMap((id) => sources.outbox.subscribers(streamOf(id)).map((connector) => `${connector}:${id}`));
+  const key = storedKeyOf(entry.body);
+  if (key === undefined) return sources.store.outbox.lookup({ ids });
+  const keys = new Map<string, { connector: string; orderKey: string }>();
+  for (const id of recordIds) {
+    const orderKey = orderKeyOf(streamOf(id), key, id);
+    for (const connector of sources.outbox.subscribers(streamOf(id))) keys.set(`${connector}\u0000${orderKey}`, { connector, orderKey });
+  }
+  const wanted = new Set(ids);
+  return (await sources.store.outbox.lookup({ keys: [...keys.values()] })).filter((delivery) => wanted.has(delivery.id));
+}
+
 const streamOf = (recordId: string): Stream => recordId.slice(0, recordId.indexOf(':')) as Stream;
 
 /** The cycle that committed the change: the poll run that was running when the delivery was enqueued. */

@@ -1,4 +1,4 @@
-export { createOutbox, orderKey, type Outbox, type OutboxOptions, type OutboxEvent, type OutboxEventPayload, type ConnectorSummary } from './outbox.js';
+export { createOutbox, orderKey, orderKeyOf, type Outbox, type OutboxOptions, type OutboxEvent, type OutboxEventPayload, type ConnectorSummary } from './outbox.js';
 export { createConnectorInstances, type ConnectorInstance } from './connector-instance.js';
 export { backoffDelay, nextAttempt, type RetryPolicy } from './retry-policy.js';
 export { adminList, adminRetry, RETRY_WAIT_MS, type AdminAnswer } from './admin.js';

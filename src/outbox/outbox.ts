@@ -95,7 +95,12 @@ const NOTICE_MS = 20;
 
 /** Records without a key (an event whose object has no id) are ordered on their own. */
 export function orderKey(record: AnyRecord): string {
-  return record.key === null || record.key === undefined ? `${record.stream}#${record.id}` : `${record.stream}:${String(record.key)}`;
+  return orderKeyOf(record.stream, record.key, record.id);
+}
+
+/** `orderKey` of a record of `stream` with `key` and `id`: a record with no key is its own. */
+export function orderKeyOf(stream: Stream, key: unknown, id: string): string {
+  return key === null || key === undefined ? `${stream}#${id}` : `${stream}:${String(key)}`;
 }
 
 /**

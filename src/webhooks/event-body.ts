@@ -72,3 +72,9 @@ function keyOf(id: ScannedValue | undefined): EventKey {
   if (id?.kind === 'number') return numberOf(id.compact);
   return null;
 }
+
+/** `object.id` of a body the inbox stored (read when it was received), or undefined if it no longer reads. */
+export function storedKeyOf(text: string): EventKey | undefined {
+  const parsed = parseEventBody(Buffer.from(text, 'utf8'));
+  return parsed.ok ? parsed.body.key : undefined;
+}
