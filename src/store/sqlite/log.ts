@@ -223,6 +223,9 @@ export function getOwed(db: Db, id: string, now: number): Delivery | undefined {
   return row && toDelivery(leasesOf(db), row, now);
 }
 
+/** Owed records in log order, and a record's connectors by name. */
+const byLogOrder = (a: OwedRow, b: OwedRow): number => a.seq - b.seq || (a.connector < b.connector ? -1 : a.connector > b.connector ? 1 : 0);
+
 /** A part's records one connector owes, in log order, the first `limit` (-1: all), or those up to `to`. */
 export const OWED_OF_PART = `${OWED('o.connector = @connector AND o.part = @part AND o.seq <= @to')} ORDER BY o.seq LIMIT @limit`;
 
@@ -248,7 +251,7 @@ export function listOwed(db: Db, filter: DeliveryFilter, now: number): ListedDel
     }
     rows.push(...read.all({ connector, part, to, limit }) as OwedRow[]);
   }
-  rows.sort((a, b) => a.seq - b.seq || (a.connector < b.connector ? -1 : a.connector > b.connector ? 1 : 0));
+  rows.sort(byLogOrder);
   return (limit === -1 ? rows : rows.slice(0, limit)).map((row) => toDelivery(leases, row, now));
 }
 
@@ -269,7 +272,7 @@ export function lookupOwed(db: Db, ids: readonly string[], keys: readonly { conn
   }
   const leases = leasesOf(db);
   return [...rows.values()]
-    .sort((a, b) => a.seq - b.seq || (a.connector < b.connector ? -1 : a.connector > b.connector ? 1 : 0))
+    .sort(byLogOrder)
     .map((row) => toDelivery(leases, row, now));
 }
 
