@@ -10,3 +10,7 @@ export interface OwedRow {
   order_key: string;
   enqueued_at: number;
 }
+
+/** The log's order of owed records and deliveries: by number, then connector (one record, several connectors). */
+export const byLogOrder = (a: { seq: number; connector: string }, b: { seq: number; connector: string }): number =>
+  a.seq - b.seq || (a.connector < b.connector ? -1 : a.connector > b.connector ? 1 : 0);

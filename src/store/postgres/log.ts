@@ -7,7 +7,7 @@ import { enqueue } from './enqueue.js';
 import { KEEP_ATTEMPTS } from './history.js';
 import { groupBy } from '../group-by.js';
 import { partOf } from '../log-parts.js';
-import type { OwedRow } from '../log-rows.js';
+import { byLogOrder, type OwedRow } from '../log-rows.js';
 
 /**
  * The delivery log on PostgreSQL (docs/store.md, "The delivery log"): a webhook's records are kept
@@ -260,8 +260,6 @@ function toDelivery(row: OwedLeaseRow, now: number): Delivery {
   };
 }
 
-const byOrder = (a: Delivery, b: Delivery) => a.seq - b.seq || (a.connector < b.connector ? -1 : a.connector > b.connector ? 1 : 0);
-
 export async function getOwed(db: Db, id: string, now: number): Promise<Delivery | undefined> {
   const { rows } = await db.query<OwedLeaseRow>(OWED(`o.connector || ':' || o.record_id = $2`), [now, id]);
   return rows[0] && toDelivery(rows[0], now);
@@ -286,7 +284,7 @@ export async function lookupOwed(db: Db, ids: readonly string[], keys: readonly 
 
 /** Merges rows and log records in enqueue order, up to `limit`. */
 export function merged<T extends Delivery>(rows: readonly T[], owed: readonly T[], limit?: number): T[] {
-  const all = [...rows, ...owed].sort(byOrder);
+  const all = [...rows, ...owed].sort(byLogOrder);
   return limit === undefined ? all : all.slice(0, Math.max(0, Math.floor(limit)));
 }
 

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type { Stream } from '../../records.js';
 import { groupBy } from '../group-by.js';
 import { partOf } from '../log-parts.js';
-import type { OwedRow } from '../log-rows.js';
+import { byLogOrder, type OwedRow } from '../log-rows.js';
 import type { ClaimRequest, Claimed, Delivery, DeliveryFilter, Enqueue, ListedDelivery, Settlement } from '../port.js';
 import { deliveryId } from '../tables.js';
 import { enqueueFromLog } from './enqueue.js';
@@ -222,9 +222,6 @@ export function getOwed(db: Db, id: string, now: number): Delivery | undefined {
   const row = sql(db, OWED(`o.connector || ':' || o.record_id = ?`)).get(id) as OwedRow | undefined;
   return row && toDelivery(leasesOf(db), row, now);
 }
-
-/** Owed records in log order, and a record's connectors by name. */
-const byLogOrder = (a: OwedRow, b: OwedRow): number => a.seq - b.seq || (a.connector < b.connector ? -1 : a.connector > b.connector ? 1 : 0);
 
 /** A part's records one connector owes, in log order, the first `limit` (-1: all), or those up to `to`. */
 export const OWED_OF_PART = `${OWED('o.connector = @connector AND o.part = @part AND o.seq <= @to')} ORDER BY o.seq LIMIT @limit`;
