@@ -239,8 +239,10 @@ async function runEngine(engine: Engine, postgres: TestPostgres | undefined, loa
     // Where the time goes, seen from the server: its own answer-time histogram (warm-ups included)
     // and how late its event loop ran timers (CPU contention) during the median intake run.
     const ack = await histogramBuckets(app.metrics, 'schoolbridge_webhook_ack_seconds', (labels) => labels.status === '200');
+    const transactions = await histogramBuckets(app.metrics, 'schoolbridge_store_transaction_seconds');
+    const syncs = await histogramBuckets(app.metrics, 'schoolbridge_store_sync_seconds');
     const { loop } = middle;
-    process.stdout.write(`  server side: ack p50 ≤ ${bucketQuantile(ack, 0.5)} s, p99 ≤ ${bucketQuantile(ack, 0.99)} s (histogram buckets); event-loop delay p50 ${loop.p50.toFixed(1)} ms, p99 ${loop.p99.toFixed(1)} ms, max ${loop.max.toFixed(1)} ms\n` +
+    process.stdout.write(`  server side: ack p50 ≤ ${bucketQuantile(ack, 0.5)} s, p99 ≤ ${bucketQuantile(ack, 0.99)} s; store transactions p50 ≤ ${bucketQuantile(transactions, 0.5)} s, p99 ≤ ${bucketQuantile(transactions, 0.99)} s; syncs p50 ≤ ${bucketQuantile(syncs, 0.5)} s, p99 ≤ ${bucketQuantile(syncs, 0.99)} s (histogram buckets, warm-ups included); event-loop delay p50 ${loop.p50.toFixed(1)} ms, p99 ${loop.p99.toFixed(1)} ms, max ${loop.max.toFixed(1)} ms\n` +
       `  server CPU per request: bare ${perEvent(rounds.map((r) => r.bareCpu))} µs, intake ${perEvent(rounds.map((r) => r.intakeCpu))} µs (this process: daemon, outbox and file connector, until the outbox is idle)${engine === 'postgres' ? `, PostgreSQL's processes ${othersMicros.toFixed(0)} µs` : ''}; deliveries left queued: ${delivered}\n` +
       `  threads of this process busy during the median intake run (share of one core): ${middle.threads}\n`);
     if (url && args['pg-statements']) {

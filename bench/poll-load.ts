@@ -104,7 +104,9 @@ export async function underLoad<T>(app: App, sender: SenderOptions, work: () => 
     `webhooks ${latencies.length} sent, ack p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, ` +
     `max ${percentile(latencies, 100).toFixed(1)} ms, over 50 ms ${latencies.filter((v) => v > 50).length}, failed ${failed}; event-loop delay p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms, max ${(loop.max / 1e6).toFixed(1)} ms\n` +
     `             GC ${gc.total.toFixed(0)} ms in all, longest pause ${gc.max.toFixed(0)} ms; heap used peak ${(heapPeak / 1024 / 1024).toFixed(0)} MiB, external ${(externalPeak / 1024 / 1024).toFixed(0)} MiB, RSS ${(rssPeak / 1024 / 1024).toFixed(0)} MiB (all threads; sampled every 100 ms)\n` +
-    `             daemon side: acks over 25 ms ${after.ack.over25 - before.ack.over25}, over 50 ms ${after.ack.over50 - before.ack.over50} (request read to answer)`;
+    `             daemon side: acks over 25 ms ${after.ack.over25 - before.ack.over25}, over 50 ms ${after.ack.over50 - before.ack.over50} (request read to answer); ` +
+    `store transactions over 25 ms ${after.transactions.over25 - before.transactions.over25} of ${after.transactions.all - before.transactions.all}, ` +
+    `syncs over 25 ms ${after.syncs.over25 - before.syncs.over25} of ${after.syncs.all - before.syncs.all}`;
   return { value, ms, sent: latencies.length, webhooks, p99: percentile(latencies, 99) };
 }
 
@@ -114,7 +116,11 @@ async function histogramCounts(app: App, name: string): Promise<{ all: number; o
   return { all: buckets.at(-1)?.count ?? 0, over25: countAbove(buckets, 0.025), over50: countAbove(buckets, 0.05) };
 }
 
-/** Server-side acknowledgement times, from the daemon's own histogram. */
+/** Server-side acknowledgement times and the store's transactions and syncs, from the daemon's own histograms. */
 async function daemonCounts(app: App) {
-  return { ack: await histogramCounts(app, 'schoolbridge_webhook_ack_seconds') };
+  return {
+    ack: await histogramCounts(app, 'schoolbridge_webhook_ack_seconds'),
+    transactions: await histogramCounts(app, 'schoolbridge_store_transaction_seconds'),
+    syncs: await histogramCounts(app, 'schoolbridge_store_sync_seconds'),
+  };
 }

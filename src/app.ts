@@ -22,7 +22,7 @@ import type { Sandbox } from '../sandbox/index.js';
 import { createServer, type Server } from './server.js';
 import { registerReplicaMetrics } from './status/replicas.js';
 import { registerStatusRoutes } from './status/status.js';
-import { openStore, type Store } from './store/index.js';
+import { createStoreMetrics, openStore, type Store } from './store/index.js';
 import { createUpstream } from './upstream-part.js';
 import type { UpstreamClient } from './upstream/index.js';
 import { createWebhooks, type Webhooks } from './webhooks/index.js';
@@ -93,7 +93,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const connectorInstances = createConnectorInstances(config.connectors);
 
   // --- store (docs/store.md) ----------------------------------------------------------------------
-  const store = options.store ?? openStore(config.store, log.child({ component: 'store' }), clock);
+  const store = options.store ?? openStore(config.store, log.child({ component: 'store' }), clock, createStoreMetrics(metrics, config.store.driver));
   components.push(store);
   readiness.register('store', () => {
     const health = store.health();

@@ -63,6 +63,9 @@ describe('npm start on the embedded default', () => {
 
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(metrics).toContain('schoolbridge_');
+    // The store's own speed: by now it has committed and synced what was delivered.
+    expect(metrics).toMatch(/^schoolbridge_store_transaction_seconds_count\{engine="sqlite"\} [1-9]/m);
+    expect(metrics).toMatch(/^schoolbridge_store_sync_seconds_count\{engine="sqlite"\} [1-9]/m);
 
     // The admin API: 401 without the token, the work done with it.
     const admin = `http://127.0.0.1:${port}/admin/sync`;

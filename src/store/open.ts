@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Store } from './port.js';
+import type { StoreTimings } from './timings.js';
 import { createPgStore } from './postgres/pg-store.js';
 import { createSqliteStore } from './sqlite/sqlite-store.js';
 
@@ -11,9 +12,9 @@ export interface StoreConfig {
   poolSize: number;
 }
 
-/** The store `store.driver` names (docs/store.md); the config schema has checked its keys. */
-export function openStore(config: StoreConfig, log: Logger, clock?: Clock): Store {
-  const options = { log, ...(clock ? { clock } : {}) };
+/** The store `store.driver` names (docs/store.md); the config schema has checked its keys. `timings` hears how fast it writes. */
+export function openStore(config: StoreConfig, log: Logger, clock?: Clock, timings?: StoreTimings): Store {
+  const options = { log, ...(clock ? { clock } : {}), ...(timings ? { timings } : {}) };
   if (config.driver === 'postgres') return createPgStore({ ...options, url: config.url!, poolSize: config.poolSize });
   return createSqliteStore({ ...options, dir: config.dir });
 }

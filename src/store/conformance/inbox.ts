@@ -11,6 +11,25 @@ export function inboxCases({ open, claim }: Harness): void {
       expect((await store.outbox.list()).map((d) => d.id)).toEqual(['a:events:e1', 'b:events:e1']);
     });
 
+    it('tells how long its transactions that write run and how long making them durable takes', async () => {
+      const transactions: number[] = [];
+      const syncs: number[] = [];
+      const store = await open('open', { timings: { transaction: (s) => transactions.push(s), sync: (s) => syncs.push(s) } });
+      const before = { transactions: transactions.length, syncs: syncs.length };
+      expect(await store.inbox.accept(event('e1'), [record('events:e1', 'events:1')])).toBe('stored');
+      // Heard by the time the accept resolves (on PostgreSQL one statement: its commit is within it).
+      expect(transactions.length).toBeGreaterThan(before.transactions);
+      const afterAccept = { transactions: transactions.length, syncs: syncs.length };
+      await store.state.put({ timed: 1 });
+      expect(transactions.length).toBeGreaterThan(afterAccept.transactions);
+      expect(syncs.length).toBeGreaterThan(before.syncs);
+      for (const seconds of [...transactions, ...syncs]) {
+        expect(Number.isFinite(seconds)).toBe(true);
+        expect(seconds).toBeGreaterThanOrEqual(0);
+        expect(seconds).toBeLessThan(60);
+      }
+    });
+
     it('writes nothing of a transaction that fails part-way', async () => {
       const store = await open();
       const broken = { ...record('events:e2', 'events:2'), json: null as unknown as string };

@@ -1,12 +1,13 @@
 import { afterEach } from 'vitest';
 import type { Claimed, Enqueue, InboxEntry, Key, Settlement, Store } from '../port.js';
+import type { StoreTimings } from '../timings.js';
 
 /**
  * `open` makes a store on fresh, empty storage; `second` opens another replica on the same storage
- * where the engine allows several (PostgreSQL).
+ * where the engine allows several (PostgreSQL). `timings` goes to the store's options.
  */
 export interface StoreFactory {
-  open(): Promise<Store>;
+  open(options?: { timings?: StoreTimings }): Promise<Store>;
   second?(): Promise<Store>;
 }
 
@@ -53,7 +54,7 @@ export function freshRows(rows: { key: Key; chain: string; json: string; hash?: 
 export interface Harness {
   /** The engine opens several replicas on one storage (`open('second')`). */
   shared: boolean;
-  open(which?: 'open' | 'second'): Promise<Store>;
+  open(which?: 'open' | 'second', options?: { timings?: StoreTimings }): Promise<Store>;
   claim(store: Store, connector?: string, limit?: number, now?: number): Promise<Claimed[]>;
 }
 
@@ -65,8 +66,8 @@ export function harness(factory: StoreFactory): Harness {
   });
   return {
     shared: factory.second !== undefined,
-    async open(which = 'open') {
-      const store = await factory[which]!();
+    async open(which = 'open', options = {}) {
+      const store = which === 'open' ? await factory.open(options) : await factory.second!();
       await store.start();
       opened.push(store);
       return store;

@@ -4,6 +4,7 @@ import { BridgeError, describeError } from '../../errors.js';
 import { storeError } from '../errors.js';
 import type { HealthState } from '../health.js';
 import type { StoreChange } from '../port.js';
+import type { StoreTimings } from '../timings.js';
 import { prepared, transaction, type Db } from './db.js';
 
 /**
@@ -46,10 +47,20 @@ export interface PgCallsOptions {
   notify: (change: StoreChange) => void;
   /** Counts the deliveries a call added, once it has committed (statistics.ts). */
   grew: (rows: number) => void;
+  /** Told how long write transactions and their durable commits take (timings.ts). */
+  timings?: StoreTimings | undefined;
 }
 
 export function createPgCalls(options: PgCallsOptions): PgCalls {
   const { health, clock } = options;
+
+  /** A write of one statement is a transaction of its own, its commit (and WAL flush) within it. */
+  async function timedStatement<T>(work: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    const value = await work();
+    options.timings?.transaction((performance.now() - started) / 1000);
+    return value;
+  }
 
   async function run<T>(write: boolean, work: (db: Db) => Promise<T>, inTransaction: boolean, durable = true): Promise<T> {
     const pool = options.pool();
@@ -58,7 +69,8 @@ export function createPgCalls(options: PgCallsOptions): PgCalls {
     let grown = 0;
     const effects = { tell: (change: StoreChange) => void told.add(change), grew: (rows: number) => void (grown += rows) };
     try {
-      const value = inTransaction ? await transaction(pool, work, effects, durable) : await work(prepared(pool, effects));
+      const value = inTransaction ? await transaction(pool, work, effects, durable, options.timings)
+        : write ? await timedStatement(() => work(prepared(pool, effects))) : await work(prepared(pool, effects));
       if (write) health.succeeded();
       for (const change of told) options.notify(change);
       if (grown > 0) options.grew(grown);

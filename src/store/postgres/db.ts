@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import pg from 'pg';
 import type { StoreChange } from '../port.js';
+import type { StoreTimings } from '../timings.js';
 import { SCHEMA } from './schema.js';
 
 type Queryable = Pick<pg.PoolClient, 'query'>;
@@ -43,14 +44,21 @@ export function createPool(url: string, max: number): pg.Pool {
  * Runs `work` in one transaction on a client of its own. A transaction that is not `durable` commits
  * without waiting for its WAL to reach the disk (`synchronous_commit = off`): a crash may lose its
  * last fraction of a second, never part of it, and any durable commit after it makes it durable too.
+ * `timings` hears how long it ran from BEGIN to COMMIT's answer, and, when durable, how long COMMIT
+ * took: PostgreSQL answers it once the transaction's WAL is flushed.
  */
-export async function transaction<T>(pool: pg.Pool, work: (db: Db) => Promise<T>, effects: Effects, durable = true): Promise<T> {
+export async function transaction<T>(pool: pg.Pool, work: (db: Db) => Promise<T>, effects: Effects, durable = true, timings?: StoreTimings): Promise<T> {
   const client = await pool.connect();
   let broken = false;
   try {
+    const started = performance.now();
     await client.query(durable ? 'BEGIN' : 'BEGIN; SET LOCAL synchronous_commit TO OFF');
     const value = await work(prepared(client, effects));
+    const committing = performance.now();
     await client.query('COMMIT');
+    const ended = performance.now();
+    timings?.transaction((ended - started) / 1000);
+    if (durable) timings?.sync((ended - committing) / 1000);
     return value;
   } catch (error) {
     // A client that cannot even roll back has lost its connection: the pool must not lend it again.

@@ -7,6 +7,7 @@ import { BridgeError, describeError } from '../../errors.js';
 import { createHealth } from '../health.js';
 import { startHeartbeat } from '../heartbeat.js';
 import type { Store } from '../port.js';
+import type { StoreTimings } from '../timings.js';
 import { createPgCalls, isUnavailable } from './calls.js';
 import { createPool } from './db.js';
 import { createListener } from './listener.js';
@@ -27,6 +28,8 @@ export interface PgStoreOptions {
   heartbeatMs?: number;
   /** How long start-up waits for the database to answer (default 30 s). */
   connectTimeoutMs?: number;
+  /** Told how long write transactions and their durable commits take (timings.ts). */
+  timings?: StoreTimings;
 }
 
 /**
@@ -45,7 +48,7 @@ export function createPgStore(options: PgStoreOptions): Store {
   let open = false;
   const notifier = createNotifier({ pool: () => pool, log, clock });
   const statistics = createOutboxStatistics({ pool: () => pool, log });
-  const calls = createPgCalls({ pool: () => pool, isOpen: () => open, health, clock, notify: notifier.tell, grew: statistics.grew });
+  const calls = createPgCalls({ pool: () => pool, isOpen: () => open, health, clock, notify: notifier.tell, grew: statistics.grew, timings: options.timings });
   const { snapshot, staging } = createPgSnapshot(calls, () => pool);
   const listener = createListener({ url: options.url, log, clock });
 

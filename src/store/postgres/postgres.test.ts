@@ -11,9 +11,9 @@ const log = pino({ level: 'silent' });
 let last = '';
 
 const postgres = {
-  async open() {
+  async open(options = {}) {
     last = await testDatabase('conf');
-    return createPgStore({ url: last, log });
+    return createPgStore({ url: last, log, ...options });
   },
   async second() {
     return createPgStore({ url: last, log });

@@ -1,3 +1,4 @@
+import { fdatasync } from 'node:fs';
 import { Worker, parentPort } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { openDatabase, pragma } from './handles.js';
@@ -55,13 +56,24 @@ function open(file: string, self: Self, restartFrames = RESTART_FRAMES): void {
   // A commit writes its frames to the WAL file, which walSync then syncs before any result of it is
   // released: a webhook is acknowledged only once its commit is on disk, as with synchronous = FULL.
   pragma(db, 'synchronous = NORMAL');
-  walSync = new WalSync(`${file}-wal`, undefined, schedule);
+  walSync = new WalSync(`${file}-wal`, timedSync, schedule);
   pragma(db, 'busy_timeout = 5000');
   pragma(db, 'cache_size = -16000');
   pragma(db, `journal_size_limit = ${WAL_SIZE_LIMIT}`);
   migrate(db);
   ops = operations(self);
   startCheckpointer(file, restartFrames);
+}
+
+/** The WAL syncs that ended since results were last posted (ms): they go with the next results. */
+const syncs: number[] = [];
+
+function timedSync(fd: number, done: (error: NodeJS.ErrnoException | null) => void): void {
+  const started = performance.now();
+  fdatasync(fd, (error) => {
+    if (!error) syncs.push(performance.now() - started);
+    done(error);
+  });
 }
 
 /** Checkpoints move to their own thread (checkpoint-thread.mjs); if it dies, SQLite's own come back. */
@@ -225,11 +237,13 @@ function afterSync(): void {
  */
 function run(conn: Database.Database, table: Operations, batch: Call[]): void {
   const failAll = (error: WireError) => post({ t: 'results', results: batch.map((call) => ({ id: call.id, error })) });
+  const started = performance.now();
   const outcome = runTransaction(conn, table, batch);
+  const transactionMs = performance.now() - started;
   if ('failed' in outcome) return failAll(outcome.failed);
   const { results, wrote } = outcome;
   walSync!.committed(wrote, (error) => {
-    if (!error) return post({ t: 'results', results, wrote });
+    if (!error) return post({ t: 'results', results, wrote, ...(wrote ? { transactionMs } : {}), ...(syncs.length > 0 ? { syncMs: syncs.splice(0) } : {}) });
     endClaims(conn, batch, results);
     failAll((error as { wire?: WireError }).wire ?? syncFailure(error as NodeJS.ErrnoException));
   });

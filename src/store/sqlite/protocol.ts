@@ -25,9 +25,12 @@ export interface Result {
   error?: WireError;
 }
 
-/** The results of one transaction travel together. */
+/**
+ * The results of one transaction travel together, with how long it ran if it wrote, and how long
+ * the WAL syncs that ended since the last results took (milliseconds; timings.ts).
+ */
 export type FromThread =
   | { t: 'opened' }
   | { t: 'open-failed'; error: WireError }
-  | { t: 'results'; results: Result[]; wrote?: boolean }
+  | { t: 'results'; results: Result[]; wrote?: boolean; transactionMs?: number; syncMs?: number[] }
   | { t: 'closed' };

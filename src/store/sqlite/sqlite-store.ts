@@ -9,6 +9,7 @@ import { createLocalRoles } from '../local-roles.js';
 import { startHeartbeat } from '../heartbeat.js';
 import { refuseOldFormat } from '../old-format.js';
 import type { Store } from '../port.js';
+import type { StoreTimings } from '../timings.js';
 import { acquireLock, type HeldLock } from './lock.js';
 import type { Self } from './operations.js';
 import { sqlitePortMethods } from './port-methods.js';
@@ -23,6 +24,8 @@ export interface SqliteStoreOptions {
   heartbeatMs?: number;
   /** WAL frames (of 4 KiB) past which the WAL starts over (db-thread.ts; default 8192): tests make it small. */
   walRestartFrames?: number;
+  /** Told how long transactions and WAL syncs take (timings.ts). */
+  timings?: StoreTimings;
 }
 
 export const DATABASE_FILE = 'schoolbridge.db';
@@ -42,7 +45,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   let heartbeat: { stop(): Promise<void> } | undefined;
   let url: string | undefined;
   let state: 'new' | 'open' | 'closed' = 'new';
-  const thread = createThreadClient({ log, clock, health, isOpen: () => state === 'open' });
+  const thread = createThreadClient({ log, clock, health, isOpen: () => state === 'open', timings: options.timings });
   const { call } = thread;
 
   const store: Store = {

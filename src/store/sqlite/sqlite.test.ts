@@ -13,10 +13,10 @@ afterAll(async () => {
 });
 
 const sqlite = {
-  async open() {
+  async open(options = {}) {
     const dir = await mkdtemp(path.join(tmpdir(), 'sb-sqlite-'));
     dirs.push(dir);
-    return createSqliteStore({ dir, log: pino({ level: 'silent' }) });
+    return createSqliteStore({ dir, log: pino({ level: 'silent' }), ...options });
   },
 };
 

@@ -4,6 +4,7 @@ import type { Clock } from '../../clock.js';
 import { BridgeError } from '../../errors.js';
 import { storeError } from '../errors.js';
 import type { HealthState } from '../health.js';
+import type { StoreTimings } from '../timings.js';
 import type { OperationName, Operations, Self } from './operations.js';
 import type { Call, FromThread, ToThread, WireError } from './protocol.js';
 
@@ -38,8 +39,8 @@ const READS: ReadonlySet<OperationName> = new Set<OperationName>([
 /** How long a thread asked to close may take before it is terminated. */
 const CLOSE_WAIT_MS = 5000;
 
-export function createThreadClient(options: { log: Logger; clock: Clock; health: HealthState; isOpen: () => boolean }): ThreadClient {
-  const { log, clock, health } = options;
+export function createThreadClient(options: { log: Logger; clock: Clock; health: HealthState; isOpen: () => boolean; timings?: StoreTimings | undefined }): ThreadClient {
+  const { log, clock, health, timings } = options;
   const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void; op: OperationName }>();
   let nextId = 1;
   let thread: Worker | undefined;
@@ -56,6 +57,10 @@ export function createThreadClient(options: { log: Logger; clock: Clock; health:
     if (message.t !== 'results') return;
     // Rows written and committed: the store can write (a transaction that wrote nothing proves nothing).
     if (message.wrote) health.succeeded();
+    if (timings) {
+      if (message.transactionMs !== undefined) timings.transaction(message.transactionMs / 1000);
+      for (const ms of message.syncMs ?? []) timings.sync(ms / 1000);
+    }
     for (const result of message.results) {
       const call = pending.get(result.id);
       if (!call) continue;
