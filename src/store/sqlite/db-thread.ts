@@ -243,7 +243,7 @@ function run(conn: Database.Database, table: Operations, batch: Call[]): void {
   if ('failed' in outcome) return failAll(outcome.failed);
   const { results, wrote } = outcome;
   walSync!.committed(wrote, (error) => {
-    if (!error) return post({ t: 'results', results, wrote, ...(wrote ? { transactionMs } : {}), ...(syncs.length > 0 ? { syncMs: syncs.splice(0) } : {}) });
+    if (!error) return post({ t: 'results', results, wrote, transactionMs, ...(syncs.length > 0 ? { syncMs: syncs.splice(0) } : {}) });
     endClaims(conn, batch, results);
     failAll((error as { wire?: WireError }).wire ?? syncFailure(error as NodeJS.ErrnoException));
   });

@@ -26,8 +26,8 @@ export interface Result {
 }
 
 /**
- * The results of one transaction travel together, with how long it ran if it wrote, and how long
- * the WAL syncs that ended since the last results took (milliseconds; timings.ts).
+ * The results of one transaction travel together, with how long it ran and how long the WAL syncs
+ * that ended since the last results took (milliseconds; timings.ts).
  */
 export type FromThread =
   | { t: 'opened' }
