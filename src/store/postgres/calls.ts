@@ -54,7 +54,11 @@ export interface PgCallsOptions {
 export function createPgCalls(options: PgCallsOptions): PgCalls {
   const { health, clock } = options;
 
-  /** A write of one statement is a transaction of its own, its commit (and WAL flush) within it. */
+  /**
+   * A write of one statement is a transaction of its own, its commit (and WAL flush) within it. It
+   * runs on the pool, so its time also holds the wait for a free connection, which a transaction's
+   * (from BEGIN, on the connection it was lent) does not.
+   */
   async function timedStatement<T>(work: () => Promise<T>): Promise<T> {
     const started = performance.now();
     const value = await work();
