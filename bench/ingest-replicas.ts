@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { daemonNodeFlags } from '../test/support/daemon-flags.js';
 import type { TestPostgres } from '../test/support/postgres.js';
 import { freePort } from '../test/support/net.js';
 
@@ -71,7 +72,7 @@ async function startDaemon(dir: string, index: number, url: string, secret: stri
     connectors: [{ name: 'files', type: 'file', streams: ['events', 'invoices'], dir: path.join(dir, 'out') }],
     log: { level: 'error', pretty: false },
   }));
-  const child = spawn(process.execPath, [BIN, 'start', '-c', file], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [...daemonNodeFlags(), BIN, 'start', '-c', file], { stdio: ['ignore', 'ignore', 'inherit'] });
   return { child, url: `http://127.0.0.1:${port}` };
 }
 

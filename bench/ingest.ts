@@ -4,7 +4,7 @@
  *   npm run bench:ingest [-- --events 5000 --concurrency 50 --warmup 5000 --no-connector --engine sqlite|postgres --profile DIR --replicas N --pg-statements]
  *
  * For each engine (SQLite in a temp dir, PostgreSQL embedded, started here), the real daemon app runs
- * in this process (createApp, mode daemon: the real fastify server, the store, the outbox with a
+ * in this process, with the Node.js options of `npm start` (daemon-process.ts) (createApp, mode daemon: the real fastify server, the store, the outbox with a
  * `file` connector on `events` and `invoices`, the embedded sandbox as upstream) and, beside it, a bare
  * fastify route that only reads a JSON body and answers 200. A child process (so the load generator
  * does not share the server's event loop) POSTs warm-up deliveries and then, without a pause, N
@@ -31,8 +31,10 @@ import { configSchema } from '../src/config/index.js';
 import { readLines } from '../src/files/lines.js';
 import { signatureHeader } from '../src/signature/index.js';
 import { eventBody, invoice } from '../test/support/webhooks.js';
+import { daemonNodeFlags } from '../test/support/daemon-flags.js';
 import { startPostgres, type TestPostgres } from '../test/support/postgres.js';
 import { bucketQuantile, histogramBuckets } from './daemon-histogram.js';
+import { rerunWithDaemonFlags, withoutDaemonFlags } from './daemon-process.js';
 import { runReplicas } from './ingest-replicas.js';
 import { PG_STATEMENTS_FLAGS, pgStatements } from './pg-statements.js';
 import { descendantTicks, threadShares, threadTicks } from './thread-cpu.js';
@@ -165,7 +167,7 @@ function inChild(url: string, target: string, count: number, concurrency: number
   return new Promise((resolve, reject) => {
     const child = fork(fileURLToPath(import.meta.url), [
       '--url', url, '--target', target, '--events', String(count), '--concurrency', String(concurrency), '--warmup', String(warmup), '--round', String(round),
-    ], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    ], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: withoutDaemonFlags() });
     child.on('message', (message) => {
       if (message === 'measuring') onWindow(child.pid!);
       else resolve(message as Run);
@@ -181,7 +183,7 @@ async function main(): Promise<void> {
   const concurrency = Number(args.concurrency);
   const warmup = Number(args.warmup);
   const engines = (args.engine ? [args.engine] : ['sqlite', 'postgres']) as Engine[];
-  process.stdout.write(`bench:ingest — ${events} signed deliveries, concurrency ${concurrency}, ${warmup} warm-up, ${process.version}, ${availableParallelism()} CPUs\n`);
+  process.stdout.write(`bench:ingest — ${events} signed deliveries, concurrency ${concurrency}, ${warmup} warm-up, ${process.version} ${daemonNodeFlags().join(' ')}, ${availableParallelism()} CPUs\n`);
   const statements = args['pg-statements'] ? { flags: PG_STATEMENTS_FLAGS } : {};
   const postgres = engines.includes('postgres') ? await startPostgres(statements) : undefined;
   try {
@@ -375,5 +377,7 @@ if (args.url && args.target) {
   // disconnect() right after send() can drop a large message (20,000 latencies) still being written.
   process.send?.(run, () => process.disconnect?.());
 } else {
-  await main();
+  const exitCode = await rerunWithDaemonFlags();
+  if (exitCode === undefined) await main();
+  else process.exitCode = exitCode;
 }
