@@ -22,6 +22,15 @@ export function snapshotTable(stream: SnapshotStream, part: 'rows' | 'next' | 'c
 export const deliveryId = (connector: string, recordId: string): string => `${connector}:${recordId}`;
 
 /**
+ * The connector and record a delivery id names: a connector's name holds no ":" (its config schema),
+ * so the id's first ":" ends it. Undefined for an id no delivery can have.
+ */
+export function ofDeliveryId(id: string): { connector: string; recordId: string } | undefined {
+  const colon = id.indexOf(':');
+  return colon > 0 ? { connector: id.slice(0, colon), recordId: id.slice(colon + 1) } : undefined;
+}
+
+/**
  * A lease that ran out is taken over by another claim only this much later: a holder that is alive
  * abandons its attempt when the lease ends and records that (its attempt counted, its error kept)
  * before anyone else may start the delivery again.

@@ -22,6 +22,12 @@ export function webhookCases({ open, claim, shared }: Harness): void {
       ]);
       expect((await store.outbox.counts()).get('a')).toEqual({ depth: 2, dead: 0 });
       expect(await store.outbox.get('b:events:w1')).toMatchObject({ recordId: 'events:w1', orderKey: 'events:1', status: 'pending', attempts: 0 });
+      // By id, whichever part of the log a record is in; a connector that is not owed it, or an id
+      // that names no connector, finds nothing.
+      expect(await store.outbox.get('a:events:w2')).toMatchObject({ recordId: 'events:w2', orderKey: 'events:2', status: 'pending' });
+      expect(await store.outbox.get('c:events:w1')).toBeUndefined();
+      expect(await store.outbox.get('events')).toBeUndefined();
+      expect((await store.outbox.lookup({ ids: ['a:events:w2', 'c:events:w1', 'b:events:w1', 'events'] })).map((d) => d.id)).toEqual(['b:events:w1', 'a:events:w2']);
       expect(await store.outbox.nextRunAt('a')).toBeLessThanOrEqual(NOW);
       const claimed = await claim(store);
       expect(claimed.map((c) => [c.delivery.id, c.json])).toEqual([['a:events:w1', '{"id":"w1"}'], ['a:events:w2', '{"id":"w2"}']]);

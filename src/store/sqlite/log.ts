@@ -4,7 +4,7 @@ import { groupBy } from '../group-by.js';
 import { partOf } from '../log-parts.js';
 import { byLogOrder, type OwedRow } from '../log-rows.js';
 import type { ClaimRequest, Claimed, Delivery, DeliveryFilter, Enqueue, ListedDelivery, Settlement } from '../port.js';
-import { deliveryId } from '../tables.js';
+import { deliveryId, ofDeliveryId } from '../tables.js';
 import { enqueueFromLog } from './enqueue.js';
 import { attemptRow, type AttemptRow } from './history.js';
 import { leasesOf, type LeaseTable } from './leases.js';
@@ -218,8 +218,16 @@ function toDelivery(leases: LeaseTable, row: OwedRow, now: number): Delivery {
   };
 }
 
+/** A record one connector owes, by its id: through the index of record ids, in whichever part it is. */
+export const OWED_OF_ID = OWED('o.connector = @connector AND o.record_id = @recordId');
+
+function owedOfId(db: Db, id: string): OwedRow | undefined {
+  const named = ofDeliveryId(id);
+  return named && (sql(db, OWED_OF_ID).get(named) as OwedRow | undefined);
+}
+
 export function getOwed(db: Db, id: string, now: number): Delivery | undefined {
-  const row = sql(db, OWED(`o.connector || ':' || o.record_id = ?`)).get(id) as OwedRow | undefined;
+  const row = owedOfId(db, id);
   return row && toDelivery(leasesOf(db), row, now);
 }
 
@@ -255,13 +263,12 @@ export function listOwed(db: Db, filter: DeliveryFilter, now: number): ListedDel
 /** A key's records one connector owes: they are all in the key's part (log-parts.ts). */
 export const OWED_OF_KEY = `${OWED('o.connector = @connector AND o.part = @part AND o.order_key = @key')} ORDER BY o.seq`;
 
-/** Records owed by delivery id (each connector's: an id names no part, so every part is read) or by key (its part alone). */
+/** Records owed by delivery id (through the index of record ids) or by key (in its part alone). */
 export function lookupOwed(db: Db, ids: readonly string[], keys: readonly { connector: string; orderKey: string }[], now: number): ListedDelivery[] {
   const rows = new Map<string, OwedRow>();
-  if (ids.length > 0) {
-    for (const row of sql(db, OWED(`o.connector || ':' || o.record_id IN (SELECT value FROM json_each(?))`)).all(JSON.stringify(ids)) as OwedRow[]) {
-      rows.set(deliveryId(row.connector, row.record_id), row);
-    }
+  for (const id of ids) {
+    const row = owedOfId(db, id);
+    if (row) rows.set(deliveryId(row.connector, row.record_id), row);
   }
   const byKey = sql(db, OWED_OF_KEY);
   for (const { connector, orderKey } of keys) {

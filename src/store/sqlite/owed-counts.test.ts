@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { partOf } from '../log-parts.js';
 import { openDatabase } from './handles.js';
 import { operations } from './operations.js';
-import { migrate, SCHEMA_VERSION } from './schema.js';
+import { LOG_PLACES_VERSION, migrate } from './schema.js';
 
 /**
  * The log's owed counts (log.ts, owedCounts) read the rows made of log records by their place in
@@ -17,7 +17,7 @@ describe('sqlite delivery log: owed counts after an upgrade', () => {
 
   beforeEach(() => {
     db = openDatabase(':memory:');
-    migrate(db, SCHEMA_VERSION - 1);
+    migrate(db, LOG_PLACES_VERSION - 1);
   });
   afterEach(() => db.close());
 

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from './handles.js';
-import { MADE_ROWS, NEXT_RECORDS, OWED_COUNTS, OWED_OF_KEY, OWED_OF_PART, PRUNE, ROWS_QUEUED } from './log.js';
+import { MADE_ROWS, NEXT_RECORDS, OWED_COUNTS, OWED_OF_ID, OWED_OF_KEY, OWED_OF_PART, PRUNE, ROWS_QUEUED } from './log.js';
 import { COUNTS, DUE } from './outbox.js';
 import { MARKED, MARKED_GONE } from './people.js';
 import { QUEUED_KEYS } from './ranges.js';
@@ -82,5 +82,10 @@ describe('sqlite query plans', () => {
     expect(reads(steps(OWED_OF_KEY, [{ connector: 'a', part: 1, key: 'events:1' }]))).toEqual([
       'SEARCH c USING PRIMARY KEY (connector=? AND part=?)', 'SEARCH l USING INDEX outbox_log_owed (part=? AND seq>?)',
     ]);
+  });
+
+  it('finds an owed record by its delivery id through the index of record ids, whatever its part', () => {
+    const reads = steps(OWED_OF_ID, [{ connector: 'a', recordId: 'events:invoice.created:1:abc' }]).filter((step) => /^(SCAN|SEARCH) (c|l)\b/.test(step));
+    expect(reads).toEqual(['SEARCH l USING INDEX outbox_log_record (record_id=?)', 'SEARCH c USING PRIMARY KEY (connector=? AND part=?)']);
   });
 });

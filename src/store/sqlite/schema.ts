@@ -141,9 +141,18 @@ const MIGRATIONS: readonly string[] = [
   DROP INDEX outbox_log_record;
   CREATE INDEX outbox_log_made ON outbox_delivery (connector, log_part, log_seq) WHERE log_seq IS NOT NULL;
   `,
+  // A log record by its id (log.ts, OWED_OF_ID): a delivery id names a connector and a record but
+  // no part, and without this a lookup by id read every record owed, on the thread that commits
+  // the webhooks.
+  `
+  CREATE INDEX outbox_log_record ON outbox_log (record_id);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** The version that gave rows made of log records their place in the log (tests: the upgrade to it). */
+export const LOG_PLACES_VERSION = MIGRATIONS.findIndex((migration) => migration.includes('ADD COLUMN log_part')) + 1;
 
 /**
  * Brings the database to SCHEMA_VERSION, then its streams' tables; a newer database (a downgrade) is
