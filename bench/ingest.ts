@@ -4,9 +4,10 @@
  *   npm run bench:ingest [-- --events 5000 --concurrency 50 --warmup 5000 --no-connector --engine sqlite|postgres --profile DIR --replicas N --pg-statements]
  *
  * For each engine (SQLite in a temp dir, PostgreSQL embedded, started here), the real daemon app runs
- * in this process, with the Node.js options of `npm start` (daemon-process.ts) (createApp, mode daemon: the real fastify server, the store, the outbox with a
+ * in this process (createApp, mode daemon: the real fastify server, the store, the outbox with a
  * `file` connector on `events` and `invoices`, the embedded sandbox as upstream) and, beside it, a bare
- * fastify route that only reads a JSON body and answers 200. A child process (so the load generator
+ * fastify route that only reads a JSON body and answers 200; the process runs with the Node.js
+ * options of `npm start` (daemon-process.ts). A child process (so the load generator
  * does not share the server's event loop) POSTs warm-up deliveries and then, without a pause, N
  * distinct measured ones at the given concurrency, first to the bare route, then to POST /webhooks/v2,
  * and reports events/s and the p50/p99 time to the answer over the N; three such rounds, each rate the
