@@ -6,6 +6,14 @@ import { eventually } from '../../test/support/net.js';
 import { change, nextEvent, scriptedConnector } from '../../test/support/outbox.js';
 import { retryable, rejected, deferred, counting, queuedBeforeStart, settlementHeldForClaim, setup, type SetupOptions } from '../../test/support/outbox-setup.js';
 
+/** A linger no test outlives: a worker that lingers when it should not holds a delivery back this long. */
+const LINGER_MS = 60_000;
+/**
+ * How long a test waits for what a worker should do at once: far under LINGER_MS, so lingering still
+ * fails the test, and far over what a machine busy with other suites takes.
+ */
+const WAIT_MS = 15_000;
+
 describe('outbox batches', () => {
   it('holds new batches back while held (a batch in flight finishes), and delivers them once released', async () => {
     const gate = deferred();
@@ -177,11 +185,11 @@ describe('outbox batches', () => {
         return b.connector.deliver(ctx, records);
       },
     };
-    const { outbox } = await setup([{ name: 'a', connector: gated }], { store, wrap, lingerMs: 60_000, concurrency: 1 });
+    const { outbox } = await setup([{ name: 'a', connector: gated }], { store, wrap, lingerMs: LINGER_MS, concurrency: 1 });
     const delivered = nextEvent(outbox, 'delivered', ({ delivery }) => delivery.recordId === next.id);
     await outbox.enqueue([late]);
     gate.resolve();
-    const outcome = await Promise.race([delivered.then(() => 'delivered'), new Promise((resolve) => setTimeout(resolve, 2000, 'lingering'))]);
+    const outcome = await Promise.race([delivered.then(() => 'delivered'), new Promise((resolve) => setTimeout(resolve, WAIT_MS, 'lingering'))]);
     expect(outcome).toBe('delivered');
     expect(b.calls).toEqual([[first.id, other.id], [late.id], [next.id]]);
   });
@@ -193,9 +201,19 @@ describe('outbox batches', () => {
     const store = await queuedBeforeStart([first, next]);
     const { wrap } = settlementHeldForClaim((claimed) => claimed.length === 0, { answerLate: true });
     const a = scriptedConnector(undefined, 1);
-    const { outbox } = await setup([{ name: 'a', connector: a.connector }], { store, wrap, concurrency: 1, lingerMs: 60_000 });
-    const delivered = nextEvent(outbox, 'delivered', ({ delivery }) => delivery.recordId === next.id);
-    const outcome = await Promise.race([delivered.then(() => 'delivered'), new Promise((resolve) => setTimeout(resolve, 2000, 'lingering'))]);
+    // Watched at the connector rather than through an event: the outbox delivers as it starts, and
+    // may be done before the test, which gets it once started, could listen.
+    const reached = deferred();
+    const watched: Connector = {
+      ...a.connector,
+      async deliver(ctx, records) {
+        const outcomes = await a.connector.deliver(ctx, records);
+        if (records.some((r) => r.id === next.id)) reached.resolve();
+        return outcomes;
+      },
+    };
+    await setup([{ name: 'a', connector: watched }], { store, wrap, concurrency: 1, lingerMs: LINGER_MS });
+    const outcome = await Promise.race([reached.promise.then(() => 'delivered'), new Promise((resolve) => setTimeout(resolve, WAIT_MS, 'lingering'))]);
     expect(outcome).toBe('delivered');
     expect(a.calls).toEqual([[first.id], [next.id]]);
   });
@@ -288,7 +306,7 @@ describe('outbox batches', () => {
       };
       return { ...a, connector };
     };
-    const within = <T>(promise: Promise<T>, ms = 2000) => Promise.race([promise.then(() => 'done'), new Promise((resolve) => setTimeout(resolve, ms, 'timed out'))]);
+    const within = <T>(promise: Promise<T>, ms = WAIT_MS) => Promise.race([promise.then(() => 'done'), new Promise((resolve) => setTimeout(resolve, ms, 'timed out'))]);
     /**
      * `count` records queued, an outbox delivering them in pairs, its first call held until `gate`
      * opens; resolves once the batch claimed ahead beside that call has come back.
