@@ -281,26 +281,30 @@ export function lookupOwed(db: Db, ids: readonly string[], keys: readonly { conn
 }
 
 /**
- * The records after each cursor that name its connector, from the index of the parts alone: a count
- * must not read every record's text, since /metrics asks for it at every scrape and the log may
- * hold a long outage's records. A list names the connector when it holds its JSON string: lists are
- * written by JSON.stringify, which writes a name as json_quote does (connector names hold no
+ * The records after each cursor of one part that name its connector, from the part's index alone: a
+ * count must not read every record's text, since /metrics asks for it at every scrape and the log
+ * may hold a long outage's records. A list names the connector when it holds its JSON string: lists
+ * are written by JSON.stringify, which writes a name as json_quote does (connector names hold no
  * control characters: letters, digits, "_", "." and "-").
  */
 export const OWED_COUNTS = `SELECT c.connector, count(*) AS n FROM outbox_log_cursor c
   JOIN outbox_log l ON l.part = c.part AND l.seq > c.after
-  WHERE instr(l.connectors, json_quote(c.connector)) > 0 GROUP BY c.connector`;
+  WHERE c.part = ? AND instr(l.connectors, json_quote(c.connector)) > 0 GROUP BY c.connector`;
 
-/** The delivery rows that stand for log records still after their connector's cursor (OWED's NOT EXISTS). */
+/** The delivery rows that stand for log records of one part still after their connector's cursor (OWED's NOT EXISTS). */
 export const MADE_ROWS = `SELECT c.connector, count(*) AS n FROM outbox_log_cursor c
   JOIN outbox_delivery d ON d.connector = c.connector AND d.log_part = c.part AND d.log_seq > c.after
-  WHERE d.log_seq IS NOT NULL GROUP BY c.connector`;
+  WHERE c.part = ? AND d.log_seq IS NOT NULL GROUP BY c.connector`;
 
-/** What `OWED` gives, counted per connector. */
-export function owedCounts(db: Db): Map<string, number> {
+/**
+ * What `OWED` gives in one part of the log, counted per connector. The store counts each part in a
+ * call of its own (sqlite/port-methods.ts): a webhook's commit then waits behind one part's count,
+ * not behind a long outage's whole log.
+ */
+export function owedCounts(db: Db, part: number): Map<string, number> {
   const out = new Map<string, number>();
-  for (const row of sql(db, OWED_COUNTS).all() as { connector: string; n: number }[]) out.set(row.connector, row.n);
-  for (const row of sql(db, MADE_ROWS).all() as { connector: string; n: number }[]) {
+  for (const row of sql(db, OWED_COUNTS).all(part) as { connector: string; n: number }[]) out.set(row.connector, row.n);
+  for (const row of sql(db, MADE_ROWS).all(part) as { connector: string; n: number }[]) {
     const n = (out.get(row.connector) ?? 0) - row.n;
     if (n > 0) out.set(row.connector, n);
     else out.delete(row.connector);

@@ -3,6 +3,7 @@ import type { Replica } from '../port.js';
 import { enqueue } from './enqueue.js';
 import * as history from './history.js';
 import * as inbox from './inbox.js';
+import { owedCounts } from './log.js';
 import * as outbox from './outbox.js';
 import * as outboxLookup from './outbox-lookup.js';
 import * as people from './people.js';
@@ -37,7 +38,8 @@ export function operations(self: Self) {
     retry: outbox.retry,
     getDelivery: outbox.getDelivery,
     list: outbox.list,
-    counts: outbox.counts,
+    rowCounts: outbox.rowCounts,
+    owedCounts,
     nextRunAt: outbox.nextRunAt,
     sweep: outbox.sweep,
     lookup: outboxLookup.lookup,
@@ -87,7 +89,7 @@ export type OperationName = keyof Operations;
  * commits rather than add one each.
  */
 export const BULK: ReadonlySet<OperationName> = new Set<OperationName>([
-  'indexPage', 'scan', 'begin', 'stageFresh', 'stageChanges', 'discard', 'applyFresh', 'applyChanges', 'materializeCreated', 'list', 'counts',
+  'indexPage', 'scan', 'begin', 'stageFresh', 'stageChanges', 'discard', 'applyFresh', 'applyChanges', 'materializeCreated', 'list', 'rowCounts', 'owedCounts',
   // The console's scans and its background upkeep.
   'searchInbox', 'retrying', 'pruneHistory', 'refreshPeople', 'searchPeople',
 ]);

@@ -4,12 +4,14 @@ import type {
   ClaimRequest, Claimed, Delivery, DeliveryFilter, DeliveryStatus, ListedDelivery, OutboxCounts, RetryTarget, Settlement, SnapshotStream,
 } from '../port.js';
 import { groupBy } from '../group-by.js';
+import { LOG_PARTS } from '../log-parts.js';
 import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, snapshotTable } from '../tables.js';
 import { attemptRow, recordAttempts, type AttemptRow } from './history.js';
 import { leasesOf } from './leases.js';
 import { claimLog, getOwed, listOwed, logNextRunAt, markLog, owedCounts, settleLog } from './log.js';
 import { claimRange, rangeCounts, rangeNextRunAt, settleRange } from './ranges.js';
 import { sql } from './statements.js';
+import { withOwed } from './with-owed.js';
 
 /**
  * The outbox on SQLite. One row per (connector, record) in `outbox_delivery` until it is done, with
@@ -291,9 +293,14 @@ export const COUNTS = ['pending', 'blocked', 'dead']
   .map((status) => `SELECT connector, '${status}' AS status, count(*) AS n FROM outbox_delivery WHERE status = '${status}' GROUP BY connector`)
   .join(' UNION ALL ');
 
+/** The outbox's counts per connector: the delivery rows and ranges (rowCounts) and every part of the log. */
 export function counts(db: Db): Map<string, OutboxCounts> {
+  return withOwed(rowCounts(db), Array.from({ length: LOG_PARTS }, (_, part) => owedCounts(db, part)));
+}
+
+/** The counts of the delivery rows, by status, and of the first cycle's ranges: all but the log's. */
+export function rowCounts(db: Db): Map<string, OutboxCounts> {
   const out = new Map<string, OutboxCounts>([...rangeCounts(db)].map(([connector, n]) => [connector, { depth: n, dead: 0 }]));
-  for (const [connector, n] of owedCounts(db)) out.set(connector, { depth: (out.get(connector)?.depth ?? 0) + n, dead: 0 });
   const rows = sql(db, COUNTS).all() as { connector: string; status: DeliveryStatus; n: number }[];
   for (const { connector, status, n } of rows) {
     const c = out.get(connector) ?? { depth: 0, dead: 0 };

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { partOf } from '../log-parts.js';
 import { openDatabase } from './handles.js';
-import { operations } from './operations.js';
+import { counts } from './outbox.js';
 import { LOG_PLACES_VERSION, migrate } from './schema.js';
 
 /**
@@ -12,7 +12,6 @@ import { LOG_PLACES_VERSION, migrate } from './schema.js';
  */
 describe('sqlite delivery log: owed counts after an upgrade', () => {
   let db: Database.Database;
-  const ops = operations({ id: 'me', host: 'h', pid: 1, startedAt: 0 });
   const now = 1_000_000;
 
   beforeEach(() => {
@@ -40,6 +39,6 @@ describe('sqlite delivery log: owed counts after an upgrade', () => {
       { id: 'files:events:f2', log_part: part, log_seq: f2 },
     ]);
     // f1 and f2 as rows, f3 in the log: three, not four.
-    expect(ops.counts(db).get('files')).toEqual({ depth: 2, dead: 1 });
+    expect(counts(db).get('files')).toEqual({ depth: 2, dead: 1 });
   });
 });

@@ -1,7 +1,9 @@
 import type { Clock } from '../../clock.js';
 import { INDEX_PAGE_ROWS, readIndexPages } from '../index-pages.js';
+import { LOG_PARTS } from '../log-parts.js';
 import type { Store } from '../port.js';
 import type { CallThread } from './thread-client.js';
+import { withOwed } from './with-owed.js';
 
 /**
  * The port's methods on SQLite: each one call of the database thread by name (operations.ts), with
@@ -28,7 +30,14 @@ export function sqlitePortMethods(call: CallThread, clock: Clock, advertised: ()
       retry: (target, now) => call('retry', target, now),
       get: (id) => call('getDelivery', id, clock.now()),
       list: (filter) => call('list', filter, clock.now()),
-      counts: () => call('counts'),
+      // Each part of the log is counted in a call of its own (log.ts, owedCounts), the rows last: the
+      // thread runs them in this order, and a log record only ever becomes a row, so a record that
+      // moves between two of these calls is counted twice at worst, never missed.
+      counts: async () => {
+        const parts = Array.from({ length: LOG_PARTS }, (_, part) => call('owedCounts', part));
+        const [rows, ...owed] = await Promise.all([call('rowCounts'), ...parts]);
+        return withOwed(rows, owed);
+      },
       ranges: () => call('ranges'),
       nextRunAt: (connector) => call('nextRunAt', connector, clock.now()),
       sweep: (now) => call('sweep', now),
