@@ -1,19 +1,24 @@
 // Runs a TypeScript entry of the daemon: the executable's (bin/schoolbridge.js) and each worker
 // thread's. There is no build step (README, "Why no build step"): esbuild, which tsx runs
-// on, bundles the entry with the sources it imports into one ES module, packages left as imports,
+// on, bundles the entry with the sources it imports and the packages they use into one ES module,
 // and keeps it under node_modules/.cache/schoolbridge with the list of its sources. It is built
-// again when one of them, or this file, changed. A process or thread then loads one module rather
-// than every source through a loader. Where no such bundle can be made or kept (a read-only
-// installation built without one), tsx's loader runs the sources themselves, as it would anyway.
+// again when one of them, an installed package, or the loader changed. A process or thread then
+// loads one module rather than every source through a loader and every file of the packages. Where
+// no such bundle can be made or kept (a read-only installation built without one), tsx's loader
+// runs the sources themselves, as it would anyway.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { withSourcesOnly } from './source-map-of-sources.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CACHE = path.join(ROOT, 'node_modules', '.cache', 'schoolbridge');
 const SELF = fileURLToPath(import.meta.url);
+/** The loader's own files: a bundle made by another version of them is made again. */
+const LOADER = [SELF, fileURLToPath(new URL('./source-map-of-sources.mjs', import.meta.url))];
+const PACKAGES = path.join(ROOT, 'node_modules') + path.sep;
 
 /** The entries: the executable's and the worker threads' (their *-boot.mjs files name them too). */
 const ENTRIES = ['src/cli/main.ts', 'src/store/sqlite/db-thread.ts', 'src/upstream/list/worker-thread.ts'];
@@ -34,13 +39,17 @@ export async function loadTypeScript(entryUrl) {
 /** The path of a fresh bundle of `entry`, built if there is none; undefined when none can be had. */
 async function bundleOf(entry) {
   const base = baseOf(entry);
-  const stampOfSelf = stamp(SELF);
+  const stampOfSelf = stampOfLoader();
   if (fresh(`${base}.json`, stampOfSelf)) return `${base}.mjs`;
   return build(entry, base, stampOfSelf);
 }
 
 function baseOf(entry) {
   return path.join(CACHE, path.relative(ROOT, entry).replace(/\.[cm]?ts$/, '').replaceAll(path.sep, '+'));
+}
+
+function stampOfLoader() {
+  return LOADER.map(stamp).join(' ');
 }
 
 function stamp(file) {
@@ -80,6 +89,34 @@ const sourceUrls = {
   },
 };
 
+// The packages are bundled too: a process then reads, compiles and links one module, rather than
+// resolving and loading each of the hundreds of files that fastify, undici, zod and the others are
+// made of. Left as imports: the native addon, whose binding is found beside its own files; the
+// Google Sheets client, imported only when a google-sheets connector runs, and large; packages
+// imported only when present (pg-native) or only by the loader itself.
+const EXTERNAL = ['better-sqlite3', '@googleapis/sheets', 'pg-native', 'esbuild', 'tsx'];
+// The CommonJS packages in an ES module: their require() of Node's modules, and of what is left as an
+// import, is the bundle's own, made from its URL (the packages stay in the node_modules above it).
+const REQUIRE = "import { createRequire as createRequireOfBundle } from 'node:module'; const require = createRequireOfBundle(import.meta.url);";
+// A package is stamped by its package.json and by npm's record of the installation, which npm
+// rewrites at each install: an install can change a package's files and keep each one's size and
+// time (npm gives every installed file the same time), so the bundle is made again after any
+// install. The project's own sources are stamped file by file.
+const INSTALLED = 'node_modules/.package-lock.json';
+const PACKAGE = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//;
+
+/** What stamps the source `input` (a path from the root): itself, or its package's package.json. */
+function stamped(input) {
+  const inPackage = PACKAGE.exec(input);
+  return inPackage ? `${inPackage[1]}/package.json` : input;
+}
+
+/** The map's text, with the packages' code left unmapped (source-map-of-sources.mjs). */
+function ownSourcesMap(text) {
+  const map = withSourcesOnly(JSON.parse(text), (source) => !path.resolve(CACHE, source).startsWith(PACKAGES));
+  return JSON.stringify(map);
+}
+
 async function build(entry, base, stampOfSelf) {
   const esbuild = await import('esbuild');
   const result = await esbuild.build({
@@ -88,7 +125,8 @@ async function build(entry, base, stampOfSelf) {
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    packages: 'external',
+    external: EXTERNAL,
+    banner: { js: REQUIRE },
     absWorkingDir: ROOT,
     tsconfig: path.join(ROOT, 'tsconfig.json'),
     outfile: `${base}.mjs`,
@@ -100,12 +138,17 @@ async function build(entry, base, stampOfSelf) {
     logLevel: 'silent',
   });
   const sources = { 'tsconfig.json': stamp(path.join(ROOT, 'tsconfig.json')) };
-  for (const input of Object.keys(result.metafile.inputs)) sources[input] = stamp(path.join(ROOT, input));
+  try {
+    sources[INSTALLED] = stamp(path.join(ROOT, INSTALLED));
+  } catch {
+    // Installed by another package manager: each package is stamped by its package.json alone.
+  }
+  for (const input of Object.keys(result.metafile.inputs)) sources[stamped(input)] ??= stamp(path.join(ROOT, stamped(input)));
   mkdirSync(CACHE, { recursive: true });
   // Written aside and renamed: a process starting meanwhile reads the old bundle or the new one.
   const unique = randomUUID();
   for (const file of result.outputFiles) {
-    writeFileSync(`${file.path}.${unique}`, file.contents);
+    writeFileSync(`${file.path}.${unique}`, file.path.endsWith('.map') ? ownSourcesMap(file.text) : file.contents);
     renameSync(`${file.path}.${unique}`, file.path);
   }
   writeFileSync(`${base}.json.${unique}`, JSON.stringify({ loader: stampOfSelf, sources }));
@@ -121,7 +164,7 @@ async function build(entry, base, stampOfSelf) {
 //                                                   sees the arguments as if it had been started itself.
 if (process.argv[1] && path.resolve(process.argv[1]) === SELF) {
   if (process.argv[2] === '--prepare') {
-    for (const entry of ENTRIES) await build(path.join(ROOT, entry), baseOf(path.join(ROOT, entry)), stamp(SELF));
+    for (const entry of ENTRIES) await build(path.join(ROOT, entry), baseOf(path.join(ROOT, entry)), stampOfLoader());
   } else if (process.argv[2]) {
     process.argv.splice(1, 1);
     process.argv[1] = path.resolve(process.argv[1]);

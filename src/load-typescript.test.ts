@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir, readdir, symlink, utimes, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -21,7 +21,7 @@ async function tree(): Promise<string> {
   await mkdir(path.join(dir, 'src'));
   await mkdir(path.join(dir, 'node_modules'));
   for (const name of ['esbuild', '@esbuild', 'tsx']) await symlink(path.join(PACKAGES, name), path.join(dir, 'node_modules', name));
-  await copyFile(path.join(import.meta.dirname, 'load-typescript.mjs'), path.join(dir, 'src', 'load-typescript.mjs'));
+  for (const file of ['load-typescript.mjs', 'source-map-of-sources.mjs']) await copyFile(path.join(import.meta.dirname, file), path.join(dir, 'src', file));
   await writeFile(path.join(dir, 'package.json'), '{ "type": "module" }');
   await writeFile(path.join(dir, 'tsconfig.json'), '{ "compilerOptions": { "strict": true } }');
   await writeFile(path.join(dir, 'src', 'word.ts'), "export const word: string = 'first';\n");
@@ -60,6 +60,34 @@ describe('src/load-typescript.mjs', () => {
     // A later time than the first build's, whatever the file system's timestamp resolution.
     await utimes(word, new Date(Date.now() + 5000), new Date(Date.now() + 5000));
     expect((await run(dir)).word).toBe('second');
+  });
+
+  it('bundles a CommonJS package, and builds again after an install that changed it', async () => {
+    const dir = await tree();
+    const pkg = path.join(dir, 'node_modules', 'greeting');
+    await mkdir(pkg);
+    await writeFile(path.join(pkg, 'package.json'), '{ "name": "greeting", "version": "1.0.0", "main": "index.js" }');
+    // Its require() of Node's own modules goes through the bundle's.
+    const source = (word: string) => `const { basename } = require('node:path');\nexports.word = basename('/${word}');\n`;
+    const index = path.join(pkg, 'index.js');
+    const installed = path.join(dir, 'node_modules', '.package-lock.json');
+    const sameTime = new Date('1985-10-26T08:15:00Z');
+    await writeFile(index, source('hello'));
+    await utimes(index, sameTime, sameTime);
+    await writeFile(installed, '{ "lockfileVersion": 3 }');
+    await writeFile(path.join(dir, 'src', 'word.ts'), "import { word as greeting } from 'greeting';\nexport const word: string = greeting;\n");
+    expect((await run(dir)).word).toBe('hello');
+    const bundle = path.join(dir, 'node_modules', '.cache', 'schoolbridge', 'src+main.mjs');
+    // In the bundle, not imported from node_modules.
+    expect(await readFile(bundle, 'utf8')).toContain('// node_modules/greeting/index.js');
+    // Its source map names the project's sources alone.
+    const map = JSON.parse(await readFile(`${bundle}.map`, 'utf8')) as { sources: string[] };
+    expect(map.sources.map((source) => path.resolve(path.dirname(bundle), source)).sort()).toEqual([path.join(dir, 'src', 'main.ts'), path.join(dir, 'src', 'word.ts')]);
+    // An install as npm makes it: the package's file has the same size and time, its record is new.
+    await writeFile(index, source('howdy'));
+    await utimes(index, sameTime, sameTime);
+    await writeFile(installed, '{ "lockfileVersion": 3, "packages": {} }');
+    expect((await run(dir)).word).toBe('howdy');
   });
 
   it('runs the sources through tsx where no bundle can be kept', async () => {
