@@ -11,36 +11,29 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
+/** How many transactions of the database thread `read` takes, on a store with no heartbeat meanwhile. */
+async function transactionsOf(read: (store: ReturnType<typeof createSqliteStore>) => Promise<unknown>): Promise<number> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'sb-timings-'));
+  dirs.push(dir);
+  const transactions: number[] = [];
+  const store = createSqliteStore({ dir, log: pino({ level: 'silent' }), heartbeatMs: 3_600_000, timings: { transaction: (s) => transactions.push(s), sync: () => {} } });
+  await store.start();
+  try {
+    const before = transactions.length;
+    await read(store);
+    return transactions.length - before;
+  } finally {
+    await store.stop();
+  }
+}
+
 describe('sqlite store timings', () => {
   it('times every transaction of the database thread, reads too: a webhook commit waits behind each', async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'sb-timings-'));
-    dirs.push(dir);
-    const transactions: number[] = [];
-    // No heartbeat during the case: the read below is the only call.
-    const store = createSqliteStore({ dir, log: pino({ level: 'silent' }), heartbeatMs: 3_600_000, timings: { transaction: (s) => transactions.push(s), sync: () => {} } });
-    await store.start();
-    try {
-      const before = transactions.length;
-      await store.state.get('anything');
-      expect(transactions.length).toBe(before + 1);
-    } finally {
-      await store.stop();
-    }
+    expect(await transactionsOf((store) => store.state.get('anything'))).toBe(1);
   });
 
   it("counts the outbox one part of the delivery log per transaction: a webhook's commit waits behind one part's count", async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'sb-timings-'));
-    dirs.push(dir);
-    const transactions: number[] = [];
-    const store = createSqliteStore({ dir, log: pino({ level: 'silent' }), heartbeatMs: 3_600_000, timings: { transaction: (s) => transactions.push(s), sync: () => {} } });
-    await store.start();
-    try {
-      const before = transactions.length;
-      await store.outbox.counts();
-      // The delivery rows and ranges in one, each part of the log in one of its own.
-      expect(transactions.length).toBe(before + 1 + LOG_PARTS);
-    } finally {
-      await store.stop();
-    }
+    // The delivery rows and ranges in one, each part of the log in one of its own.
+    expect(await transactionsOf((store) => store.outbox.counts())).toBe(1 + LOG_PARTS);
   });
 });
