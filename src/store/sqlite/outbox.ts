@@ -4,14 +4,12 @@ import type {
   ClaimRequest, Claimed, Delivery, DeliveryFilter, DeliveryStatus, ListedDelivery, OutboxCounts, RetryTarget, Settlement, SnapshotStream,
 } from '../port.js';
 import { groupBy } from '../group-by.js';
-import { LOG_PARTS } from '../log-parts.js';
 import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, snapshotTable } from '../tables.js';
 import { attemptRow, recordAttempts, type AttemptRow } from './history.js';
 import { leasesOf } from './leases.js';
-import { claimLog, getOwed, listOwed, logNextRunAt, markLog, owedCounts, settleLog } from './log.js';
+import { claimLog, getOwed, listOwed, logNextRunAt, markLog, settleLog } from './log.js';
 import { claimRange, rangeCounts, rangeNextRunAt, settleRange } from './ranges.js';
 import { sql } from './statements.js';
-import { withOwed } from './with-owed.js';
 
 /**
  * The outbox on SQLite. One row per (connector, record) in `outbox_delivery` until it is done, with
@@ -292,11 +290,6 @@ export function mergeListed(rows: readonly ListedDelivery[], owed: readonly List
 export const COUNTS = ['pending', 'blocked', 'dead']
   .map((status) => `SELECT connector, '${status}' AS status, count(*) AS n FROM outbox_delivery WHERE status = '${status}' GROUP BY connector`)
   .join(' UNION ALL ');
-
-/** The outbox's counts per connector: the delivery rows and ranges (rowCounts) and every part of the log. */
-export function counts(db: Db): Map<string, OutboxCounts> {
-  return withOwed(rowCounts(db), Array.from({ length: LOG_PARTS }, (_, part) => owedCounts(db, part)));
-}
 
 /** The counts of the delivery rows, by status, and of the first cycle's ranges: all but the log's. */
 export function rowCounts(db: Db): Map<string, OutboxCounts> {

@@ -1,9 +1,14 @@
 import type Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { partOf } from '../log-parts.js';
+import { LOG_PARTS, partOf } from '../log-parts.js';
 import { openDatabase } from './handles.js';
-import { counts } from './outbox.js';
+import { owedCounts } from './log.js';
+import { rowCounts } from './outbox.js';
 import { LOG_PLACES_VERSION, migrate } from './schema.js';
+import { withOwed } from './with-owed.js';
+
+/** The outbox's counts as the store adds them up (port-methods.ts), read here in one go. */
+const counts = (db: Database.Database) => withOwed(rowCounts(db), Array.from({ length: LOG_PARTS }, (_, part) => owedCounts(db, part)));
 
 /**
  * The log's owed counts (log.ts, owedCounts) read the rows made of log records by their place in
