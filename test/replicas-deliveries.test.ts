@@ -6,8 +6,10 @@ import { eventually } from './support/net.js';
 import { ageDeadReplica, testDatabase } from './support/pg-database.js';
 import { startPostgres } from './support/postgres.js';
 import { startReplicas } from './support/replicas.js';
-import { accountingReceiver, cleanups, daemonConfig, jsonLines, log, post, stopAll } from './support/replicas-setup.js';
+import { accountingReceiver, cleanups, daemonConfig, jsonLines, log, post, stopAll, useCleanups } from './support/replicas-setup.js';
 import { tempDir } from './support/temp.js';
+
+useCleanups();
 
 /**
  * Several daemons on one PostgreSQL database, as the README's deployment section runs them: every

@@ -7,8 +7,10 @@ import { eventBody, invoice } from './support/webhooks.js';
 import { eventually } from './support/net.js';
 import { testDatabase } from './support/pg-database.js';
 import { startReplicas } from './support/replicas.js';
-import { cleanups, daemonConfig, jsonLines, listen, log, post, SECRET, stopAll } from './support/replicas-setup.js';
+import { cleanups, daemonConfig, jsonLines, listen, log, post, SECRET, stopAll, useCleanups } from './support/replicas-setup.js';
 import { tempDir } from './support/temp.js';
+
+useCleanups();
 
 /**
  * Several daemons on one PostgreSQL database: the database arbitrates schedule ticks and connector

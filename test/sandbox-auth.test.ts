@@ -1,5 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { call as callWith, clock, defaultToken, form, sandbox, type CallInit } from './support/sandbox-api.js';
+import { call as callWith, clock, defaultToken, form, sandbox, type CallInit, useSandbox } from './support/sandbox-api.js';
+
+useSandbox();
 
 /**
  * How the sandbox issues, checks, expires and revokes tokens. `token` is the bearer of this file's calls:

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createSandbox } from '../sandbox/index.js';
 import { SPEC_FIELDS } from './support/sandbox.js';
-import { call, clock, DATE_TIME, expectAscending, expectUser, sandbox, STUDENTS, type Json } from './support/sandbox-api.js';
+import { call, clock, DATE_TIME, expectAscending, expectUser, sandbox, STUDENTS, type Json, useSandbox } from './support/sandbox-api.js';
+
+useSandbox();
 
 /** The lists a client reads (students, users), and a route the API does not have. */
 describe('GET /api/v2/students', () => {

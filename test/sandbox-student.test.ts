@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SPEC_FIELDS } from './support/sandbox.js';
-import { call, clock, expectAllNull, expectUser, form, sandbox, STUDENTS, type Json } from './support/sandbox-api.js';
+import { call, clock, expectAllNull, expectUser, form, sandbox, STUDENTS, type Json, useSandbox } from './support/sandbox-api.js';
+
+useSandbox();
 
 /** One student: read, created and updated by id. */
 describe('GET /api/v2/student?id=N', () => {

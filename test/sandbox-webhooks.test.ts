@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SPEC_FIELDS } from './support/sandbox.js';
-import { call, DATE_TIME, form, type Json } from './support/sandbox-api.js';
+import { call, DATE_TIME, form, type Json, useSandbox } from './support/sandbox-api.js';
+
+useSandbox();
 
 /** Registering, listing and deleting webhooks. */
 describe('webhooks', () => {

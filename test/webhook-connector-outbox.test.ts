@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { change, nextEvent } from './support/outbox.js';
 import { TEST_NOW_MS, testClock } from './support/clock.js';
-import { outboxWith, receiver } from './support/webhook-connector.js';
+import { outboxWith, receiver, useReceiver } from './support/webhook-connector.js';
+
+useReceiver();
 
 /** The connector under the outbox: retries, dead deliveries, Retry-After and the order of a key's records. */
 describe('webhook connector through the outbox', () => {

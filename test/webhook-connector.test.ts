@@ -4,7 +4,9 @@ import { StoredRecord } from '../src/connectors/stored-record.js';
 import { verifySignature } from '../src/signature/index.js';
 import { change } from './support/outbox.js';
 import { TEST_NOW_MS, testClock } from './support/clock.js';
-import { context, receiver, SECRET } from './support/webhook-connector.js';
+import { context, receiver, SECRET, useReceiver } from './support/webhook-connector.js';
+
+useReceiver();
 
 /** One delivery call at a time: the request it sends, and what each kind of answer makes of it. */
 describe('webhook connector', () => {

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { BridgeError } from '../errors.js';
 import { rejected as failure } from '../../test/support/errors.js';
-import { aStudent, client, count, json, on, raw, seen, type Handler } from '../../test/support/upstream-server.js';
+import { aStudent, client, count, json, on, raw, seen, type Handler, useUpstreamStub } from '../../test/support/upstream-server.js';
+
+useUpstreamStub();
 
 /** How the client reads answers: timeouts, bodies it refuses, streamed lists, and each call's shape. */
 describe('answers', () => {

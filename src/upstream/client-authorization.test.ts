@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { UpstreamClientOptions } from './types.js';
 import { rejected as failure } from '../../test/support/errors.js';
-import { client, count, json, on, seen, studentList } from '../../test/support/upstream-server.js';
+import { client, count, json, on, seen, studentList, useUpstreamStub } from '../../test/support/upstream-server.js';
+
+useUpstreamStub();
 
 /** How the client authorizes: a static token, or client credentials exchanged for one (and again on 401). */
 describe('authorization', () => {

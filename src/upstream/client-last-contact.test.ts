@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { rejected as failure } from '../../test/support/errors.js';
-import { client, json, on } from '../../test/support/upstream-server.js';
+import { client, json, on, useUpstreamStub } from '../../test/support/upstream-server.js';
+
+useUpstreamStub();
 
 /** lastContact: whether the upstream answered at all on the latest call. */
 describe('lastContact', () => {

@@ -3,7 +3,9 @@ import type { Clock } from '../clock.js';
 import type { UpstreamClient } from './types.js';
 import { testClock } from '../../test/support/clock.js';
 import { rejected as failure } from '../../test/support/errors.js';
-import { client, count, json, on, raw, reset, seen, server, studentList } from '../../test/support/upstream-server.js';
+import { client, count, json, on, raw, reset, seen, server, studentList, useUpstreamStub } from '../../test/support/upstream-server.js';
+
+useUpstreamStub();
 
 /** Which failed calls the client tries again (idempotent ones only), how long it waits, and when it stops. */
 describe('retries', () => {

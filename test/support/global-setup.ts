@@ -1,11 +1,21 @@
 import type { TestProject } from 'vitest/node';
-import { startPostgres } from './postgres.js';
+import { startPostgres, type TestPostgres } from './postgres.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** A PostgreSQL server for the run (test/support/postgres.ts): its URL to the `postgres` database. */
     postgresUrl: string;
   }
+}
+
+/**
+ * The run's server, shared by the projects of vitest.config.ts: each project runs this setup (in
+ * the same process, each with a fresh copy of this module), the last one's teardown destroys it.
+ */
+const SHARED = Symbol.for('schoolbridge.test.postgres');
+interface Shared {
+  server: Promise<TestPostgres>;
+  users: number;
 }
 
 /**
@@ -19,8 +29,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('postgresUrl', external);
     return async () => {};
   }
-  const server = await startPostgres();
+  const holder = globalThis as { [SHARED]?: Shared };
+  const shared = (holder[SHARED] ??= { server: startPostgres(), users: 0 });
+  shared.users += 1;
+  const server = await shared.server;
   project.provide('postgresUrl', server.url());
-  return () => server.destroy();
+  return async () => {
+    shared.users -= 1;
+    if (shared.users > 0) return;
+    delete holder[SHARED];
+    await server.destroy();
+  };
 }
-

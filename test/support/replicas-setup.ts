@@ -8,16 +8,23 @@ import type { Replica } from './replicas.js';
 
 /**
  * What the replica tests share: the daemons' config on one PostgreSQL database, a signed webhook sender,
- * an accounting receiver and the connector's files read back. Importing this module registers the
- * clean-up: whatever a test pushes on `cleanups` is undone after it, last first.
+ * an accounting receiver and the connector's files read back. With `useCleanups()`, whatever a test
+ * pushes on `cleanups` is undone after it, last first.
  */
 export const SECRET = 'replicas-secret';
 export const log = pino({ level: 'silent' });
 
 export const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
-});
+
+/**
+ * Registers the clean-up in the calling test file: call it once, at the file's top. (A module is
+ * evaluated once per test process, so a hook registered on import would serve the first file alone.)
+ */
+export function useCleanups(): void {
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
+  });
+}
 
 export function listen(server: Server): Promise<string> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));

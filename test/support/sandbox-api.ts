@@ -5,8 +5,8 @@ import { SPEC_FIELDS } from './sandbox.js';
 
 /**
  * The sandbox's API v2 over real HTTP, shape by shape against the tables of docs/upstream.md (SPEC_FIELDS is
- * written from the document) and the quirks it lists. Importing this module registers a started sandbox
- * of STUDENTS students per test, stopped after it.
+ * written from the document) and the quirks it lists. `useSandbox()` gives each test a started sandbox
+ * of STUDENTS students, stopped after it.
  */
 export const DATE_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
 export const STUDENTS = 40;
@@ -80,13 +80,19 @@ export function expectAscending(items: Json[]): void {
   for (let i = 1; i < items.length; i++) expect(items[i]!.id).toBeGreaterThan(items[i - 1]!.id);
 }
 
-beforeEach(async () => {
-  clock = testClock(Date.UTC(2026, 10, 22, 9, 0, 0));
-  sandbox = createSandbox({ students: STUDENTS, seed: 7, clock, staticToken: 'static-token' });
-  await sandbox.start();
-  token = sandbox.control.issueToken().access_token;
-});
-
-afterEach(async () => {
-  await sandbox.stop();
-});
+/**
+ * Registers the sandbox's hooks in the calling test file: call it once, at the file's top, before
+ * hooks of its own that use the sandbox. (A module is evaluated once per test process, so hooks
+ * registered on import would serve the first file alone.)
+ */
+export function useSandbox(): void {
+  beforeEach(async () => {
+    clock = testClock(Date.UTC(2026, 10, 22, 9, 0, 0));
+    sandbox = createSandbox({ students: STUDENTS, seed: 7, clock, staticToken: 'static-token' });
+    await sandbox.start();
+    token = sandbox.control.issueToken().access_token;
+  });
+  afterEach(async () => {
+    await sandbox.stop();
+  });
+}

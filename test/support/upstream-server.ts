@@ -8,9 +8,8 @@ import { testClock } from './clock.js';
 
 /**
  * The upstream client's tests run against a tiny loopback stub whose answers each test scripts, one
- * per request. Importing this module registers the stub per test: a fresh server, routes and agent
- * before each test, all closed after it. (Integration against the real sandbox lives in
- * test/upstream.test.ts.)
+ * per request. `useUpstreamStub()` gives each test a fresh server, routes and agent, all closed after
+ * it. (Integration against the real sandbox lives in test/upstream.test.ts.)
  */
 export type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
 
@@ -47,31 +46,36 @@ export function count(method: string, path: string): number {
   return seen.filter((s) => s.method === method && s.url.split('?')[0] === path).length;
 }
 
-beforeEach(async () => {
-  routes.clear();
-  seen.length = 0;
-  server = createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (body += chunk));
-    req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
-      const key = `${req.method} ${(req.url ?? '').split('?')[0]}`;
-      const handler = routes.get(key)?.shift();
-      if (handler) handler(req, body, res);
-      else res.writeHead(599).end('no scripted answer');
+/**
+ * Registers the stub's hooks in the calling test file: call it once, at the file's top. (A module is
+ * evaluated once per test process, so hooks registered on import would serve the first file alone.)
+ */
+export function useUpstreamStub(): void {
+  beforeEach(async () => {
+    routes.clear();
+    seen.length = 0;
+    server = createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (chunk: string) => (body += chunk));
+      req.on('end', () => {
+        seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+        const key = `${req.method} ${(req.url ?? '').split('?')[0]}`;
+        const handler = routes.get(key)?.shift();
+        if (handler) handler(req, body, res);
+        else res.writeHead(599).end('no scripted answer');
+      });
     });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    agent = new Agent({ keepAliveTimeout: 1000 });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  agent = new Agent({ keepAliveTimeout: 1000 });
-});
-
-afterEach(async () => {
-  await agent.close();
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
+  afterEach(async () => {
+    await agent.close();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+}
 
 /** A client of the stub with a static token and instant back-off sleeps, unless `overrides` say otherwise. */
 export function client(overrides: Partial<UpstreamClientOptions> = {}): UpstreamClient {

@@ -13,8 +13,8 @@ import { testStore } from './stores.js';
 import { TEST_NOW_MS, testClock, type TestClock } from './clock.js';
 
 /**
- * The webhook connector's tests: importing this module registers, per test, a loopback receiver the
- * test scripts and an agent to reach it, both closed after the test with whatever outbox and store it made.
+ * The webhook connector's tests: `useReceiver()` gives each test a loopback receiver the test scripts
+ * and an agent to reach it, both closed after the test with whatever outbox and store it made.
  */
 const log = pino({ level: 'silent' });
 export const SECRET = 'whsec-test';
@@ -98,17 +98,22 @@ let url: string;
 let dispatcher: Agent;
 const cleanups: (() => Promise<void>)[] = [];
 
-beforeEach(async () => {
-  receiver = new Receiver();
-  url = await receiver.start();
-  dispatcher = new Agent({ keepAliveTimeout: 1000 });
-});
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  await receiver.stop();
-  await dispatcher.close();
-});
+/**
+ * Registers the receiver's hooks in the calling test file: call it once, at the file's top. (A module
+ * is evaluated once per test process, so hooks registered on import would serve the first file alone.)
+ */
+export function useReceiver(): void {
+  beforeEach(async () => {
+    receiver = new Receiver();
+    url = await receiver.start();
+    dispatcher = new Agent({ keepAliveTimeout: 1000 });
+  });
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    await receiver.stop();
+    await dispatcher.close();
+  });
+}
 
 function config(patch: Partial<WebhookConfig> = {}): WebhookConfig {
   return webhookConfigSchema.parse({ name: 'hook', type: 'webhook', streams: ['students', 'users'], url, secret: SECRET, ...patch });
