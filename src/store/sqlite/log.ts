@@ -260,10 +260,10 @@ export function listOwed(db: Db, filter: DeliveryFilter, now: number): ListedDel
   return (limit === -1 ? rows : rows.slice(0, limit)).map((row) => toDelivery(leases, row, now));
 }
 
-/** A key's records one connector owes: they are all in the key's part (log-parts.ts). */
+/** A key's records one connector owes, through the index of order keys; they are all in the key's part (log-parts.ts). */
 export const OWED_OF_KEY = `${OWED('o.connector = @connector AND o.part = @part AND o.order_key = @key')} ORDER BY o.seq`;
 
-/** Records owed by delivery id (through the index of record ids) or by key (in its part alone). */
+/** Records owed by delivery id (through the index of record ids) or by key (through the index of order keys). */
 export function lookupOwed(db: Db, ids: readonly string[], keys: readonly { connector: string; orderKey: string }[], now: number): ListedDelivery[] {
   const rows = new Map<string, OwedRow>();
   for (const id of ids) {

@@ -74,13 +74,17 @@ describe('sqlite query plans', () => {
     expect(steps(MADE_ROWS, [3])).toEqual(['SCAN c', 'SEARCH d USING COVERING INDEX outbox_log_made (connector=? AND log_part=? AND log_seq>?)']);
   });
 
-  it("lists a part's owed records in log order from its index, so that a limit stops the read, and a key's in its part alone", () => {
+  it("lists a part's owed records in log order from its index, so that a limit stops the read", () => {
     const reads = (plan: string[]) => plan.filter((step) => /^(SCAN|SEARCH|USE TEMP) (c|l)\b|^USE TEMP/.test(step));
     expect(reads(steps(OWED_OF_PART, [{ connector: 'a', part: 1, to: 5, limit: 50 }]))).toEqual([
       'SEARCH c USING PRIMARY KEY (connector=? AND part=?)', 'SEARCH l USING INDEX outbox_log_owed (part=? AND seq>? AND seq<?)',
     ]);
+  });
+
+  it("finds a key's owed records through the index of order keys, not by reading its part", () => {
+    const reads = (plan: string[]) => plan.filter((step) => /^(SCAN|SEARCH|USE TEMP) (c|l)\b|^USE TEMP/.test(step));
     expect(reads(steps(OWED_OF_KEY, [{ connector: 'a', part: 1, key: 'events:1' }]))).toEqual([
-      'SEARCH c USING PRIMARY KEY (connector=? AND part=?)', 'SEARCH l USING INDEX outbox_log_owed (part=? AND seq>?)',
+      'SEARCH c USING PRIMARY KEY (connector=? AND part=?)', 'SEARCH l USING INDEX outbox_log_key (order_key=? AND rowid>?)',
     ]);
   });
 
