@@ -17,8 +17,8 @@ export const log = pino({ level: 'silent' });
 export const cleanups: (() => Promise<unknown>)[] = [];
 
 /**
- * Registers the clean-up in the calling test file: call it once, at the file's top. (A module is
- * evaluated once per test process, so a hook registered on import would serve the first file alone.)
+ * Registers the clean-up in the calling test file: call it once, at the file's top
+ * (test/support-hooks.test.ts says why not on import).
  */
 export function useCleanups(): void {
   afterEach(async () => {

@@ -82,8 +82,7 @@ export function expectAscending(items: Json[]): void {
 
 /**
  * Registers the sandbox's hooks in the calling test file: call it once, at the file's top, before
- * hooks of its own that use the sandbox. (A module is evaluated once per test process, so hooks
- * registered on import would serve the first file alone.)
+ * hooks of its own that use the sandbox (test/support-hooks.test.ts says why not on import).
  */
 export function useSandbox(): void {
   beforeEach(async () => {

@@ -47,8 +47,8 @@ export function count(method: string, path: string): number {
 }
 
 /**
- * Registers the stub's hooks in the calling test file: call it once, at the file's top. (A module is
- * evaluated once per test process, so hooks registered on import would serve the first file alone.)
+ * Registers the stub's hooks in the calling test file: call it once, at the file's top
+ * (test/support-hooks.test.ts says why not on import).
  */
 export function useUpstreamStub(): void {
   beforeEach(async () => {

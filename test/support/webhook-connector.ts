@@ -99,8 +99,8 @@ let dispatcher: Agent;
 const cleanups: (() => Promise<void>)[] = [];
 
 /**
- * Registers the receiver's hooks in the calling test file: call it once, at the file's top. (A module
- * is evaluated once per test process, so hooks registered on import would serve the first file alone.)
+ * Registers the receiver's hooks in the calling test file: call it once, at the file's top
+ * (test/support-hooks.test.ts says why not on import).
  */
 export function useReceiver(): void {
   beforeEach(async () => {
