@@ -32,6 +32,11 @@ const BIN = path.join(import.meta.dirname, '..', 'bin', 'schoolbridge.js');
 /** Pre-commit kills come every CYCLE_STEP_MS after start; at most this many before waiting for a commit. */
 const CYCLE_STEP_MS = 2000;
 const MAX_CYCLE_KILLS = 8;
+/**
+ * The longest any one wait may take: a whole first cycle and its deliveries take minutes even on
+ * PostgreSQL, where a restart also waits for the killed daemon's roles to run out.
+ */
+const WAIT_LIMIT_MS = 15 * 60_000;
 
 function argValue(name: string): string | undefined {
   const index = process.argv.indexOf(name);
@@ -54,32 +59,43 @@ async function sandboxKeys(url: string, stream: 'students' | 'users'): Promise<S
   }
 }
 
-/** Complete lines in the connector's files, counted from what was appended since the last call. */
+/**
+ * Complete lines in the connector's files. Each file is read on from the end of the last complete
+ * line counted, never from the end of what was read: a restart cuts a torn last line off and appends
+ * after it, so the bytes past that line's start change, and counting on from the old end would skip
+ * the newlines written there (the wait for all lines then never ends). A file cut back further than
+ * that is counted again from its start.
+ */
 function lineCounter(dir: string): () => Promise<number> {
-  const offsets = new Map<string, number>();
-  let lines = 0;
+  const counted = new Map<string, { offset: number; lines: number }>();
   const buffer = Buffer.alloc(1 << 20);
   return async () => {
     for (const name of await readdir(dir).catch(() => [] as string[])) {
       if (!name.endsWith('.jsonl')) continue;
       const file = path.join(dir, name);
       const size = (await stat(file)).size;
-      let offset = offsets.get(name) ?? 0;
-      // A restart cuts a torn last line (no newline in it): nothing counted is lost.
-      if (size < offset) offset = size;
+      let seen = counted.get(name) ?? { offset: 0, lines: 0 };
+      if (size < seen.offset) seen = { offset: 0, lines: 0 };
+      counted.set(name, seen);
       const handle = await open(file, 'r');
       try {
-        while (offset < size) {
-          const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, size - offset), offset);
+        let position = seen.offset;
+        while (position < size) {
+          const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, size - position), position);
           if (bytesRead === 0) break;
-          for (let i = 0; i < bytesRead; i += 1) if (buffer[i] === 10) lines += 1;
-          offset += bytesRead;
+          for (let i = 0; i < bytesRead; i += 1) {
+            if (buffer[i] !== 10) continue;
+            seen.lines += 1;
+            seen.offset = position + i + 1;
+          }
+          position += bytesRead;
         }
       } finally {
         await handle.close();
       }
-      offsets.set(name, offset);
     }
+    let lines = 0;
+    for (const { lines: n } of counted.values()) lines += n;
     return lines;
   };
 }
@@ -115,12 +131,14 @@ async function kill(daemon: Daemon): Promise<void> {
   if (signal !== 'SIGKILL') throw new Error(`the daemon exited by itself (code ${code}) before the kill:\n${daemon.output()}`);
 }
 
-/** Waits until `due()` or the daemon exits; throws if it exited. */
+/** Waits until `due()`; throws if the daemon exited first or WAIT_LIMIT_MS went by. */
 async function waitFor(daemon: Daemon, due: () => Promise<boolean>, what: string): Promise<void> {
   let exited = false;
   void daemon.exited.then(() => (exited = true));
+  const since = performance.now();
   while (!(await due())) {
     if (exited) throw new Error(`the daemon exited while waiting for ${what}:\n${daemon.output()}`);
+    if (performance.now() - since > WAIT_LIMIT_MS) throw new Error(`waited ${WAIT_LIMIT_MS / 60_000} minutes for ${what} in vain; the daemon's last output:\n${daemon.output()}`);
     await sleep(25);
   }
 }
@@ -144,12 +162,14 @@ async function runEngine(engine: 'sqlite' | 'postgres', url: string, databaseUrl
   const moments: string[] = [];
   const started = performance.now();
   console.log(`--- ${engine}: ${students.size} students, ${users.size} users; ${KILLS} kills`);
+  // Killed when a wait fails, so that no daemon outlives the bench.
+  let running: Daemon | undefined;
   try {
     let cycleKills = 0;
     let commitKilled = false;
     let deliveryKills = 0;
     while (moments.length < KILLS) {
-      const daemon = startDaemon(configFile);
+      const daemon = (running = startDaemon(configFile));
       const since = performance.now();
       let committed = false;
       void daemon.committed.then(() => (committed = true));
@@ -184,9 +204,11 @@ async function runEngine(engine: 'sqlite' | 'postgres', url: string, databaseUrl
       moments.push(`during deliveries, at ${target}+ of ${total} lines (${await lines()} after the kill)`);
     }
     // The last start runs to the end: all lines in, then a clean stop.
-    const daemon = startDaemon(configFile);
+    const daemon = (running = startDaemon(configFile));
+    let committed = false;
+    void daemon.committed.then(() => (committed = true));
     await waitFor(daemon, async () => (await lines()) >= total, `all ${total} lines`);
-    await daemon.committed;
+    await waitFor(daemon, async () => committed, 'the last start\'s poll cycle');
     daemon.child.kill('SIGTERM');
     const { code } = await daemon.exited;
     for (const [i, moment] of moments.entries()) console.log(`  kill ${String(i + 1).padStart(2)}: ${moment}`);
@@ -196,6 +218,10 @@ async function runEngine(engine: 'sqlite' | 'postgres', url: string, databaseUrl
     console.log(problems.length === 0 ? `  ${engine}: every student and user exactly once, every line parses: PASSED` : `  ${engine}: FAILED\n    ${problems.join('\n    ')}`);
     return problems.length === 0;
   } finally {
+    if (running && running.child.exitCode === null && running.child.signalCode === null) {
+      running.child.kill('SIGKILL');
+      await running.exited;
+    }
     await rm(dir, { recursive: true, force: true });
   }
 }
