@@ -25,17 +25,13 @@ export interface SettleContext {
 export function settle(claimed: Delivery, outcome: DeliveryOutcome, ctx: SettleContext): Settled {
   const base = recorded(claimed, ctx.now);
   const httpStatus = outcome.status === 'done' ? outcome.httpStatus : outcome.error.status;
-  const key = {
-    id: claimed.id, fence: claimed.fence, at: ctx.now, connector: claimed.connector, ...(claimed.range ? { range: claimed.range } : {}), ...(claimed.log ? { log: claimed.log } : {}),
-    ...(ctx.durationMs === undefined ? {} : { durationMs: ctx.durationMs }), ...(httpStatus === undefined ? {} : { httpStatus }),
-  };
-  if (outcome.status === 'done') return { kind: 'done', delivery: base, settlement: { ...key, status: 'done' } };
+  if (outcome.status === 'done') return { kind: 'done', delivery: base, settlement: settlementOf(claimed, ctx, httpStatus) };
   const error = outcome.error;
   const lastError = describeError(error);
   const pending = (runAt: number, attempts: number): Settled => ({
     kind: 'retry', error,
     delivery: { ...base, status: 'pending', runAt, attempts, lastError },
-    settlement: { ...key, status: 'pending', runAt, attempts, lastError },
+    settlement: settlementOf(claimed, ctx, httpStatus, { status: 'pending', runAt, attempts, lastError }),
   });
   if (outcome.status === 'retry' && ctx.stopping) return pending(ctx.now, Math.max(0, claimed.attempts - 1));
   const next = nextAttempt(
@@ -54,8 +50,28 @@ export function settle(claimed: Delivery, outcome: DeliveryOutcome, ctx: SettleC
   return {
     kind: 'dead', error,
     delivery: { ...base, status: 'dead', runAt: ctx.now, lastError: why },
-    settlement: { ...key, status: 'dead', runAt: ctx.now, attempts: claimed.attempts, lastError: why },
+    settlement: settlementOf(claimed, ctx, httpStatus, { status: 'dead', runAt: ctx.now, attempts: claimed.attempts, lastError: why }),
   };
+}
+
+/**
+ * What the store records of an attempt: done, or (`later`) pending again or dead. Written out field
+ * by field rather than spread, as `recorded` is.
+ */
+function settlementOf(
+  claimed: Delivery,
+  ctx: SettleContext,
+  httpStatus: number | undefined,
+  later?: { status: 'pending' | 'dead'; runAt: number; attempts: number; lastError: string },
+): Settlement {
+  const settlement: Settlement = later === undefined
+    ? { id: claimed.id, fence: claimed.fence, status: 'done', at: ctx.now, connector: claimed.connector }
+    : { id: claimed.id, fence: claimed.fence, status: later.status, at: ctx.now, runAt: later.runAt, attempts: later.attempts, lastError: later.lastError, connector: claimed.connector };
+  if (claimed.range !== undefined) settlement.range = claimed.range;
+  if (claimed.log !== undefined) settlement.log = claimed.log;
+  if (ctx.durationMs !== undefined) settlement.durationMs = ctx.durationMs;
+  if (httpStatus !== undefined) settlement.httpStatus = httpStatus;
+  return settlement;
 }
 
 /**

@@ -9,7 +9,7 @@ import type { Claimed, OutboxStore, RoleStore, Settlement } from '../store/index
 import type { ConnectorInstance } from './connector-instance.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { ROLE_CHECK_MS, RoleHold } from './role-hold.js';
-import { checkOutcomes, failAll, settle, type Settled } from './transitions.js';
+import { checkOutcomes, failAll, settle, type SettleContext, type Settled } from './transitions.js';
 
 /** What a worker needs from its outbox; see outbox.ts. */
 export interface WorkerHost {
@@ -240,9 +240,13 @@ export class ConnectorWorker {
     let next = 0;
     const outcomes = records.map((r): DeliveryOutcome => (r ? delivered[next++]! : { status: 'dead', error: missing }));
     const now = clock.now();
-    // A batch's records share one call, and so its duration.
-    const context = { now, policy: this.host.policy, stopping: !this.host.isRunning(), durationMs: now - startedAt };
-    const results = claimed.map((c, i) => settle(c.delivery, outcomes[i]!, { ...context, random: this.host.random() }));
+    // A batch's records share one call, and so its duration; each draws its own jitter. One context
+    // for all: settle reads it and keeps nothing of it.
+    const context: SettleContext = { now, policy: this.host.policy, stopping: !this.host.isRunning(), durationMs: now - startedAt, random: 0 };
+    const results = claimed.map((c, i) => {
+      context.random = this.host.random();
+      return settle(c.delivery, outcomes[i]!, context);
+    });
     const settlements = results.map((r) => r.settlement);
     let recorded: Set<string>;
     try {
