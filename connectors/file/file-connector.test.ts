@@ -1,4 +1,4 @@
-import { appendFile, mkdir, mkdtemp, readdir, readFile, readlink, realpath, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readdir, readFile, readlink, realpath, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import { ROSTER_COLUMNS, type AnyRecord, type RosterRow } from '../../src/record
 import { TEST_NOW_MS, testClock } from '../../test/support/clock.js';
 import { change, roster } from '../../test/support/outbox.js';
 import { fileConnector } from './index.js';
-import { readId } from './jsonl-file.js';
+import { JsonlFile, readId } from './jsonl-file.js';
 import { fileConfigSchema, type FileConfig } from './schema.js';
 
 let dir: string;
@@ -138,6 +138,23 @@ describe('file connector', () => {
     await mkdir(path.join(dir, 'out', 'students.jsonl'));
     const outcomes = await deliver(context(), [change('students', 1), change('users', 2)]);
     expect(outcomes).toMatchObject([{ status: 'retry', error: { code: 'file.write_failed' } }, { status: 'done' }]);
+  });
+
+  it('writes the records of an append that failed the next time, and the others not again', async () => {
+    const file = path.join(dir, 'students.jsonl');
+    const jsonl = new JsonlFile(file);
+    const [a, b] = [change('students', 1), change('students', 2)].map((r) => StoredRecord.of(r));
+    expect(await jsonl.append([a!])).toBe(1);
+    // The file cannot be opened for the next append: a directory stands where it was.
+    await jsonl.close();
+    await rename(file, `${file}.kept`);
+    await mkdir(file);
+    await expect(jsonl.append([a!, b!])).rejects.toThrow();
+    await rmdir(file);
+    await rename(`${file}.kept`, file);
+    expect(await jsonl.append([a!, b!])).toBe(1);
+    await jsonl.close();
+    expect((await readFile(file, 'utf8')).split('\n').filter(Boolean).map((l) => readId(l))).toEqual([a!.id, b!.id]);
   });
 
   it('writes a roster export as roster-YYYY-MM-DD.csv: RFC 4180, UTF-8, header row, atomically', async () => {
