@@ -13,13 +13,14 @@
  *   npm run bench:kill9 [-- --students 100000] [-- --engine sqlite|postgres] [-- --kills 20]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { open, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
 import { readLines } from '../src/files/lines.js';
 import { startPostgres } from '../test/support/postgres.js';
+import { lineCounter } from './line-counter.js';
 import { startSandboxProcess } from './sandbox-process.js';
 import { daemonNodeFlags } from '../test/support/daemon-flags.js';
 
@@ -59,46 +60,6 @@ async function sandboxKeys(url: string, stream: 'students' | 'users'): Promise<S
   }
 }
 
-/**
- * Complete lines in the connector's files. Each file is read on from the end of the last complete
- * line counted, never from the end of what was read: a restart cuts a torn last line off and appends
- * after it, so the bytes past that line's start change, and counting on from the old end would skip
- * the newlines written there (the wait for all lines then never ends). A file cut back further than
- * that is counted again from its start.
- */
-function lineCounter(dir: string): () => Promise<number> {
-  const counted = new Map<string, { offset: number; lines: number }>();
-  const buffer = Buffer.alloc(1 << 20);
-  return async () => {
-    for (const name of await readdir(dir).catch(() => [] as string[])) {
-      if (!name.endsWith('.jsonl')) continue;
-      const file = path.join(dir, name);
-      const size = (await stat(file)).size;
-      let seen = counted.get(name) ?? { offset: 0, lines: 0 };
-      if (size < seen.offset) seen = { offset: 0, lines: 0 };
-      counted.set(name, seen);
-      const handle = await open(file, 'r');
-      try {
-        let position = seen.offset;
-        while (position < size) {
-          const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, size - position), position);
-          if (bytesRead === 0) break;
-          for (let i = 0; i < bytesRead; i += 1) {
-            if (buffer[i] !== 10) continue;
-            seen.lines += 1;
-            seen.offset = position + i + 1;
-          }
-          position += bytesRead;
-        }
-      } finally {
-        await handle.close();
-      }
-    }
-    let lines = 0;
-    for (const { lines: n } of counted.values()) lines += n;
-    return lines;
-  };
-}
 
 interface Daemon {
   child: ChildProcess;
