@@ -63,8 +63,8 @@ async function sandboxKeys(url: string, stream: 'students' | 'users'): Promise<S
 
 interface Daemon {
   child: ChildProcess;
-  /** Resolves when the daemon logs that a poll cycle committed. */
-  committed: Promise<void>;
+  /** Whether the daemon has logged that a poll cycle committed. */
+  committed(): boolean;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   output(): string;
 }
@@ -72,16 +72,15 @@ interface Daemon {
 function startDaemon(configFile: string): Daemon {
   const child = spawn(process.execPath, [...daemonNodeFlags(), BIN, 'start', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  let onCommit!: () => void;
-  const committed = new Promise<void>((resolve) => (onCommit = resolve));
+  let committed = false;
   const onData = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-20_000);
-    if (output.includes('poll cycle done')) onCommit();
+    committed ||= output.includes('poll cycle done');
   };
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  return { child, committed, exited, output: () => output };
+  return { child, committed: () => committed, exited, output: () => output };
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -132,16 +131,14 @@ async function runEngine(engine: 'sqlite' | 'postgres', url: string, databaseUrl
     while (moments.length < KILLS) {
       const daemon = (running = startDaemon(configFile));
       const since = performance.now();
-      let committed = false;
-      void daemon.committed.then(() => (committed = true));
       const before = await lines();
       // Before the first commit only: a restart after it may deliver nothing for a while (on
       // PostgreSQL it waits for the killed daemon's roles to run out), which is no cycle to kill.
-      if (!commitKilled && !committed && cycleKills < MAX_CYCLE_KILLS && before === 0) {
+      if (!commitKilled && !daemon.committed() && cycleKills < MAX_CYCLE_KILLS && before === 0) {
         // In the first cycle: a little later after each start, until one commits before its kill.
         const delay = CYCLE_STEP_MS * (cycleKills + 1);
-        await waitFor(daemon, async () => committed || performance.now() - since >= delay, 'a moment in the cycle');
-        if (!committed) {
+        await waitFor(daemon, async () => daemon.committed() || performance.now() - since >= delay, 'a moment in the cycle');
+        if (!daemon.committed()) {
           await kill(daemon);
           cycleKills += 1;
           moments.push(`${(delay / 1000).toFixed(1)} s after start, in the first cycle (${await lines()} lines delivered)`);
@@ -149,7 +146,7 @@ async function runEngine(engine: 'sqlite' | 'postgres', url: string, databaseUrl
         }
       }
       if (!commitKilled) {
-        await waitFor(daemon, async () => committed, 'the first commit');
+        await waitFor(daemon, async () => daemon.committed(), 'the first commit');
         await kill(daemon);
         commitKilled = true;
         moments.push(`as the cycle reported its commit (${await lines()} lines delivered)`);
@@ -166,10 +163,8 @@ async function runEngine(engine: 'sqlite' | 'postgres', url: string, databaseUrl
     }
     // The last start runs to the end: all lines in, then a clean stop.
     const daemon = (running = startDaemon(configFile));
-    let committed = false;
-    void daemon.committed.then(() => (committed = true));
     await waitFor(daemon, async () => (await lines()) >= total, `all ${total} lines`);
-    await waitFor(daemon, async () => committed, 'the last start\'s poll cycle');
+    await waitFor(daemon, async () => daemon.committed(), 'the last start\'s poll cycle');
     daemon.child.kill('SIGTERM');
     const { code } = await daemon.exited;
     for (const [i, moment] of moments.entries()) console.log(`  kill ${String(i + 1).padStart(2)}: ${moment}`);
