@@ -1,5 +1,4 @@
-import { spawn } from 'node:child_process';
-import path from 'node:path';
+import { runNodeScript } from './node-script.js';
 
 /**
  * The baseline bench:poll compares each cycle with: GET both lists and JSON.parse them, as a client with
@@ -22,13 +21,7 @@ export function baseline(url: string, token: string): Promise<number> {
       process.stdout.write(String(performance.now() - started));
       await dispatcher.close();
     })().catch((error) => { console.error(error); process.exit(1); });`;
-  const child = spawn(process.execPath, ['-e', code, url, token], { cwd: path.join(import.meta.dirname, '..'), stdio: ['ignore', 'pipe', 'inherit'] });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return new Promise<number>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve(Number(output)) : reject(new Error(`baseline exited with ${code}`))));
-  });
+  return runNodeScript(code, [url, token]).then(Number);
 }
 
 /**
