@@ -4,8 +4,7 @@ import path from 'node:path';
 /**
  * Runs `code` in a Node.js process of its own (`node -e`, from the repository's root, so that it can
  * `require` the installed packages) with `args` as its process.argv[1…]; resolves with what it wrote
- * to stdout once it exits with 0. The benches' clients run so: in the daemon's process their objects
- * would be left for the daemon's garbage collector to reclaim during the very cycle they measure.
+ * to stdout once it exits with 0.
  */
 export function runNodeScript(code: string, args: readonly string[]): Promise<string> {
   const child = spawn(process.execPath, ['-e', code, ...args], { cwd: path.join(import.meta.dirname, '..'), stdio: ['ignore', 'pipe', 'inherit'] });
