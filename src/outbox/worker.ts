@@ -201,7 +201,7 @@ export class ConnectorWorker {
     };
     const run = slot.then(() => this.runInSlot(claimed, () => {
       release();
-      // The next claim goes with this settlement: on SQLite both in one transaction, no round trip between.
+      // The next claim goes with this settlement: on SQLite in the same message, run right after it.
       this.pump();
     }))
       .catch((error: unknown) => this.host.log.error({ connector: this.name, err: error }, 'delivery batch failed'))

@@ -2,7 +2,7 @@ import { fdatasync } from 'node:fs';
 import { Worker, parentPort } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { openDatabase, pragma } from './handles.js';
-import { BULK, operations, type OperationName, type Operations, type Self } from './operations.js';
+import { BATCH, BULK, operations, type OperationName, type Operations, type Self } from './operations.js';
 import { migrate } from './schema.js';
 import type { Call, FromThread, ToThread, WireError } from './protocol.js';
 import { endClaims, runTransaction, syncFailure, wire } from './transaction.js';
@@ -13,9 +13,10 @@ import { WalSync } from './wal-sync.js';
  * event loop never waits for the disk. Calls queued while a transaction runs share the next one
  * (group commit), and no call fails another: a transaction with a failing call is run again with
  * each call in a savepoint of its own. A transaction's results leave the thread once its commit is
- * on disk (wal-sync.ts), while the thread goes on with the next one. A bulk call (operations.ts)
- * gets a transaction of its own, after the small calls queued with it, so a webhook's commit never
- * waits behind more than one chunk of a poll.
+ * on disk (wal-sync.ts), while the thread goes on with the next one. A connector's claim or
+ * settlement and a bulk call (operations.ts) each get a transaction of their own, after the small
+ * calls queued with them, so a webhook's commit never shares one with a batch's rows or a chunk of a
+ * poll, and waits behind at most one of each.
  */
 const port = parentPort;
 if (!port) throw new Error('db-thread.ts runs only as a worker thread');
@@ -23,6 +24,7 @@ if (!port) throw new Error('db-thread.ts runs only as a worker thread');
 let db: Database.Database | undefined;
 let ops: Operations | undefined;
 const urgent: Call[] = [];
+const batches: Call[] = [];
 const bulk: Call[] = [];
 let scheduled = false;
 let closing = false;
@@ -193,7 +195,7 @@ function drain(): void {
   if (!db || !ops) return;
   const refused = walSync!.needsRepair() ? repairWal(db) : undefined;
   if (refused) {
-    const calls = [...urgent.splice(0), ...bulk.splice(0)];
+    const calls = [...urgent.splice(0), ...batches.splice(0), ...bulk.splice(0)];
     if (calls.length > 0) post({ t: 'results', results: calls.map((call) => ({ id: call.id, error: refused })) });
     if (closing) finishClose();
     return;
@@ -206,6 +208,9 @@ function drain(): void {
   // rows to be written and synced with it.
   const batch = urgent.splice(0);
   if (batch.length > 0) run(db, ops, batch);
+  // Then one claim or settlement, in order (a settlement and the claim that follows it): a webhook
+  // read meanwhile commits before the next.
+  if (batches.length > 0) run(db, ops, [batches.shift()!]);
   // A bulk call starts only once every commit before it is on disk: the sync a webhook's commit
   // waits for then holds its own frames and not those of bulk calls run meanwhile, as when each
   // commit synced itself; the small calls still run while a bulk call's commit is synced. Nor while
@@ -213,7 +218,7 @@ function drain(): void {
   const bulkMay = walSync!.idle() && !restartDue;
   if (bulkMay && bulk.length > 0) run(db, ops, [bulk.shift()!]);
   if (restartReady) afterSync();
-  if (urgent.length > 0 || (bulkMay && bulk.length > 0)) schedule();
+  if (urgent.length > 0 || batches.length > 0 || (bulkMay && bulk.length > 0)) schedule();
   else if (bulk.length > 0) {
     if (!restartDue) afterSync();
   } else if (closing) finishClose();
@@ -249,6 +254,8 @@ function run(conn: Database.Database, table: Operations, batch: Call[]): void {
   });
 }
 
+const queueOf = (op: OperationName): Call[] => (BULK.has(op) ? bulk : BATCH.has(op) ? batches : urgent);
+
 let closeStarted = false;
 
 function finishClose(): void {
@@ -278,7 +285,7 @@ port.on('message', (message: ToThread) => {
       }
       return;
     case 'calls':
-      for (const call of message.calls) (BULK.has(call.op as OperationName) ? bulk : urgent).push(call);
+      for (const call of message.calls) queueOf(call.op as OperationName).push(call);
       schedule();
       return;
     case 'close':

@@ -83,10 +83,16 @@ export type Operations = ReturnType<typeof operations>;
 export type OperationName = keyof Operations;
 
 /**
+ * A connector's batch of deliveries, claimed or settled: hundreds of rows read or written. Each gets
+ * a transaction of its own, right after the small calls queued with it and in the order they came,
+ * so a webhook's commit never shares one and waits behind one batch at most. Unlike a bulk call it
+ * does not wait for the WAL's sync first: the connector waits for it.
+ */
+export const BATCH: ReadonlySet<OperationName> = new Set<OperationName>(['claim', 'settle']);
+
+/**
  * Work that moves many rows. Each gets a transaction of its own, after the small calls queued with
- * it, so a webhook acknowledgement waits behind one chunk of a poll, not behind all of it. Claims and
- * settlements (a connector's batch, a few milliseconds) are small calls: they share the webhooks'
- * commits rather than add one each.
+ * it, so a webhook acknowledgement waits behind one chunk of a poll, not behind all of it.
  */
 export const BULK: ReadonlySet<OperationName> = new Set<OperationName>([
   'indexPage', 'scan', 'begin', 'stageFresh', 'stageChanges', 'discard', 'applyFresh', 'applyChanges', 'materializeCreated', 'list', 'rowCounts', 'owedCounts',

@@ -32,6 +32,12 @@ describe('sqlite store timings', () => {
     expect(await transactionsOf((store) => store.state.get('anything'))).toBe(1);
   });
 
+  it("gives a connector's claim and settlement a transaction each, apart from the calls beside them: a webhook's commit does not share a batch's", async () => {
+    const claim = { connector: 'files', limit: 500, now: Date.now(), leaseMs: 60_000 };
+    // Made in one turn, so sent in one message: the read in one transaction, then each batch call in its own.
+    expect(await transactionsOf((store) => Promise.all([store.state.get('anything'), store.outbox.claim(claim), store.outbox.settle([]), store.state.get('else')]))).toBe(3);
+  });
+
   it("counts the outbox one part of the delivery log per transaction: a webhook's commit waits behind one part's count", async () => {
     // The delivery rows and ranges in one, each part of the log in one of its own.
     expect(await transactionsOf((store) => store.outbox.counts())).toBe(1 + LOG_PARTS);
