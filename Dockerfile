@@ -48,5 +48,5 @@ EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "/app/bin/healthcheck.js"]
 # Node.js with the options `npm start` gives it (package.json; README, "Sizing a big school").
-ENTRYPOINT ["/usr/bin/tini", "--", "node", "--max-semi-space-size=32", "/app/bin/schoolbridge.js"]
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "--max-semi-space-size=32", "--initial-old-space-size=128", "--no-memory-reducer", "/app/bin/schoolbridge.js"]
 CMD ["start"]
