@@ -1,11 +1,11 @@
 import path from 'node:path';
-import { JSONFile } from 'lowdb/node';
 import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import type { Config } from './config/index.js';
-import { createSandbox, type Sandbox, type SandboxDocument } from '../sandbox/index.js';
+import { createSandbox, type Sandbox } from '../sandbox/index.js';
 import { makeDir } from './files/make-dir.js';
+import { sandboxDocument } from './sandbox-document.js';
 import { createUpstreamClient, type UpstreamClient } from './upstream/index.js';
 
 /** The embedded sandbox's school, kept between runs beside the store (sandbox/document.ts). */
@@ -47,7 +47,7 @@ export async function createUpstream(config: Config, deps: UpstreamDeps): Promis
       clientSecret,
       retryTimeScale: config.sandbox.retryTimeScale,
       activity: config.sandbox.activity && deps.mode !== 'oneshot' ? { intervalMs: config.sandbox.activityIntervalMs } : false,
-      document: new JSONFile<SandboxDocument>(path.join(config.store.dir, SANDBOX_DOCUMENT)),
+      document: sandboxDocument(path.join(config.store.dir, SANDBOX_DOCUMENT)),
       clock,
       log: log.child({ component: 'sandbox' }),
     });

@@ -35,7 +35,10 @@ export async function startReplicas(dir: string, count: number, config: Record<s
 export async function startReplica(dir: string, index: number, config: Record<string, unknown>): Promise<Replica> {
   const port = await freePort();
   const file = path.join(dir, `replica-${index}.yaml`);
-  await writeFile(file, JSON.stringify({ ...config, server: { host: '127.0.0.1', port, publicUrl: `http://127.0.0.1:${port}` } }));
+  // A directory of its own for what a replica keeps outside the database (its sandbox's document):
+  // replicas sharing one would write one file at once, and one could read another's half-written.
+  const store = { ...(config.store as Record<string, unknown>), dir: path.join(dir, `replica-${index}`) };
+  await writeFile(file, JSON.stringify({ ...config, store, server: { host: '127.0.0.1', port, publicUrl: `http://127.0.0.1:${port}` } }));
   const child = spawn(process.execPath, [BIN, 'start', '-c', file], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_NO_WARNINGS: '1' } });
   let output = '';
   // The last lines only: a replica under load may warn for as long as a test runs.

@@ -1,0 +1,25 @@
+import type { Adapter } from 'lowdb';
+import { JSONFile } from 'lowdb/node';
+import type { SandboxDocument } from '../sandbox/index.js';
+import { BridgeError } from './errors.js';
+
+/**
+ * The embedded sandbox's school as a file (sandbox/document.ts). A file that is not one whole JSON
+ * document (cut short, or written by two processes at once: their writes share one temporary file)
+ * stops the start with its name and what to do, not with the parser's bare "Unexpected end of JSON
+ * input"; it is never overwritten, so nothing in it is lost before someone looked.
+ */
+export function sandboxDocument(file: string): Adapter<SandboxDocument> {
+  const inner = new JSONFile<SandboxDocument>(file);
+  return {
+    async read() {
+      try {
+        return await inner.read();
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        throw new BridgeError('sandbox.document_unreadable', `cannot read the sandbox's school from ${file} (${reason}); move the file away to start a new school`, { cause: error });
+      }
+    },
+    write: (document) => inner.write(document),
+  };
+}
