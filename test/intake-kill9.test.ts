@@ -36,7 +36,8 @@ async function storeConfig(engine: Engine, dir: string): Promise<{ yaml: string;
   const log = silentLogger();
   if (engine === 'postgres') {
     const url = await testDatabase('kill');
-    return { yaml: `{ driver: postgres, url: ${JSON.stringify(url)} }`, open: () => createPgStore({ url, log }), dead: (pid) => ageDeadReplica(url, pid) };
+    // A directory in the test's own for the embedded sandbox's school, which is kept there on PostgreSQL too.
+    return { yaml: `{ driver: postgres, url: ${JSON.stringify(url)}, dir: ${JSON.stringify(path.join(dir, 'store'))} }`, open: () => createPgStore({ url, log }), dead: (pid) => ageDeadReplica(url, pid) };
   }
   const storeDir = path.join(dir, 'store');
   // The next process takes the lock over, and with it every lease of the killed one.

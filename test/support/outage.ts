@@ -39,7 +39,8 @@ export async function startDaemon(
     webhooks: { reconcileOnStart: false },
     poll: { onStart: true, schedule: '0 0 1 1 *' },
     export: { onStart: false, schedule: '0 0 1 1 *' },
-    store: options.store,
+    // The store's directory in the test's own, PostgreSQL's too: the embedded sandbox keeps its school there.
+    store: { dir: path.join(dir, 'store'), ...options.store },
     connectors: [{ name: 'files', type: 'file', streams: ['events'], dir: path.join(dir, 'out') }],
     log: { level: 'warn' },
     ...options.config,
