@@ -44,10 +44,9 @@ async function daemon(server: Record<string, unknown>): Promise<{ app: App; url:
   cleanups.push(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
   const { dir, cleanup } = await tempDir('console-');
   cleanups.push(cleanup);
-  const config = quietConfig(SECRET, {
+  const config = quietConfig(SECRET, path.join(dir, 'store'), {
     sandbox: { students: 4 },
     server: { host: '127.0.0.1', port: 0, ...server },
-    store: { dir: path.join(dir, 'store') },
     connectors: [
       { name: 'files', type: 'file', streams: ['students', 'users'], dir: path.join(dir, 'out') },
       { name: 'zap', type: 'webhook', streams: ['invoices'], url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, secret: 'zap-signing' },

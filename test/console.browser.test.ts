@@ -36,10 +36,9 @@ describe.runIf(BROWSER_TESTS)('operator console in headless Chromium', () => {
     await once(receiver, 'listening');
     const temp = await tempDir('schoolbridge-console-');
     cleanup = temp.cleanup;
-    const config = quietConfig(SECRET, {
+    const config = quietConfig(SECRET, path.join(temp.dir, 'data'), {
       sandbox: { students: 12 },
       server: { host: '127.0.0.1', port: 0, adminToken: TOKEN, consolePublic: true },
-      store: { dir: path.join(temp.dir, 'data') },
       // A failing delivery is dead within a second: the test need not wait out three days.
       delivery: { maxAgeHours: 0.0003, backoff: { baseMs: 50, maxMs: 200 } },
       connectors: [

@@ -145,7 +145,7 @@ describe.each(ENGINES)('an invoice id of 2^53 + 1 end to end, on %s', (engine) =
     out = temp.dir;
     const opened = await testStore(engine, { start: false });
     cleanups.push(temp.cleanup, opened.cleanup, () => receiver.close(), () => fake.close());
-    const config = quietConfig(SECRET, {
+    const config = quietConfig(SECRET, path.join(out, 'store'), {
       connectors: [
         { name: 'files', type: 'file', streams: ['invoices'], dir: path.join(out, 'files') },
         { name: 'hook', type: 'webhook', streams: ['invoices'], url: `${receiver.url}/hook`, secret: SECRET },

@@ -52,8 +52,7 @@ describe('public endpoints and logs', () => {
     const { dir, cleanup } = await tempDir('privacy-');
     const opened = await testStore('sqlite', { start: false });
     cleanups.push(cleanup, opened.cleanup);
-    const config = quietConfig(SECRET, {
-      store: { dir: path.join(dir, 'store') },
+    const config = quietConfig(SECRET, path.join(dir, 'store'), {
       connectors: [
         { name: 'zap', type: 'webhook', streams: ['invoices'], url: `http://hookuser:hookpass-s3cr3t@${base}/hooks/catch/123/zap-s3cr3t-path/?token=q-s3cr3t`, secret: 'zap-signing' },
         { name: 'books', type: 'accounting', url: `http://${base}/books-s3cr3t-path/invoices`, secret: 'books-signing' },

@@ -200,6 +200,8 @@ describe.each(ENGINES)('POST /webhooks/v2 under hostile input, on %s', (engine) 
     const config = configSchema.parse({
       upstream: { baseUrl: 'sandbox', clientId: 'hostile-client', clientSecret: SECRET },
       sandbox: { students: 1 },
+      // The embedded sandbox keeps its school in store.dir, beside the store given here too.
+      store: { dir: path.join(out.dir, 'store') },
       server: { host: '127.0.0.1', port: 0 },
       webhooks: { bodyLimitBytes: LIMIT, reconcileOnStart: false },
       poll: { onStart: false, schedule: '0 0 1 1 *' },

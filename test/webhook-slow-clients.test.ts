@@ -39,7 +39,7 @@ async function daemon(server: Record<string, unknown> = {}) {
   const { log, lines, logged } = capturedLogger();
   const opened = await testStore('sqlite', { start: false });
   cleanups.push(opened.cleanup);
-  const config = quietConfig(SECRET, { server: { host: '127.0.0.1', port: 0, ...server } });
+  const config = quietConfig(SECRET, opened.where, { server: { host: '127.0.0.1', port: 0, ...server } });
   const app = await createApp({ config, log, mode: 'daemon', store: opened.store });
   apps.push(app);
   await app.start();

@@ -6,12 +6,15 @@ import { createLogger } from '../../src/log.js';
 /**
  * The config of a daemon app that does only what its test does: the embedded sandbox as upstream
  * (deliveries signed with `clientSecret`), a loopback server on a free port, no start-up reconcile,
- * no scheduled poll or export. `overrides` replace whole top-level blocks.
+ * no scheduled poll or export. `storeDir` is the test's own: the embedded sandbox keeps its school
+ * in `store.dir` even beside a store the test gives the app, and the default is `./data` of the
+ * checkout, `npm start`'s. `overrides` replace whole top-level blocks.
  */
-export function quietConfig(clientSecret: string, overrides: Record<string, unknown> = {}): Config {
+export function quietConfig(clientSecret: string, storeDir: string, overrides: Record<string, unknown> = {}): Config {
   return configSchema.parse({
     upstream: { baseUrl: 'sandbox', clientId: 'test-client', clientSecret },
     sandbox: { students: 1 },
+    store: { dir: storeDir },
     server: { host: '127.0.0.1', port: 0 },
     webhooks: { reconcileOnStart: false },
     poll: { onStart: false, schedule: '0 0 1 1 *' },
