@@ -25,10 +25,16 @@ export interface Replica {
 /** `config` is the shared config without `server` (each replica gets its port). */
 export async function startReplicas(dir: string, count: number, config: Record<string, unknown>): Promise<Replica[]> {
   const replicas: Replica[] = [];
-  for (let index = 0; index < count; index++) replicas.push(await startReplica(dir, index, config));
   const state = (r: Replica) => (r.alive() ? 'running' : `exited with ${r.child.exitCode ?? r.child.signalCode}`);
-  await Promise.all(replicas.map((r) => eventually(async () => ((await fetch(`${r.url}/healthz`).then((res) => res.ok, () => false)) ? true : undefined), 45_000,
-    () => `replica ${r.index} to listen on ${r.url} (${state(r)}): ${r.output().slice(-1500)}`)));
+  try {
+    for (let index = 0; index < count; index++) replicas.push(await startReplica(dir, index, config));
+    await Promise.all(replicas.map((r) => eventually(async () => ((await fetch(`${r.url}/healthz`).then((res) => res.ok, () => false)) ? true : undefined), 45_000,
+      () => `replica ${r.index} to listen on ${r.url} (${state(r)}): ${r.output().slice(-1500)}`)));
+  } catch (error) {
+    // The caller never gets these to stop: the ones that did start would run on after the test.
+    await Promise.all(replicas.map((r) => r.kill()));
+    throw error;
+  }
   return replicas;
 }
 
