@@ -31,9 +31,17 @@ const types = {
   },
 } as pg.CustomTypesConfig;
 
+/**
+ * Set on every connection of the store. Our schema first (the tables are unqualified in the SQL).
+ * `backend_flush_after`: the server asks the kernel to write out what our sessions write to its
+ * tables every 256 kB, instead of leaving it in the page cache, where a first cycle's snapshot
+ * went to the disk in one burst later on and every commit of the server, webhooks' included,
+ * waited behind it (docs/store.md, section "PostgreSQL and the disk").
+ */
+const SESSION_OPTIONS = `-c search_path=${SCHEMA} -c backend_flush_after=256kB`;
+
 export function createPool(url: string, max: number): pg.Pool {
-  // Our schema first on every connection (the tables are unqualified in the SQL).
-  const pool = new pg.Pool({ connectionString: url, max, types, options: `-c search_path=${SCHEMA}`, connectionTimeoutMillis: 10_000 });
+  const pool = new pg.Pool({ connectionString: url, max, types, options: SESSION_OPTIONS, connectionTimeoutMillis: 10_000 });
   // A connection that breaks while lent out (the server went down between two statements of a
   // transaction) fails the statement in progress or the next one; the event itself must not end the process.
   pool.on('connect', (client) => client.on('error', () => {}));

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { testDatabase } from '../../../test/support/pg-database.js';
 import { describeStoreConformance, event, freshRows, record } from '../conformance.js';
 import { describeHistoryConformance } from '../conformance-history.js';
+import { createPool } from './db.js';
 import { createPgStore } from './pg-store.js';
 import { SCHEMA_VERSION } from './schema.js';
 
@@ -209,6 +210,41 @@ describe('postgres first-cycle ranges', () => {
       await store.outbox.settle([{ id: 'a:v2', fence: waiting!.delivery.fence, connector: 'a', status: 'done', at: now }]);
       expect((await claim()).map((c) => c.created?.key)).toEqual([2]);
     } finally {
+      await store.stop();
+    }
+  });
+});
+
+describe('postgres and the disk', () => {
+  it('asks the server to write out what the store writes as it goes', async () => {
+    const pool = createPool(await testDatabase('flush'), 1);
+    try {
+      const { rows } = await pool.query<{ backend_flush_after: string }>('SHOW backend_flush_after');
+      expect(rows[0]!.backend_flush_after).toBe('256kB');
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('swaps in a fresh snapshot vacuumed: every page already all-visible, nothing left for a reader or autovacuum to rewrite', async () => {
+    const url = await testDatabase('fresh_vacuum');
+    const store = createPgStore({ url, log, poolSize: 4 });
+    await store.start();
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await store.snapshot.begin('users', 'fresh');
+      const keys = Array.from({ length: 500 }, (_, i) => i + 1);
+      await store.snapshot.stageFresh('users', freshRows(keys.map((key) => ({ key, chain: `c${String(key).padStart(11, '0')}`, json: `{"id":${key},"name":"${'x'.repeat(100)}"}` }))));
+      await store.snapshot.applyFresh('users', { state: {} });
+      const { rows: [table] } = await admin.query<{ relpages: number; relallvisible: number; reltuples: number }>(
+        `SELECT relpages, relallvisible, reltuples FROM pg_class WHERE oid = 'schoolbridge.snapshot_users'::regclass`);
+      expect(table!.relpages).toBeGreaterThan(1);
+      expect(table!.relallvisible).toBe(table!.relpages);
+      expect(table!.reltuples).toBe(500);
+      expect((await store.snapshot.scan('users', undefined, 1000)).map((r) => r.key)).toEqual(keys);
+    } finally {
+      await admin.end();
       await store.stop();
     }
   });

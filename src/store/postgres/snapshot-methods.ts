@@ -59,7 +59,10 @@ export function createPgSnapshot(calls: PgCalls, pool: () => pg.Pool | undefined
       }
     },
     async applyFresh(stream, apply) {
-      await write((db) => snapshot.applyFresh(db, stream, fenceOf(stream), apply.state, apply.created));
+      const fence = fenceOf(stream);
+      // The staged table is this cycle's for as long as this process holds the stream's staging lock.
+      await calls.statement((db) => snapshot.vacuumStaged(db, stream));
+      await write((db) => snapshot.applyFresh(db, stream, fence, apply.state, apply.created));
       await finish(stream);
     },
     async applyChanges(stream, apply) {

@@ -127,6 +127,18 @@ export async function stageChanges(db: Db, stream: SnapshotStream, fence: number
     FROM json_to_recordset($1::json) AS t(key ${keySql(stream)}, chain text, body text, raw_hash text, change_id text, change_json text)`, [JSON.stringify(rows)]);
 }
 
+/**
+ * Vacuums a fresh snapshot's staged table before it is swapped in: once, in a session of ours, it
+ * marks every row committed and every page all-visible. Otherwise the first statement to read each
+ * row (the list worker's index) would rewrite every page to note the rows committed, and autovacuum
+ * would rewrite them all again a minute later, each time hundreds of megabytes left for the kernel
+ * to write out at once (docs/store.md, section "PostgreSQL and the disk"). Outside a transaction, as
+ * VACUUM must be; the staging lock keeps the table this cycle's meanwhile.
+ */
+export async function vacuumStaged(db: Db, stream: SnapshotStream): Promise<void> {
+  await db.query(`VACUUM (ANALYZE) ${snapshotTable(stream, 'next')}`);
+}
+
 export async function applyFresh(db: Db, stream: SnapshotStream, fence: number, state: StatePatch, created: { detectedAt: string; connectors: readonly string[]; now: number } | undefined): Promise<void> {
   await lockStream(db, stream, fence);
   if ((await size(db, stream)) > 0) throw new Error(`a fresh ${stream} snapshot cannot replace one that holds rows`);
