@@ -155,6 +155,30 @@ describe('postgres poll staging', () => {
       await second.stop();
     }
   });
+
+  it('refuses a fresh apply whose staging another cycle took over and swapped in, as fenced', async () => {
+    const url = await testDatabase('fence_fresh');
+    const [first, second] = [createPgStore({ url, log, poolSize: 4 }), createPgStore({ url, log, poolSize: 4 })];
+    await first.start();
+    await second.start();
+    try {
+      await first.snapshot.begin('students', 'fresh');
+      await first.snapshot.stageFresh('students', rows(3));
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      await endSessionsHoldingAdvisoryLocks(admin);
+      await admin.end();
+      await second.snapshot.begin('students', 'fresh');
+      await second.snapshot.stageFresh('students', rows(5));
+      await second.snapshot.applyFresh('students', { state: {} });
+      // The staged table the first cycle would vacuum and swap in is gone: it was the second's, now the snapshot.
+      await expect(first.snapshot.applyFresh('students', { state: {} })).rejects.toMatchObject({ code: 'poll.fenced' });
+      expect([...(await second.snapshot.index('students')).keys]).toEqual([1, 2, 3, 4, 5]);
+    } finally {
+      await first.stop();
+      await second.stop();
+    }
+  });
 });
 
 describe('postgres per-key order under races', () => {

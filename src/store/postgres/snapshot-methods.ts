@@ -60,7 +60,8 @@ export function createPgSnapshot(calls: PgCalls, pool: () => pg.Pool | undefined
     },
     async applyFresh(stream, apply) {
       const fence = fenceOf(stream);
-      // The staged table is this cycle's for as long as this process holds the stream's staging lock.
+      // The staged table is this cycle's while this process holds the stream's staging lock; one that
+      // lost it finds the table another's or gone, and the apply refuses it as fenced.
       await calls.statement((db) => snapshot.vacuumStaged(db, stream));
       await write((db) => snapshot.applyFresh(db, stream, fence, apply.state, apply.created));
       await finish(stream);

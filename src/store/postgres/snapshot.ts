@@ -136,8 +136,16 @@ export async function stageChanges(db: Db, stream: SnapshotStream, fence: number
  * VACUUM must be; the staging lock keeps the table this cycle's meanwhile.
  */
 export async function vacuumStaged(db: Db, stream: SnapshotStream): Promise<void> {
-  await db.query(`VACUUM (ANALYZE) ${snapshotTable(stream, 'next')}`);
+  try {
+    await db.query(`VACUUM (ANALYZE) ${snapshotTable(stream, 'next')}`);
+  } catch (error) {
+    // No staged table (undefined_table): another cycle took the stream over and swapped its own in.
+    // The apply that follows checks the fence and refuses as `poll.fenced`, which says what happened.
+    if ((error as { code?: unknown }).code !== UNDEFINED_TABLE) throw error;
+  }
 }
+
+const UNDEFINED_TABLE = '42P01';
 
 export async function applyFresh(db: Db, stream: SnapshotStream, fence: number, state: StatePatch, created: { detectedAt: string; connectors: readonly string[]; now: number } | undefined): Promise<void> {
   await lockStream(db, stream, fence);
