@@ -5,6 +5,7 @@ import { testDatabase } from '../../../test/support/pg-database.js';
 import { describeStoreConformance, event, freshRows, record } from '../conformance.js';
 import { describeHistoryConformance } from '../conformance-history.js';
 import { createPool } from './db.js';
+import type { Store } from '../port.js';
 import { createPgStore } from './pg-store.js';
 import { SCHEMA_VERSION } from './schema.js';
 
@@ -63,22 +64,38 @@ describe('postgres schema', () => {
  * process would, and returns once they have ended: pg_terminate_backend only signals a session
  * unless it is given a time to wait, and its locks go only as it exits.
  */
-async function endSessionsHoldingAdvisoryLocks(admin: pg.Client): Promise<void> {
-  const { rows } = await admin.query<{ ended: boolean }>(`SELECT pg_terminate_backend(pid, 10000) AS ended
-    FROM (SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()) holders`);
-  expect(rows.length).toBeGreaterThan(0);
-  expect(rows.every((r) => r.ended)).toBe(true);
+async function endSessionsHoldingAdvisoryLocks(url: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query<{ ended: boolean }>(`SELECT pg_terminate_backend(pid, 10000) AS ended
+      FROM (SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()) holders`);
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.every((r) => r.ended)).toBe(true);
+  } finally {
+    await admin.end();
+  }
 }
 
 describe('postgres poll staging', () => {
   const rows = (n: number, from = 1) => freshRows(Array.from({ length: n }, (_, i) => ({ key: from + i, chain: `c${String(from + i).padStart(11, '0')}`, json: `{"id":${from + i}}` })));
 
-  it("refuses a second process's cycle while one stages a stream, and leaves the first one's rows alone", async () => {
-    const url = await testDatabase('staging');
+  /** Two processes' stores on one new database, both stopped after `body`. */
+  async function withTwoStores(name: string, body: (first: Store, second: Store, url: string) => Promise<void>): Promise<void> {
+    const url = await testDatabase(name);
     const [first, second] = [createPgStore({ url, log, poolSize: 4 }), createPgStore({ url, log, poolSize: 4 })];
     await first.start();
     await second.start();
     try {
+      await body(first, second, url);
+    } finally {
+      await first.stop();
+      await second.stop();
+    }
+  }
+
+  it("refuses a second process's cycle while one stages a stream, and leaves the first one's rows alone", () =>
+    withTwoStores('staging', async (first, second) => {
       await first.snapshot.begin('students', 'fresh');
       await first.snapshot.stageFresh('students', rows(3));
       await expect(second.snapshot.begin('students', 'fresh')).rejects.toMatchObject({ code: 'poll.busy', retryable: true });
@@ -93,25 +110,14 @@ describe('postgres poll staging', () => {
       // Applied: the stream is free for the next cycle, whichever process runs it.
       await second.snapshot.begin('students', 'changes');
       await second.snapshot.discard('students');
-    } finally {
-      await first.stop();
-      await second.stop();
-    }
-  });
+    }));
 
-  it('frees a stream when the process staging it stops or loses its connection', async () => {
-    const url = await testDatabase('staging');
-    const [first, second] = [createPgStore({ url, log, poolSize: 4 }), createPgStore({ url, log, poolSize: 4 })];
-    await first.start();
-    await second.start();
-    try {
+  it('frees a stream when the process staging it stops or loses its connection', () =>
+    withTwoStores('staging', async (first, second, url) => {
       await first.snapshot.begin('users', 'fresh');
       await expect(second.snapshot.begin('users', 'fresh')).rejects.toMatchObject({ code: 'poll.busy' });
       // Its session ends as a killed process's would.
-      const admin = new pg.Client({ connectionString: url });
-      await admin.connect();
-      await endSessionsHoldingAdvisoryLocks(admin);
-      await admin.end();
+      await endSessionsHoldingAdvisoryLocks(url);
       await second.snapshot.begin('users', 'fresh');
       await second.snapshot.stageFresh('users', rows(2));
       await second.snapshot.applyFresh('users', { state: {} });
@@ -119,29 +125,18 @@ describe('postgres poll staging', () => {
       await first.stop();
       await second.snapshot.begin('students', 'fresh');
       await second.snapshot.discard('students');
-    } finally {
-      await first.stop();
-      await second.stop();
-    }
-  });
+    }));
 
-  it('fences a cycle that lost its turn: it cannot stage, apply or discard over the one that took over', async () => {
-    const url = await testDatabase('fence');
-    const [first, second] = [createPgStore({ url, log, poolSize: 4 }), createPgStore({ url, log, poolSize: 4 })];
-    await first.start();
-    await second.start();
-    const seed = (n: number) => [{ key: n, chain: `c${String(n).padStart(11, '0')}`, body: `{"id":${n}}`, rawHash: `h${n}` }];
-    try {
+  it('fences a cycle that lost its turn: it cannot stage, apply or discard over the one that took over', () =>
+    withTwoStores('fence', async (first, second, url) => {
+      const seed = (n: number) => [{ key: n, chain: `c${String(n).padStart(11, '0')}`, body: `{"id":${n}}`, rawHash: `h${n}` }];
       await first.snapshot.begin('students', 'fresh');
       await first.snapshot.stageFresh('students', rows(3));
       await first.snapshot.applyFresh('students', { state: {} });
       // The first process's next cycle loses its staging session (as a network cut would) ...
       await first.snapshot.begin('students', 'changes');
       await first.snapshot.stageChanges('students', seed(10));
-      const admin = new pg.Client({ connectionString: url });
-      await admin.connect();
-      await endSessionsHoldingAdvisoryLocks(admin);
-      await admin.end();
+      await endSessionsHoldingAdvisoryLocks(url);
       // ... and the second process's cycle takes the stream over.
       await second.snapshot.begin('students', 'changes');
       await second.snapshot.stageChanges('students', seed(20));
@@ -150,35 +145,20 @@ describe('postgres poll staging', () => {
       await first.snapshot.discard('students');
       expect(await second.snapshot.applyChanges('students', { limit: 10, connectors: [], state: {}, now: 0 })).toEqual({ applied: 1, done: true });
       expect([...(await second.snapshot.index('students')).keys]).toEqual([1, 2, 3, 20]);
-    } finally {
-      await first.stop();
-      await second.stop();
-    }
-  });
+    }));
 
-  it('refuses a fresh apply whose staging another cycle took over and swapped in, as fenced', async () => {
-    const url = await testDatabase('fence_fresh');
-    const [first, second] = [createPgStore({ url, log, poolSize: 4 }), createPgStore({ url, log, poolSize: 4 })];
-    await first.start();
-    await second.start();
-    try {
+  it('refuses a fresh apply whose staging another cycle took over and swapped in, as fenced', () =>
+    withTwoStores('fence_fresh', async (first, second, url) => {
       await first.snapshot.begin('students', 'fresh');
       await first.snapshot.stageFresh('students', rows(3));
-      const admin = new pg.Client({ connectionString: url });
-      await admin.connect();
-      await endSessionsHoldingAdvisoryLocks(admin);
-      await admin.end();
+      await endSessionsHoldingAdvisoryLocks(url);
       await second.snapshot.begin('students', 'fresh');
       await second.snapshot.stageFresh('students', rows(5));
       await second.snapshot.applyFresh('students', { state: {} });
       // The staged table the first cycle would vacuum and swap in is gone: it was the second's, now the snapshot.
       await expect(first.snapshot.applyFresh('students', { state: {} })).rejects.toMatchObject({ code: 'poll.fenced' });
       expect([...(await second.snapshot.index('students')).keys]).toEqual([1, 2, 3, 4, 5]);
-    } finally {
-      await first.stop();
-      await second.stop();
-    }
-  });
+    }));
 });
 
 describe('postgres per-key order under races', () => {
