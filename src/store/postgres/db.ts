@@ -40,12 +40,32 @@ const types = {
  */
 const SESSION_OPTIONS = `-c search_path=${SCHEMA} -c backend_flush_after=256kB`;
 
+/**
+ * The store's pool: `max` connections, none of them ever closed for being idle (`min` = `max`;
+ * pg-pool closes idle ones after 10 s by default). A connection opened on demand costs the server a
+ * new process and its start-up, and a poll cycle takes several connections at once: the webhooks
+ * that came in as it started waited for new ones (docs/store.md, section "The pool"). `fillPool`
+ * opens them all at start.
+ */
 export function createPool(url: string, max: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, types, options: SESSION_OPTIONS, connectionTimeoutMillis: 10_000 });
+  const pool = new pg.Pool({ connectionString: url, max, min: max, types, options: SESSION_OPTIONS, connectionTimeoutMillis: 10_000 });
   // A connection that breaks while lent out (the server went down between two statements of a
   // transaction) fails the statement in progress or the next one; the event itself must not end the process.
   pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
+}
+
+/**
+ * Opens the pool's connections up to `max`, all at once, before anything else uses the pool. One the
+ * server refuses now (its `max_connections` reached) is opened later, when a call needs it: this
+ * resolves with how many it refused and the first refusal, and never rejects.
+ */
+export async function fillPool(pool: pg.Pool, max: number): Promise<{ missing: number; error?: unknown }> {
+  // All held at once: a connection asked for while one is idle is given that one.
+  const opened = await Promise.allSettled(Array.from({ length: max }, () => pool.connect()));
+  for (const r of opened) if (r.status === 'fulfilled') r.value.release();
+  const refused = opened.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+  return { missing: refused.length, error: refused[0]?.reason };
 }
 
 /**

@@ -9,7 +9,7 @@ import { startHeartbeat } from '../heartbeat.js';
 import type { Store } from '../port.js';
 import type { StoreTimings } from '../timings.js';
 import { createPgCalls, isUnavailable } from './calls.js';
-import { createPool } from './db.js';
+import { createPool, fillPool } from './db.js';
 import { createListener } from './listener.js';
 import { createNotifier } from './notifier.js';
 import { pgPortMethods, type Self } from './port-methods.js';
@@ -88,7 +88,8 @@ export function createPgStore(options: PgStoreOptions): Store {
     },
     async start() {
       if (open) return;
-      pool = createPool(options.url, options.poolSize ?? 10);
+      const size = options.poolSize ?? 10;
+      pool = createPool(options.url, size);
       // An idle connection that breaks (the server restarted) is dropped; the next call reconnects.
       pool.on('error', (error) => log.warn({ err: describeError(error) }, 'a PostgreSQL connection broke'));
       try {
@@ -97,6 +98,11 @@ export function createPgStore(options: PgStoreOptions): Store {
         await pool.end().catch(() => {});
         pool = undefined;
         throw error;
+      }
+      const filled = await fillPool(pool, size);
+      if (filled.missing > 0) {
+        log.warn({ err: describeError(filled.error), missing: filled.missing, poolSize: size },
+          `${filled.missing} of the store's ${size} connections (store.poolSize) could not be opened at start; they are opened when needed`);
       }
       open = true;
       await store.replicas.beat(clock.now());

@@ -1,10 +1,10 @@
 import pg from 'pg';
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { testDatabase } from '../../../test/support/pg-database.js';
 import { describeStoreConformance, event, freshRows, record } from '../conformance.js';
 import { describeHistoryConformance } from '../conformance-history.js';
-import { createPool } from './db.js';
+import { createPool, fillPool } from './db.js';
 import type { Store } from '../port.js';
 import { createPgStore } from './pg-store.js';
 import { SCHEMA_VERSION } from './schema.js';
@@ -250,6 +250,69 @@ describe('postgres and the disk', () => {
     } finally {
       await admin.end();
       await store.stop();
+    }
+  });
+});
+
+describe('postgres connections', () => {
+  // The listener connects in the background (listener.ts): its connection is left out.
+  const countPooled = async (admin: pg.Client) => (await admin.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query NOT LIKE 'LISTEN%'`)).rows[0]!.n;
+
+  it('opens store.poolSize connections at start', async () => {
+    const url = await testDatabase('pool_fill');
+    const store = createPgStore({ url, log, poolSize: 5 });
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await store.start();
+      expect(await countPooled(admin)).toBe(5);
+    } finally {
+      await admin.end();
+      await store.stop();
+    }
+  });
+
+  it("keeps its idle connections open past pg-pool's idle timeout", async () => {
+    const pool = createPool(await testDatabase('pool_idle'), 3);
+    try {
+      expect((await fillPool(pool, 3)).missing).toBe(0);
+      const clients = await Promise.all([pool.connect(), pool.connect(), pool.connect()]);
+      // pg-pool schedules an idle connection's closing when it is released.
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      try {
+        for (const client of clients) client.release();
+        vi.advanceTimersByTime(10 * 60_000);
+      } finally {
+        vi.useRealTimers();
+      }
+      expect(pool.totalCount).toBe(3);
+      expect(pool.idleCount).toBe(3);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('starts with the connections the server grants when it refuses some, and says so', async () => {
+    const url = await testDatabase('pool_short');
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    const role = `pool_short_${process.pid}`;
+    await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'x' CONNECTION LIMIT 4`);
+    await admin.query(`GRANT ALL ON DATABASE ${admin.database} TO ${role}`);
+    const limited = new URL(url);
+    limited.username = role;
+    limited.password = 'x';
+    const warnings: string[] = [];
+    const store = createPgStore({ url: limited.toString(), log: pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) }), poolSize: 5 });
+    try {
+      await store.start();
+      expect(warnings.some((line) => /"missing":[12],.*of the store's 5 connections \(store\.poolSize\) could not be opened at start/.test(line))).toBe(true);
+      await store.state.put({ probe: 'x' });
+      expect(await store.state.get('probe')).toBe('x');
+    } finally {
+      await store.stop();
+      await admin.end();
     }
   });
 });
