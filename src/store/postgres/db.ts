@@ -40,6 +40,9 @@ const types = {
  */
 const SESSION_OPTIONS = `-c search_path=${SCHEMA} -c backend_flush_after=256kB`;
 
+/** How the store's connections show in `pg_stat_activity` (an `application_name` in `store.url` wins). */
+export const APPLICATION_NAME = 'schoolbridge';
+
 /**
  * The store's pool: `max` connections, none of them ever closed for being idle (`min` = `max`;
  * pg-pool closes idle ones after 10 s by default). A connection opened on demand costs the server a
@@ -48,7 +51,9 @@ const SESSION_OPTIONS = `-c search_path=${SCHEMA} -c backend_flush_after=256kB`;
  * opens them all at start.
  */
 export function createPool(url: string, max: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, min: max, types, options: SESSION_OPTIONS, connectionTimeoutMillis: 10_000 });
+  const pool = new pg.Pool({
+    connectionString: url, max, min: max, types, options: SESSION_OPTIONS, connectionTimeoutMillis: 10_000, application_name: APPLICATION_NAME,
+  });
   // A connection that breaks while lent out (the server went down between two statements of a
   // transaction) fails the statement in progress or the next one; the event itself must not end the process.
   pool.on('connect', (client) => client.on('error', () => {}));

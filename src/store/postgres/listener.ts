@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import { describeError } from '../../errors.js';
 import type { StoreChange } from '../port.js';
+import { APPLICATION_NAME } from './db.js';
 
 /** The channel every replica's commits notify on (NOTIFY reaches only the database it is sent in). */
 export const CHANNEL = 'schoolbridge';
@@ -33,7 +34,7 @@ export function createListener(options: { url: string; log: Logger; clock: Clock
 
   /** Connects and listens; resolves when the connection ends. */
   async function session(): Promise<void> {
-    const current = new pg.Client({ connectionString: options.url, connectionTimeoutMillis: 10_000 });
+    const current = new pg.Client({ connectionString: options.url, connectionTimeoutMillis: 10_000, application_name: `${APPLICATION_NAME} listener` });
     client = current;
     const ended = new Promise<void>((resolve) => {
       current.once('end', () => resolve());

@@ -255,18 +255,19 @@ describe('postgres and the disk', () => {
 });
 
 describe('postgres connections', () => {
-  // The listener connects in the background (listener.ts): its connection is left out.
-  const countPooled = async (admin: pg.Client) => (await admin.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query NOT LIKE 'LISTEN%'`)).rows[0]!.n;
+  // The listener's connection (made in the background, listener.ts) is named apart.
+  const countNamed = async (admin: pg.Client, name: string) => (await admin.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`, [name])).rows[0]!.n;
 
-  it('opens store.poolSize connections at start', async () => {
+  it('opens store.poolSize connections at start, named apart from the one it listens on', async () => {
     const url = await testDatabase('pool_fill');
     const store = createPgStore({ url, log, poolSize: 5 });
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     try {
       await store.start();
-      expect(await countPooled(admin)).toBe(5);
+      expect(await countNamed(admin, 'schoolbridge')).toBe(5);
+      await expect.poll(() => countNamed(admin, 'schoolbridge listener')).toBe(1);
     } finally {
       await admin.end();
       await store.stop();
