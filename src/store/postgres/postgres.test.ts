@@ -11,14 +11,19 @@ import { SCHEMA_VERSION } from './schema.js';
 
 const log = pino({ level: 'silent' });
 let last = '';
+/**
+ * The smallest pool the config allows: a store opens all of its connections at start, and the
+ * conformance suite starts a store or two per case.
+ */
+const poolSize = 4;
 
 const postgres = {
   async open(options = {}) {
     last = await testDatabase('conf');
-    return createPgStore({ url: last, log, ...options });
+    return createPgStore({ url: last, log, poolSize, ...options });
   },
   async second() {
-    return createPgStore({ url: last, log });
+    return createPgStore({ url: last, log, poolSize });
   },
 };
 
