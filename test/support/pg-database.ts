@@ -4,17 +4,22 @@ import { REPLICA_TTL_MS } from '../../src/store/tables.js';
 
 let made = 0;
 
+/** Runs `body` on a connection of its own to `url` (a test's look past the store), closed after it. */
+export async function withClient<T>(url: string, body: (client: pg.Client) => Promise<T>, options: Omit<pg.ClientConfig, 'connectionString'> = {}): Promise<T> {
+  const client = new pg.Client({ ...options, connectionString: url });
+  await client.connect();
+  try {
+    return await body(client);
+  } finally {
+    await client.end();
+  }
+}
+
 /** A new, empty database on the test run's PostgreSQL (global-setup.ts); returns its URL. */
 export async function testDatabase(prefix = 'sb'): Promise<string> {
   const server = new URL(inject('postgresUrl'));
   const name = `${prefix}_${process.pid}_${Date.now().toString(36)}_${(made += 1)}`;
-  const client = new pg.Client({ connectionString: server.toString() });
-  await client.connect();
-  try {
-    await client.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await client.end();
-  }
+  await withClient(server.toString(), (client) => client.query(`CREATE DATABASE ${name}`));
   server.pathname = `/${name}`;
   return server.toString();
 }
@@ -25,12 +30,7 @@ export async function testDatabase(prefix = 'sb'): Promise<string> {
  * (test/replicas-roles.test.ts waits that out with the real clock).
  */
 export async function ageDeadReplica(url: string, pid: number): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rowCount } = await client.query('UPDATE schoolbridge.replica SET heartbeat_at = heartbeat_at - $1 WHERE pid = $2', [REPLICA_TTL_MS, pid]);
-    if (!rowCount) throw new Error(`no replica row of process ${pid}`);
-  } finally {
-    await client.end();
-  }
+  const { rowCount } = await withClient(url, (client) =>
+    client.query('UPDATE schoolbridge.replica SET heartbeat_at = heartbeat_at - $1 WHERE pid = $2', [REPLICA_TTL_MS, pid]));
+  if (!rowCount) throw new Error(`no replica row of process ${pid}`);
 }

@@ -1,7 +1,6 @@
-import pg from 'pg';
 import { pino } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
-import { testDatabase } from '../../../test/support/pg-database.js';
+import { testDatabase, withClient } from '../../../test/support/pg-database.js';
 import { describeStoreConformance, event, freshRows, record } from '../conformance.js';
 import { describeHistoryConformance } from '../conformance-history.js';
 import { createPool, fillPool } from './db.js';
@@ -36,14 +35,8 @@ describe('postgres schema', () => {
     const stores = [1, 2, 3, 4].map(() => createPgStore({ url, log }));
     try {
       await Promise.all(stores.map((store) => store.start()));
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        const { rows } = await client.query<{ version: number }>('SELECT version FROM schoolbridge.migrations ORDER BY version');
-        expect(rows.map((r) => r.version)).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
-      } finally {
-        await client.end();
-      }
+      const { rows } = await withClient(url, (client) => client.query<{ version: number }>('SELECT version FROM schoolbridge.migrations ORDER BY version'));
+      expect(rows.map((r) => r.version)).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
       expect(await stores[3]!.inbox.accept(event('one'), [])).toBe('stored');
       expect(await stores[0]!.inbox.accept(event('one'), [])).toBe('duplicate');
     } finally {
@@ -56,10 +49,7 @@ describe('postgres schema', () => {
     const store = createPgStore({ url, log });
     await store.start();
     await store.stop();
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    await client.query(`INSERT INTO schoolbridge.migrations (version) VALUES (${SCHEMA_VERSION + 1})`);
-    await client.end();
+    await withClient(url, (client) => client.query(`INSERT INTO schoolbridge.migrations (version) VALUES (${SCHEMA_VERSION + 1})`));
     await expect(createPgStore({ url, log }).start()).rejects.toMatchObject({ code: 'store.schema_newer' });
   });
 });
@@ -70,16 +60,10 @@ describe('postgres schema', () => {
  * unless it is given a time to wait, and its locks go only as it exits.
  */
 async function endSessionsHoldingAdvisoryLocks(url: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  try {
-    const { rows } = await admin.query<{ ended: boolean }>(`SELECT pg_terminate_backend(pid, 10000) AS ended
-      FROM (SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()) holders`);
-    expect(rows.length).toBeGreaterThan(0);
-    expect(rows.every((r) => r.ended)).toBe(true);
-  } finally {
-    await admin.end();
-  }
+  const { rows } = await withClient(url, (admin) => admin.query<{ ended: boolean }>(`SELECT pg_terminate_backend(pid, 10000) AS ended
+    FROM (SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()) holders`));
+  expect(rows.length).toBeGreaterThan(0);
+  expect(rows.every((r) => r.ended)).toBe(true);
 }
 
 describe('postgres poll staging', () => {
@@ -174,10 +158,7 @@ describe('postgres per-key order under races', () => {
     try {
       await store.outbox.enqueue([record('v1', 'invoices:1'), record('v2', 'invoices:1')]);
       // What the race leaves: the head gone (its settlement did not see v2, not yet committed), v2 still waiting.
-      const admin = new pg.Client({ connectionString: url });
-      await admin.connect();
-      await admin.query(`DELETE FROM schoolbridge.outbox_delivery WHERE id = 'a:v1'`);
-      await admin.end();
+      await withClient(url, (admin) => admin.query(`DELETE FROM schoolbridge.outbox_delivery WHERE id = 'a:v1'`));
       // A later record of the key waits behind v2, though no head is there.
       await store.outbox.enqueue([record('v3', 'invoices:1')]);
       const now = Date.now() + 60_000;
@@ -203,10 +184,7 @@ describe('postgres first-cycle ranges', () => {
     try {
       await store.outbox.enqueue([change('v1'), change('v2')]);
       // What an enqueue and a settlement that crossed leave: v2 waiting, its head gone.
-      const admin = new pg.Client({ connectionString: url });
-      await admin.connect();
-      await admin.query(`DELETE FROM schoolbridge.outbox_delivery WHERE id = 'a:v1'`);
-      await admin.end();
+      await withClient(url, (admin) => admin.query(`DELETE FROM schoolbridge.outbox_delivery WHERE id = 'a:v1'`));
       await store.snapshot.begin('users', 'fresh');
       await store.snapshot.stageFresh('users', freshRows([1, 2].map((key) => ({ key, chain: `c${String(key).padStart(11, '0')}`, json: `{"id":${key}}` }))));
       const now = Date.now() + 1000;
@@ -239,21 +217,18 @@ describe('postgres and the disk', () => {
     const url = await testDatabase('fresh_vacuum');
     const store = createPgStore({ url, log, poolSize: 4 });
     await store.start();
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
     try {
       await store.snapshot.begin('users', 'fresh');
       const keys = Array.from({ length: 500 }, (_, i) => i + 1);
       await store.snapshot.stageFresh('users', freshRows(keys.map((key) => ({ key, chain: `c${String(key).padStart(11, '0')}`, json: `{"id":${key},"name":"${'x'.repeat(100)}"}` }))));
       await store.snapshot.applyFresh('users', { state: {} });
-      const { rows: [table] } = await admin.query<{ relpages: number; relallvisible: number; reltuples: number }>(
-        `SELECT relpages, relallvisible, reltuples FROM pg_class WHERE oid = 'schoolbridge.snapshot_users'::regclass`);
+      const { rows: [table] } = await withClient(url, (admin) => admin.query<{ relpages: number; relallvisible: number; reltuples: number }>(
+        `SELECT relpages, relallvisible, reltuples FROM pg_class WHERE oid = 'schoolbridge.snapshot_users'::regclass`));
       expect(table!.relpages).toBeGreaterThan(1);
       expect(table!.relallvisible).toBe(table!.relpages);
       expect(table!.reltuples).toBe(500);
       expect((await store.snapshot.scan('users', undefined, 1000)).map((r) => r.key)).toEqual(keys);
     } finally {
-      await admin.end();
       await store.stop();
     }
   });
@@ -261,20 +236,17 @@ describe('postgres and the disk', () => {
 
 describe('postgres connections', () => {
   // The listener's connection (made in the background, listener.ts) is named apart.
-  const countNamed = async (admin: pg.Client, name: string) => (await admin.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`, [name])).rows[0]!.n;
+  const countNamed = (url: string, name: string) => withClient(url, async (admin) => (await admin.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`, [name])).rows[0]!.n);
 
   it('opens store.poolSize connections at start, named apart from the one it listens on', async () => {
     const url = await testDatabase('pool_fill');
     const store = createPgStore({ url, log, poolSize: 5 });
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
     try {
       await store.start();
-      expect(await countNamed(admin, 'schoolbridge')).toBe(5);
-      await expect.poll(() => countNamed(admin, 'schoolbridge listener')).toBe(1);
+      expect(await countNamed(url, 'schoolbridge')).toBe(5);
+      await expect.poll(() => countNamed(url, 'schoolbridge listener')).toBe(1);
     } finally {
-      await admin.end();
       await store.stop();
     }
   });
@@ -301,11 +273,11 @@ describe('postgres connections', () => {
 
   it('starts with the connections the server grants when it refuses some, and says so', async () => {
     const url = await testDatabase('pool_short');
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
     const role = `pool_short_${process.pid}`;
-    await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'x' CONNECTION LIMIT 4`);
-    await admin.query(`GRANT ALL ON DATABASE ${admin.database} TO ${role}`);
+    await withClient(url, async (admin) => {
+      await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'x' CONNECTION LIMIT 4`);
+      await admin.query(`GRANT ALL ON DATABASE ${admin.database} TO ${role}`);
+    });
     const limited = new URL(url);
     limited.username = role;
     limited.password = 'x';
@@ -318,7 +290,6 @@ describe('postgres connections', () => {
       expect(await store.state.get('probe')).toBe('x');
     } finally {
       await store.stop();
-      await admin.end();
     }
   });
 });

@@ -18,7 +18,7 @@ export interface PgSnapshot {
 }
 
 export function createPgSnapshot(calls: PgCalls, pool: () => pg.Pool | undefined): PgSnapshot {
-  const { read, write } = calls;
+  const { read, write, statement } = calls;
   const staging = createStagingLocks(pool);
   /** The fence each stream's staging took at `begin`: what this process's cycle may apply under. */
   const fences = new Map<SnapshotStream, number>();
@@ -62,7 +62,7 @@ export function createPgSnapshot(calls: PgCalls, pool: () => pg.Pool | undefined
       const fence = fenceOf(stream);
       // The staged table is this cycle's while this process holds the stream's staging lock; one that
       // lost it finds the table another's or gone, and the apply refuses it as fenced.
-      await calls.statement((db) => snapshot.vacuumStaged(db, stream));
+      await statement((db) => snapshot.vacuumStaged(db, stream));
       await write((db) => snapshot.applyFresh(db, stream, fence, apply.state, apply.created));
       await finish(stream);
     },
