@@ -93,7 +93,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const connectorInstances = createConnectorInstances(config.connectors);
 
   // --- store (docs/store.md) ----------------------------------------------------------------------
-  const store = options.store ?? openStore(config.store, log.child({ component: 'store' }), clock, createStoreMetrics(metrics, config.store.driver));
+  const store = options.store ?? openStore(config.store, log.child({ component: 'store' }), { clock, timings: createStoreMetrics(metrics, config.store.driver), mode });
   components.push(store);
   readiness.register('store', () => {
     const health = store.health();

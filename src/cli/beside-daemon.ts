@@ -29,7 +29,7 @@ export async function withReadableStore<T>(config: Config, holder: LockInfo | un
       reader.close();
     }
   }
-  const store = openStore(config.store, pino({ level: 'silent' }));
+  const store = openStore(config.store, pino({ level: 'silent' }), { mode: 'oneshot' });
   await store.start();
   try {
     return await work(store);

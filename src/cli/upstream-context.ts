@@ -32,7 +32,7 @@ export async function withUpstream<T>(command: Command, work: (context: Upstream
   const { sandbox, upstream } = await createUpstream(config, { clock: systemClock, dispatcher, log, mode: 'oneshot', sandboxUrl });
   const base = config.server.publicUrl ?? holder?.adminUrl ?? `http://${config.server.host}:${config.server.port}`;
   const callbackUrl = () => `${base.replace(/\/+$/, '')}/webhooks/v2`;
-  const store = config.store.driver === 'postgres' ? openStore(config.store, log.child({ component: 'store' }), systemClock) : undefined;
+  const store = config.store.driver === 'postgres' ? openStore(config.store, log.child({ component: 'store' }), { clock: systemClock, mode: 'oneshot' }) : undefined;
   const reconciler = createReconciler({
     api: upstream,
     wanted: () => ({ events: config.webhooks.events, callbackUrl: callbackUrl(), prune: config.webhooks.prune }),

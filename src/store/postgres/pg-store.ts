@@ -25,6 +25,12 @@ export interface PgStoreOptions {
   clock?: Clock;
   /** Connections in the pool (default 10). */
   poolSize?: number;
+  /**
+   * Opens every connection of the pool at start (default true), as a daemon wants it: its poll
+   * cycles take several at once beside the webhooks (docs/store.md, "The pool"). A command that runs
+   * once opens them as it needs them, and holds fewer of the server's connections beside the replicas.
+   */
+  fillAtStart?: boolean;
   heartbeatMs?: number;
   /** How long start-up waits for the database to answer (default 30 s). */
   connectTimeoutMs?: number;
@@ -99,7 +105,7 @@ export function createPgStore(options: PgStoreOptions): Store {
         pool = undefined;
         throw error;
       }
-      const filled = await fillPool(pool, size);
+      const filled = options.fillAtStart === false ? { missing: 0 } : await fillPool(pool, size);
       if (filled.missing > 0) {
         log.warn({ err: describeError(filled.error), missing: filled.missing, poolSize: size },
           `${filled.missing} of the store's ${size} connections (store.poolSize) could not be opened at start; they are opened when needed`);

@@ -4,6 +4,7 @@ import { testDatabase, withClient } from '../../../test/support/pg-database.js';
 import { describeStoreConformance, event, freshRows, record } from '../conformance.js';
 import { describeHistoryConformance } from '../conformance-history.js';
 import { createPool, fillPool } from './db.js';
+import { openStore } from '../open.js';
 import type { Store } from '../port.js';
 import { createPgStore } from './pg-store.js';
 import { SCHEMA_VERSION } from './schema.js';
@@ -248,6 +249,24 @@ describe('postgres connections', () => {
       await expect.poll(() => countNamed(url, 'schoolbridge listener')).toBe(1);
     } finally {
       await store.stop();
+    }
+  });
+
+  it("opens them all for a daemon's store only: a command's opens what it uses", async () => {
+    const config = { driver: 'postgres' as const, dir: '', poolSize: 5 };
+    const [daemonUrl, commandUrl] = [await testDatabase('pool_daemon'), await testDatabase('pool_command')];
+    const daemon = openStore({ ...config, url: daemonUrl }, log);
+    const command = openStore({ ...config, url: commandUrl }, log, { mode: 'oneshot' });
+    try {
+      await daemon.start();
+      await command.start();
+      expect(await countNamed(daemonUrl, 'schoolbridge')).toBe(5);
+      expect(await countNamed(commandUrl, 'schoolbridge')).toBe(1);
+      await command.state.put({ probe: 'x' });
+      expect(await command.state.get('probe')).toBe('x');
+    } finally {
+      await command.stop();
+      await daemon.stop();
     }
   });
 
