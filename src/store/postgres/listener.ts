@@ -32,8 +32,8 @@ export function createListener(options: { url: string; log: Logger; clock: Clock
     for (const listener of listeners) listener(change);
   };
 
-  /** Connects and listens; resolves when the connection ends. */
-  async function session(): Promise<void> {
+  /** Connects and listens (`listening` is called once it does); resolves when the connection ends. */
+  async function session(listening: () => void): Promise<void> {
     const current = new pg.Client({ connectionString: options.url, connectionTimeoutMillis: 10_000, application_name: `${APPLICATION_NAME} listener` });
     client = current;
     const ended = new Promise<void>((resolve) => {
@@ -54,6 +54,7 @@ export function createListener(options: { url: string; log: Logger; clock: Clock
       return;
     }
     await current.query(`LISTEN ${CHANNEL}`);
+    listening();
     // What was notified while this replica was not listening is unknown: look at everything once.
     tell('outbox');
     tell('roles');
@@ -62,12 +63,23 @@ export function createListener(options: { url: string; log: Logger; clock: Clock
 
   async function run(): Promise<void> {
     let delay = 1000;
+    // An operator hears of a run of failures once, and of its end: not of every attempt in between.
+    let failing = false;
+    const listening = () => {
+      if (failing) options.log.info('listening for other replicas\' changes again');
+      failing = false;
+    };
     while (!stopping.signal.aborted) {
       const started = options.clock.now();
       try {
-        await session();
+        await session(listening);
       } catch (error) {
-        options.log.debug({ err: describeError(error) }, 'cannot listen for other replicas\' changes; trying again');
+        const err = describeError(error);
+        if (failing || stopping.signal.aborted) options.log.debug({ err }, 'cannot listen for other replicas\' changes; trying again');
+        else {
+          failing = true;
+          options.log.warn({ err }, 'cannot listen for other replicas\' changes; until it can, this replica finds their due deliveries and given-up roles by looking every few seconds; trying again');
+        }
       }
       await client?.end().catch(() => {});
       client = undefined;
