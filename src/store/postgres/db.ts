@@ -61,14 +61,17 @@ export function createPool(url: string, max: number): pg.Pool {
 }
 
 /**
- * Opens the pool's connections up to `max`, all at once, before anything else uses the pool. One the
- * server refuses now (its `max_connections` reached) is opened later, when a call needs it: this
- * resolves with how many it refused and the first refusal, and never rejects.
+ * Opens connections until the pool holds `max`, all at once: at start, and again after some broke.
+ * One the server refuses now (its `max_connections` reached) is opened later, when a call needs it:
+ * this resolves with how many it refused and the first refusal, and never rejects.
  */
 export async function fillPool(pool: pg.Pool, max: number): Promise<{ missing: number; error?: unknown }> {
-  // All held at once: a connection asked for while one is idle is given that one.
-  const opened = await Promise.allSettled(Array.from({ length: max }, () => pool.connect()));
-  for (const r of opened) if (r.status === 'fulfilled') r.value.release();
+  // One ask per connection not lent out, all in this tick: pg-pool lends its idle connections to the
+  // first asks and opens new ones for the others, on the next tick, before any ask has been answered.
+  // So each goes back as soon as it is lent, and a call waiting for one meanwhile is not held up
+  // until the slowest of them has opened.
+  const asks = Math.max(0, max - (pool.totalCount - pool.idleCount));
+  const opened = await Promise.allSettled(Array.from({ length: asks }, () => pool.connect().then((client) => client.release())));
   const refused = opened.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   return { missing: refused.length, error: refused[0]?.reason };
 }

@@ -52,6 +52,9 @@ export function createPgStore(options: PgStoreOptions): Store {
   let heartbeat: { stop(): Promise<void> } | undefined;
   let url: string | undefined;
   let open = false;
+  /** Connections the server granted at start (fillAtStart): each heartbeat tops the pool up to them. */
+  let granted = 0;
+  let topping: Promise<void> | undefined;
   const notifier = createNotifier({ pool: () => pool, log, clock });
   const statistics = createOutboxStatistics({ pool: () => pool, log });
   const calls = createPgCalls({ pool: () => pool, isOpen: () => open, health, clock, notify: notifier.tell, grew: statistics.grew, timings: options.timings });
@@ -77,6 +80,18 @@ export function createPgStore(options: PgStoreOptions): Store {
     }
   }
 
+  /**
+   * Opens again the connections of those granted at start that broke (a database restart drops every
+   * idle one), in the background: otherwise the next poll cycle's burst would open them while the
+   * webhooks beside it wait (docs/store.md, "The pool").
+   */
+  function topUp(): void {
+    if (!pool || topping || pool.totalCount >= granted) return;
+    topping = fillPool(pool, granted).then(({ missing, error }) => {
+      if (missing > 0) log.debug({ err: describeError(error), missing }, 'the pool could not open again all of its connections; they are opened when needed');
+    }).finally(() => (topping = undefined));
+  }
+
   const store: Store = {
     name: 'store',
     engine: 'postgres',
@@ -96,7 +111,8 @@ export function createPgStore(options: PgStoreOptions): Store {
       if (open) return;
       const size = options.poolSize ?? 10;
       pool = createPool(options.url, size);
-      // An idle connection that breaks (the server restarted) is dropped; the next call reconnects.
+      // An idle connection that breaks (the server restarted) is dropped: the heartbeat opens it again
+      // (topUp), or a call that finds no idle one.
       pool.on('error', (error) => log.warn({ err: describeError(error) }, 'a PostgreSQL connection broke'));
       try {
         await connect();
@@ -105,15 +121,22 @@ export function createPgStore(options: PgStoreOptions): Store {
         pool = undefined;
         throw error;
       }
-      const filled = options.fillAtStart === false ? { missing: 0 } : await fillPool(pool, size);
-      if (filled.missing > 0) {
-        log.warn({ err: describeError(filled.error), missing: filled.missing, poolSize: size },
-          `${filled.missing} of the store's ${size} connections (store.poolSize) could not be opened at start; they are opened when needed`);
+      if (options.fillAtStart !== false) {
+        const filled = await fillPool(pool, size);
+        granted = size - filled.missing;
+        if (filled.missing > 0) {
+          log.warn({ err: describeError(filled.error), missing: filled.missing, poolSize: size },
+            `${filled.missing} of the store's ${size} connections (store.poolSize) could not be opened at start; they are opened when needed`);
+        }
       }
       open = true;
       await store.replicas.beat(clock.now());
       await listener.start();
-      heartbeat = startHeartbeat({ beat: () => store.replicas.beat(clock.now()), health, clock, log, intervalMs: options.heartbeatMs ?? 5000 });
+      const beat = async () => {
+        await store.replicas.beat(clock.now());
+        topUp();
+      };
+      heartbeat = startHeartbeat({ beat, health, clock, log, intervalMs: options.heartbeatMs ?? 5000 });
       log.info({ engine: 'postgres', replica: self.id }, 'store opened');
     },
     async stop() {
@@ -129,6 +152,7 @@ export function createPgStore(options: PgStoreOptions): Store {
       await listener.stop();
       open = false;
       await statistics.idle();
+      await topping;
       await pool?.end();
       pool = undefined;
     },

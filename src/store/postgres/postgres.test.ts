@@ -270,6 +270,25 @@ describe('postgres connections', () => {
     }
   });
 
+  it('opens again, by itself, the connections that broke', async () => {
+    const url = await testDatabase('pool_top_up');
+    const store = createPgStore({ url, log, poolSize: 4, heartbeatMs: 50 });
+    try {
+      await store.start();
+      expect(await countNamed(url, 'schoolbridge')).toBe(4);
+      // As a server restart or a network cut does to idle connections.
+      const ended = await withClient(url, async (admin) => (await admin.query<{ ended: boolean }>(
+        `SELECT pg_terminate_backend(pid, 10000) AS ended FROM pg_stat_activity
+          WHERE datname = current_database() AND application_name = 'schoolbridge' LIMIT 2`)).rows);
+      expect(ended).toEqual([{ ended: true }, { ended: true }]);
+      await expect.poll(() => countNamed(url, 'schoolbridge'), { timeout: 5000 }).toBe(4);
+      await store.state.put({ probe: 'x' });
+      expect(await store.state.get('probe')).toBe('x');
+    } finally {
+      await store.stop();
+    }
+  });
+
   it("keeps its idle connections open past pg-pool's idle timeout", async () => {
     const pool = createPool(await testDatabase('pool_idle'), 3);
     try {
