@@ -19,6 +19,9 @@ import { createPgSnapshot } from './snapshot-methods.js';
 import { createOutboxStatistics } from './statistics.js';
 import * as state from './state.js';
 
+/** Connections that break within this long of a logged warning are logged at debug level. */
+const BROKE_WARN_MS = 10_000;
+
 export interface PgStoreOptions {
   url: string;
   log: Logger;
@@ -55,6 +58,8 @@ export function createPgStore(options: PgStoreOptions): Store {
   /** Connections the server granted at start (fillAtStart): each heartbeat tops the pool up to them. */
   let granted = 0;
   let topping: Promise<void> | undefined;
+  /** When a broken connection was last logged as a warning (see start). */
+  let brokeWarnedAt = -Infinity;
   const notifier = createNotifier({ pool: () => pool, log, clock });
   const statistics = createOutboxStatistics({ pool: () => pool, log });
   const calls = createPgCalls({ pool: () => pool, isOpen: () => open, health, clock, notify: notifier.tell, grew: statistics.grew, timings: options.timings });
@@ -112,8 +117,14 @@ export function createPgStore(options: PgStoreOptions): Store {
       const size = options.poolSize ?? 10;
       pool = createPool(options.url, size);
       // An idle connection that breaks (the server restarted) is dropped: the heartbeat opens it again
-      // (topUp), or a call that finds no idle one.
-      pool.on('error', (error) => log.warn({ err: describeError(error) }, 'a PostgreSQL connection broke'));
+      // (topUp), or a call that finds no idle one. A restart breaks them all at once: one warning for
+      // the burst, the others at debug level.
+      pool.on('error', (error) => {
+        const now = clock.now();
+        const burst = now - brokeWarnedAt < BROKE_WARN_MS;
+        if (!burst) brokeWarnedAt = now;
+        log[burst ? 'debug' : 'warn']({ err: describeError(error) }, 'a PostgreSQL connection broke');
+      });
       try {
         await connect();
       } catch (error) {

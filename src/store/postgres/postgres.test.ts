@@ -272,7 +272,8 @@ describe('postgres connections', () => {
 
   it('opens again, by itself, the connections that broke', async () => {
     const url = await testDatabase('pool_top_up');
-    const store = createPgStore({ url, log, poolSize: 4, heartbeatMs: 50 });
+    const warnings: string[] = [];
+    const store = createPgStore({ url, log: pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) }), poolSize: 4, heartbeatMs: 50 });
     try {
       await store.start();
       expect(await countNamed(url, 'schoolbridge')).toBe(4);
@@ -282,6 +283,8 @@ describe('postgres connections', () => {
           WHERE datname = current_database() AND application_name = 'schoolbridge' LIMIT 2`)).rows);
       expect(ended).toEqual([{ ended: true }, { ended: true }]);
       await expect.poll(() => countNamed(url, 'schoolbridge'), { timeout: 5000 }).toBe(4);
+      // Both broke at once: one warning.
+      expect(warnings.filter((line) => line.includes('a PostgreSQL connection broke'))).toHaveLength(1);
       await store.state.put({ probe: 'x' });
       expect(await store.state.get('probe')).toBe('x');
     } finally {
