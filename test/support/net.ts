@@ -1,16 +1,48 @@
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
-/** A TCP port that was free a moment ago (for child processes whose port we must know up front). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Listens on `port` (0: any the kernel gives) and closes again; resolves with the port, or undefined where it is taken. */
+function tryPort(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.once('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
+      const bound = typeof address === 'object' && address ? address.port : undefined;
+      server.close(() => resolve(bound));
     });
   });
+}
+
+/** The first port of the kernel's ephemeral range, where Linux says it; undefined elsewhere. */
+function ephemeralLow(): number | undefined {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isSafeInteger(low) && low > 2048 ? low : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A TCP port that was free a moment ago (for child processes whose port we must know up front). It
+ * is drawn below the kernel's ephemeral range, whose ports the kernel gives to every outgoing
+ * connection and every listen on port 0: the suites run side by side and make thousands of
+ * connections, and one of them took a port from that range between its check here and a child's
+ * listen. Below it, only another draw of the same port can take it. Elsewhere, any port the kernel gives.
+ */
+export async function freePort(): Promise<number> {
+  const low = ephemeralLow();
+  if (low !== undefined) {
+    const from = Math.max(1024, low - 20_000);
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const port = await tryPort(from + Math.floor(Math.random() * (low - from)));
+      if (port !== undefined) return port;
+    }
+  }
+  const port = await tryPort(0);
+  if (port === undefined) throw new Error('no free TCP port on 127.0.0.1');
+  return port;
 }
 
 /**
