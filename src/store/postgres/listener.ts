@@ -17,6 +17,7 @@ const CHANGES: ReadonlySet<string> = new Set<StoreChange>(['outbox', 'roles']);
  * watchers' own periodic looks make up for.
  */
 export interface Listener {
+  /** Starts listening; resolves once the first attempt has listened or failed (it never rejects). */
   start(): Promise<void>;
   stop(): Promise<void>;
   on(listener: (change: StoreChange) => void): () => void;
@@ -27,6 +28,8 @@ export function createListener(options: { url: string; log: Logger; clock: Clock
   const stopping = new AbortController();
   let client: pg.Client | undefined;
   let loop: Promise<void> | undefined;
+  let attempted!: () => void;
+  const firstAttempt = new Promise<void>((resolve) => (attempted = resolve));
 
   const tell = (change: StoreChange) => {
     for (const listener of listeners) listener(change);
@@ -68,6 +71,7 @@ export function createListener(options: { url: string; log: Logger; clock: Clock
     const listening = () => {
       if (failing) options.log.info('listening for other replicas\' changes again');
       failing = false;
+      attempted();
     };
     while (!stopping.signal.aborted) {
       const started = options.clock.now();
@@ -81,6 +85,7 @@ export function createListener(options: { url: string; log: Logger; clock: Clock
           options.log.warn({ err }, 'cannot listen for other replicas\' changes; until it can, this replica finds their due deliveries and given-up roles by looking every few seconds; trying again');
         }
       }
+      attempted();
       await client?.end().catch(() => {});
       client = undefined;
       if (stopping.signal.aborted) return;
@@ -93,6 +98,7 @@ export function createListener(options: { url: string; log: Logger; clock: Clock
   return {
     async start() {
       loop ??= run();
+      await firstAttempt;
     },
     async stop() {
       stopping.abort();

@@ -21,6 +21,8 @@ import * as state from './state.js';
 
 /** Connections that break within this long of a logged warning are logged at debug level. */
 const BROKE_WARN_MS = 10_000;
+/** How long start-up waits for the listener's first attempt before it opens the pool's connections. */
+const LISTEN_FIRST_MS = 2000;
 
 export interface PgStoreOptions {
   url: string;
@@ -132,17 +134,28 @@ export function createPgStore(options: PgStoreOptions): Store {
         pool = undefined;
         throw error;
       }
-      if (options.fillAtStart !== false) {
-        const filled = await fillPool(pool, size);
-        granted = size - filled.missing;
-        if (filled.missing > 0) {
-          log.warn({ err: describeError(filled.error), missing: filled.missing, poolSize: size },
-            `${filled.missing} of the store's ${size} connections (store.poolSize) could not be opened at start; they are opened when needed`);
+      // The listener connects before the pool fills: at the server's connection limit a pool a
+      // connection short still serves every call, while a replica that cannot listen hears of the
+      // others' changes only by looking every few seconds. A first attempt that hangs delays start-up by
+      // LISTEN_FIRST_MS at most; it goes on in the background.
+      const bound = new AbortController();
+      await Promise.race([listener.start(), clock.sleep(LISTEN_FIRST_MS, bound.signal).catch(() => {})]);
+      bound.abort();
+      try {
+        if (options.fillAtStart !== false) {
+          const filled = await fillPool(pool, size);
+          granted = size - filled.missing;
+          if (filled.missing > 0) {
+            log.warn({ err: describeError(filled.error), missing: filled.missing, poolSize: size },
+              `${filled.missing} of the store's ${size} connections (store.poolSize) could not be opened at start; they are opened when needed`);
+          }
         }
+        open = true;
+        await store.replicas.beat(clock.now());
+      } catch (error) {
+        await listener.stop();
+        throw error;
       }
-      open = true;
-      await store.replicas.beat(clock.now());
-      await listener.start();
       const beat = async () => {
         await store.replicas.beat(clock.now());
         topUp();

@@ -312,7 +312,7 @@ describe('postgres connections', () => {
     }
   });
 
-  it('starts with the connections the server grants when it refuses some, and says so', async () => {
+  it('starts with the connections the server grants when it refuses some, the listener first, and says so', async () => {
     const url = await testDatabase('pool_short');
     const role = `pool_short_${process.pid}`;
     await withClient(url, async (admin) => {
@@ -326,7 +326,12 @@ describe('postgres connections', () => {
     const store = createPgStore({ url: limited.toString(), log: pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) }), poolSize: 5 });
     try {
       await store.start();
-      expect(warnings.some((line) => /"missing":[12],.*of the store's 5 connections \(store\.poolSize\) could not be opened at start/.test(line))).toBe(true);
+      // Four granted: the listener's, then three of the pool's five.
+      expect(warnings.some((line) => /"missing":2,.*of the store's 5 connections \(store\.poolSize\) could not be opened at start/.test(line))).toBe(true);
+      expect(warnings.filter((line) => /cannot listen/.test(line))).toEqual([]);
+      const listening = await withClient(url, (admin) => admin.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE usename = $1 AND application_name LIKE '% listener'`, [role]));
+      expect(listening.rows[0]!.n).toBe(1);
       await store.state.put({ probe: 'x' });
       expect(await store.state.get('probe')).toBe('x');
     } finally {
