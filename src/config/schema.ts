@@ -158,7 +158,11 @@ export const configSchema = z
       }
     }
     if (config.store.driver === 'postgres' && !/^postgres(ql)?:\/\//.test(config.store.url ?? '')) {
-      ctx.addIssue({ code: 'custom', path: ['store', 'url'], message: 'required with store.driver: postgres: a postgres://user:password@host:5432/database URL' });
+      // The URL itself is not repeated: it may hold a password.
+      const message = config.store.url === undefined
+        ? 'required with store.driver: postgres: a postgres://user:password@host:5432/database URL'
+        : 'must start with postgres:// or postgresql:// (postgres://user:password@host:5432/database)';
+      ctx.addIssue({ code: 'custom', path: ['store', 'url'], message });
     }
     const seen = new Map<string, number>();
     config.connectors.forEach((connector, index) => {
