@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { Agent } from 'undici';
 import { systemClock } from '../clock.js';
@@ -19,8 +19,11 @@ export interface ReadableStore {
   outbox: Pick<OutboxStore, 'list'>;
 }
 
-/** The store as a read-only command reads it: beside the daemon that holds it, or opened for the command. */
-export async function withReadableStore<T>(config: Config, holder: LockInfo | undefined, work: (store: ReadableStore) => Promise<T>): Promise<T> {
+/**
+ * The store as a read-only command reads it: beside the daemon that holds it, or opened for the
+ * command, which logs to `log` (a database that does not answer yet is waited for, and said so).
+ */
+export async function withReadableStore<T>(config: Config, holder: LockInfo | undefined, log: Logger, work: (store: ReadableStore) => Promise<T>): Promise<T> {
   if (holder) {
     const reader = openStoreReader(config.store.dir);
     try {
@@ -29,7 +32,7 @@ export async function withReadableStore<T>(config: Config, holder: LockInfo | un
       reader.close();
     }
   }
-  const store = openStore(config.store, pino({ level: 'silent' }), { mode: 'oneshot' });
+  const store = openStore(config.store, log.child({ component: 'store' }), { mode: 'oneshot' });
   await store.start();
   try {
     return await work(store);

@@ -4,7 +4,7 @@ import { formatDeliveries, RETRY_WAIT_MS, retryAndReport, type RetryReport, type
 import type { DeliveryFilter, ListedDelivery } from '../../store/index.js';
 import { withReadableStore } from '../beside-daemon.js';
 import { CliExit } from '../errors.js';
-import { callAdmin, embeddedHolder, globalOptions, loadCliConfig, runOneShot } from '../context.js';
+import { callAdmin, cliLogger, embeddedHolder, globalOptions, loadCliConfig, runOneShot } from '../context.js';
 
 interface ListOptions {
   state?: string;
@@ -63,14 +63,16 @@ function parseFilter(options: ListOptions): DeliveryFilter {
  * store: from the daemon with an admin token (it knows which are in flight), else read beside it.
  */
 async function listDeliveries(command: Command, filter: DeliveryFilter): Promise<ListedDelivery[]> {
-  const { config } = loadCliConfig(globalOptions(command));
+  const globals = globalOptions(command);
+  const loaded = loadCliConfig(globals);
+  const { config } = loaded;
   const holder = await embeddedHolder(config);
   const token = config.server.adminToken;
   if (holder && token) {
     const answer = (await callAdmin(holder, token, '/admin/deliveries/list', filter)) as { deliveries: ListedDelivery[] };
     return answer.deliveries;
   }
-  return withReadableStore(config, holder, (store) => store.outbox.list(filter));
+  return withReadableStore(config, holder, cliLogger(loaded, { ...globals, quiet: true }), (store) => store.outbox.list(filter));
 }
 
 async function retryHere(app: App, target: RetryTarget): Promise<RetryReport> {

@@ -3,7 +3,7 @@ import type { App } from '../../app.js';
 import { summarizeQuarantine, type QuarantineSummary, type ReleaseResult, type ReprocessResult } from '../../webhooks/index.js';
 import { withReadableStore } from '../beside-daemon.js';
 import { CliExit } from '../errors.js';
-import { awaitDeliveries, callAdmin, embeddedHolder, globalOptions, loadCliConfig, runOneShot } from '../context.js';
+import { awaitDeliveries, callAdmin, cliLogger, embeddedHolder, globalOptions, loadCliConfig, runOneShot } from '../context.js';
 
 /**
  * `schoolbridge events quarantine [list|release <id>]` and `events reprocess <id>` (README "Commands").
@@ -45,13 +45,15 @@ export function registerEventsCommand(program: Command): void {
 
 /** Read-only: from the daemon with an admin token, else read from the store (beside the daemon holding it). */
 async function list(command: Command, json: boolean): Promise<void> {
-  const { config } = loadCliConfig(globalOptions(command));
+  const globals = globalOptions(command);
+  const loaded = loadCliConfig(globals);
+  const { config } = loaded;
   const holder = await embeddedHolder(config);
   const token = config.server.adminToken;
   const items =
     holder && token
       ? ((await callAdmin(holder, token, '/admin/events/quarantine', {})) as { items: QuarantineSummary[] }).items
-      : await withReadableStore(config, holder, async (store) => (await store.inbox.quarantined()).map(summarizeQuarantine));
+      : await withReadableStore(config, holder, cliLogger(loaded, { ...globals, quiet: true }), async (store) => (await store.inbox.quarantined()).map(summarizeQuarantine));
   if (json) return print(JSON.stringify(items, null, 2));
   if (items.length === 0) return print('quarantine is empty');
   print(items.map((q) => `${q.id}  ${q.reason}  signed ${q.signedAt}  received ${q.receivedAt}  ${q.bytes} bytes`).join('\n'));

@@ -70,7 +70,8 @@ export function createPgStore(options: PgStoreOptions): Store {
 
   /** Migrates, waiting up to `connectTimeoutMs` for a database that does not answer yet. */
   async function connect(): Promise<void> {
-    const deadline = clock.now() + (options.connectTimeoutMs ?? 30_000);
+    const waitMs = options.connectTimeoutMs ?? 30_000;
+    const deadline = clock.now() + waitMs;
     for (let attempt = 1; ; attempt++) {
       try {
         await migrate(pool!);
@@ -81,7 +82,7 @@ export function createPgStore(options: PgStoreOptions): Store {
           const unavailable = isUnavailable(error);
           throw new BridgeError(unavailable ? 'store.unavailable' : 'store.failed', `cannot open the PostgreSQL store (store.url): ${describeError(error)}`, { retryable: unavailable, cause: error });
         }
-        if (attempt === 1) log.warn({ err: describeError(error) }, 'PostgreSQL does not answer yet; waiting');
+        if (attempt === 1) log.warn({ err: describeError(error) }, `PostgreSQL does not answer yet; waiting up to ${Math.round(waitMs / 1000)} s`);
         await clock.sleep(1000);
       }
     }
