@@ -75,4 +75,15 @@ describe('start-up failures', () => {
     expect(stderr.match(/not valid YAML/g)).toHaveLength(1);
     expect(stderr).toMatch(/not valid YAML at line \d+, column \d+: .*\n(.*\|.*\n)+\s+\| +\^/);
   });
+  it.each(['start', 'sync', 'deliveries list', 'webhooks list'])(
+    'store.dir taken by a file: %s says so in one line naming store.dir, exit 1',
+    async (command) => {
+      const { dir, cleanup } = await tempDir('sb-dir-file-');
+      cleanups.push(cleanup);
+      await writeFile(path.join(dir, 'data'), 'not a directory');
+      const { code, stderr } = await run(command.split(' '), { cwd: dir, env: { SCHOOLBRIDGE_DATA_DIR: path.join(dir, 'data') } });
+      expect(code, stderr).toBe(1);
+      expect(stderr.trim().split('\n').at(-1)).toBe(`schoolbridge: store.dir: cannot make the directory ${path.join(dir, 'data')}: it exists and is not a directory; set store.dir to a directory`);
+    },
+  );
 });

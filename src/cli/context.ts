@@ -4,6 +4,7 @@ import { loadConfig, type Config, type LoadedConfig } from '../config/index.js';
 import { createLogger, type Logger } from '../log.js';
 import { liveHolder, type LockInfo } from '../store/index.js';
 import { CliExit } from './errors.js';
+import { explainFsError } from './explain.js';
 
 export interface GlobalOptions {
   config?: string;
@@ -71,9 +72,13 @@ export async function runOneShot<T>(
     return viaAdmin((path, body) => callAdmin(holder, token, path, body));
   }
   const log = cliLogger(loaded, { ...globals, quiet: true });
-  const app = await createApp({ config, log, mode: 'oneshot' });
+  // A directory of the config that cannot be made or written is named by its key.
+  const explained = (error: unknown) => {
+    throw explainFsError(error, config);
+  };
+  const app = await createApp({ config, log, mode: 'oneshot' }).catch(explained);
   try {
-    await app.start();
+    await app.start().catch(explained);
     return await work(app);
   } finally {
     await app.stop();

@@ -36,4 +36,15 @@ describe('a refused file system call names the config key that set the path', ()
     const elsewhere = refused('EACCES', '/etc/passwd');
     expect(explainFsError(elsewhere, config)).toBe(elsewhere);
   });
+
+  it('a directory whose path a file takes names the key; an EEXIST of anything but mkdir stays as it is', () => {
+    const taken = explainFsError(Object.assign(refused('EEXIST', '/data'), { syscall: 'mkdir' }), config) as BridgeError;
+    expect(taken.code).toBe('fs.not_a_directory');
+    expect(taken.message).toBe('store.dir: cannot make the directory /data: it exists and is not a directory; set store.dir to a directory');
+    expect((explainFsError(Object.assign(refused('ENOTDIR', '/data/out'), { syscall: 'mkdir' }), config) as BridgeError).message)
+      .toBe('connectors[0].dir: cannot make the directory /data/out: a part of its path is a file; set connectors[0].dir to a directory');
+    // A lock file made with O_EXCL that is there already is another matter (store/sqlite/lock.ts).
+    const lock = Object.assign(refused('EEXIST', '/data/schoolbridge.lock'), { syscall: 'open' });
+    expect(explainFsError(lock, config)).toBe(lock);
+  });
 });

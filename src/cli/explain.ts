@@ -11,6 +11,14 @@ import { makeDir } from '../files/make-dir.js';
  */
 const REFUSED = new Set(['EACCES', 'EPERM', 'EROFS']);
 
+/**
+ * A directory that cannot be made because its path is taken by a file: the path itself (`mkdir`
+ * meets EEXIST, since makeDir takes an existing directory as made) or one of its parents (ENOTDIR).
+ */
+function notADirectory(code: string, syscall: unknown): boolean {
+  return (code === 'EEXIST' && syscall === 'mkdir') || code === 'ENOTDIR';
+}
+
 /** Every directory the config names, with its key path, most specific first. */
 export function configDirectories(config: Config): { key: string; dir: string }[] {
   const dirs: { key: string; dir: string }[] = [];
@@ -31,12 +39,21 @@ export function keyOfPath(config: Config, file: string): string | undefined {
   return (dirs.find(({ dir }) => within(dir, target)) ?? dirs.findLast(({ dir }) => within(target, dir)))?.key;
 }
 
-/** A refused file system call as a config error naming the key; anything else as it is. */
+/**
+ * A refused file system call, or a directory whose path is taken by a file, as an error naming the
+ * config key; anything else as it is.
+ */
 export function explainFsError(error: unknown, config: Config): unknown {
-  const { code, path: file } = (error ?? {}) as { code?: unknown; path?: unknown };
-  if (typeof code !== 'string' || !REFUSED.has(code) || typeof file !== 'string') return error;
+  const { code, path: file, syscall } = (error ?? {}) as { code?: unknown; path?: unknown; syscall?: unknown };
+  if (typeof code !== 'string' || typeof file !== 'string') return error;
+  const taken = notADirectory(code, syscall);
+  if (!taken && !REFUSED.has(code)) return error;
   const key = keyOfPath(config, file);
   if (!key) return error;
+  if (taken) {
+    const what = code === 'ENOTDIR' ? 'a part of its path is a file' : 'it exists and is not a directory';
+    return new BridgeError('fs.not_a_directory', `${key}: cannot make the directory ${file}: ${what}; set ${key} to a directory`, { cause: error });
+  }
   const who = typeof process.getuid === 'function' ? ` (user ${process.getuid()})` : '';
   const why = code === 'EROFS' ? 'the file system is read-only' : `permission denied${who}`;
   return new BridgeError('fs.not_writable', `${key}: cannot write to ${file}: ${why}; make it writable for this user, or set ${key} to a directory that is`, { cause: error });
