@@ -326,8 +326,10 @@ describe('postgres connections', () => {
     const store = createPgStore({ url: limited.toString(), log: pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) }), poolSize: 5 });
     try {
       await store.start();
-      // Four granted: the listener's, then three of the pool's five.
-      expect(warnings.some((line) => /"missing":2,.*of the store's 5 connections \(store\.poolSize\) could not be opened at start/.test(line))).toBe(true);
+      // Four at most: the listener's, then the pool's first and at most two of the four it opens at
+      // once. PostgreSQL counts a role's connections as each starts, so of several starting together
+      // more than the limit's excess may be refused.
+      expect(warnings.some((line) => /"missing":[234],.*of the store's 5 connections \(store\.poolSize\) could not be opened at start/.test(line)), warnings.join('')).toBe(true);
       expect(warnings.filter((line) => /cannot listen/.test(line))).toEqual([]);
       const listening = await withClient(url, (admin) => admin.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM pg_stat_activity WHERE usename = $1 AND application_name LIKE '% listener'`, [role]));
