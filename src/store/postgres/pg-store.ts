@@ -14,7 +14,7 @@ import { createListener } from './listener.js';
 import { createNotifier } from './notifier.js';
 import { pgPortMethods, type Self } from './port-methods.js';
 import { createPgRoles, releaseAll } from './roles.js';
-import { migrate } from './schema.js';
+import { migrate, SCHEMA } from './schema.js';
 import { createPgSnapshot } from './snapshot-methods.js';
 import { createOutboxStatistics } from './statistics.js';
 import * as state from './state.js';
@@ -48,6 +48,24 @@ export interface PgStoreOptions {
  * database. This file is the store's life: the pool, the migrations, the listener, the heartbeat;
  * the port's methods are in port-methods.ts and snapshot-methods.ts, each one transaction (calls.ts).
  */
+/**
+ * What to do about a refusal at start-up that the operator fixes in the database: the role of
+ * `store.url` may not create the schema and its tables (SQLSTATE 42501, insufficient privilege).
+ */
+function fixFor(error: unknown, url: string): string {
+  if ((error as { code?: unknown }).code !== '42501') return '';
+  let role = 'the role of store.url';
+  let database = 'its database';
+  try {
+    const parsed = new URL(url);
+    if (parsed.username) role = `"${decodeURIComponent(parsed.username)}"`;
+    if (parsed.pathname.length > 1) database = `"${decodeURIComponent(parsed.pathname.slice(1))}"`;
+  } catch {
+    // A URL the driver read but URL does not: the generic names do.
+  }
+  return `; the role creates the schema ${SCHEMA} and its tables at start: GRANT CREATE ON DATABASE ${database} TO ${role}, or create the schema ${SCHEMA} owned by that role`;
+}
+
 export function createPgStore(options: PgStoreOptions): Store {
   const { log } = options;
   const clock = options.clock ?? systemClock;
@@ -80,7 +98,7 @@ export function createPgStore(options: PgStoreOptions): Store {
         if (error instanceof BridgeError) throw error;
         if (!isUnavailable(error) || clock.now() >= deadline) {
           const unavailable = isUnavailable(error);
-          throw new BridgeError(unavailable ? 'store.unavailable' : 'store.failed', `cannot open the PostgreSQL store (store.url): ${describeError(error)}`, { retryable: unavailable, cause: error });
+          throw new BridgeError(unavailable ? 'store.unavailable' : 'store.failed', `cannot open the PostgreSQL store (store.url): ${describeError(error)}${fixFor(error, options.url)}`, { retryable: unavailable, cause: error });
         }
         if (attempt === 1) log.warn({ err: describeError(error) }, `PostgreSQL does not answer yet; waiting up to ${Math.round(waitMs / 1000)} s`);
         await clock.sleep(1000);

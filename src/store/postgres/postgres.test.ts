@@ -312,6 +312,32 @@ describe('postgres connections', () => {
     }
   });
 
+  it('tells a role that may not create the schema how to fix it, and starts once it has a schema of its own', async () => {
+    const url = await testDatabase('grants');
+    const role = `grants_${process.pid}`;
+    const database = await withClient(url, async (admin) => {
+      await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'x'`);
+      return admin.database!;
+    });
+    const limited = new URL(url);
+    limited.username = role;
+    limited.password = 'x';
+    const refused = createPgStore({ url: limited.toString(), log });
+    await expect(refused.start()).rejects.toMatchObject({
+      code: 'store.failed',
+      message: `cannot open the PostgreSQL store (store.url): 42501: permission denied for database ${database}; the role creates the schema schoolbridge and its tables at start: GRANT CREATE ON DATABASE "${database}" TO "${role}", or create the schema schoolbridge owned by that role`,
+    });
+    await withClient(url, (admin) => admin.query(`CREATE SCHEMA schoolbridge AUTHORIZATION ${role}`));
+    const store = createPgStore({ url: limited.toString(), log });
+    try {
+      await store.start();
+      await store.state.put({ probe: 'x' });
+      expect(await store.state.get('probe')).toBe('x');
+    } finally {
+      await store.stop();
+    }
+  });
+
   it('starts with the connections the server grants when it refuses some, the listener first, and says so', async () => {
     const url = await testDatabase('pool_short');
     const role = `pool_short_${process.pid}`;

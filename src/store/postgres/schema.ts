@@ -133,7 +133,10 @@ export async function migrate(pool: pg.Pool, upTo = SCHEMA_VERSION): Promise<voi
     await client.query('BEGIN');
     // Held until COMMIT: a second starter waits here, then finds the migrations applied.
     await client.query(`SELECT pg_advisory_xact_lock(hashtext('schoolbridge.migrate'))`);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
+    // Not CREATE SCHEMA IF NOT EXISTS: it needs the right to create in the database even when the
+    // schema is there, and a role given a schema of its own (and nothing more) must be able to start.
+    const { rowCount } = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [SCHEMA]);
+    if (!rowCount) await client.query(`CREATE SCHEMA ${SCHEMA}`);
     await client.query(`SET LOCAL search_path TO ${SCHEMA}`);
     await client.query('CREATE TABLE IF NOT EXISTS migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
     const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM migrations');
