@@ -176,7 +176,7 @@ describe('accounting connector: check', () => {
   it('a closed receiver or an unwritable ledger directory is not ok', async () => {
     await writeFile(join(dir, 'blocked'), 'x');
     const unwritable = await accountingConnector.check(context({ ledgerDir: join(dir, 'blocked', 'ledger') }));
-    expect(unwritable.ok === false && unwritable.reason).toMatch(/ledger directory .* is not writable/);
+    expect(unwritable.ok === false && unwritable.reason).toMatch(/^cannot make the ledger directory .*blocked\/ledger: a file takes its path; set this connector's ledgerDir to a directory$/);
     await receiver.close();
     const closed = await accountingConnector.check(context());
     expect(closed.ok === false && closed.reason).toMatch(/cannot reach http:\/\/127\.0\.0\.1:\d+/);

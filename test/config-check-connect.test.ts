@@ -79,7 +79,14 @@ describe('config check --connect', () => {
     expect(lines[0]).toMatch(/^FAIL {2}store: cannot use the database at postgres:\/\/nobody:\*\*\*@127\.0\.0\.1:\d+\/none: .*; fix store\.url/);
     expect(lines[0]).not.toContain('secret');
     expect(lines[1]).toMatch(new RegExp(`^FAIL  upstream: ${sandbox.url}: it refuses the credentials: fix upstream\\.clientId and upstream\\.clientSecret \\(upstream\\.auth: `));
-    expect(lines[2]).toMatch(/^FAIL {2}connectors\[0\] files \(file\): cannot write to .*a-file\/out: .*; fix its permissions or this connector's dir$/);
+    expect(lines[2]).toMatch(/^FAIL {2}connectors\[0\] files \(file\): cannot make the directory .*a-file\/out: a file takes its path; set this connector's dir to a directory$/);
     expect(lines[3]).toMatch(/^FAIL {2}connectors\[1\] books \(accounting\): cannot reach http:\/\/127\.0\.0\.1:\d+: /);
+  });
+  it('names store.dir for the embedded sandbox too when a file takes its path', async () => {
+    const taken = path.join(dir, 'a-file');
+    const result = await check('taken', [`store: { dir: ${JSON.stringify(taken)} }`]);
+    expect(result.code).toBe(1);
+    const why = `store.dir: cannot make the directory ${taken}: it exists and is not a directory; set store.dir to a directory`;
+    expect(result.stdout.trim().split('\n').slice(1)).toEqual([`FAIL  store: ${why}`, `FAIL  upstream: the embedded sandbox: ${why}`]);
   });
 });

@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import type { CheckResult, ConnectorContext } from '../../src/connectors/types.js';
 import { describeError } from '../../src/errors.js';
-import { makeDir } from '../../src/files/make-dir.js';
+import { makeDir, takenByFile } from '../../src/files/make-dir.js';
 import { originOf, probe } from '../../src/http/probe.js';
 import type { AccountingConfig } from './schema.js';
 
@@ -19,6 +19,7 @@ export async function checkAccounting(ctx: ConnectorContext<AccountingConfig>): 
       await makeDir(ledgerDir);
       await access(ledgerDir, constants.W_OK);
     } catch (error) {
+      if (takenByFile(error)) return { ok: false, reason: `cannot make the ledger directory ${ledgerDir}: a file takes its path; set this connector's ledgerDir to a directory` };
       return { ok: false, reason: `ledger directory ${ledgerDir} is not writable: ${describeError(error)}; fix its permissions or this connector's ledgerDir` };
     }
   }

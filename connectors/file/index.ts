@@ -2,7 +2,7 @@ import { access, constants } from 'node:fs/promises';
 import path from 'node:path';
 import type { Connector, ConnectorContext, DeliveryOutcome } from '../../src/connectors/types.js';
 import { BridgeError, describeError } from '../../src/errors.js';
-import { makeDir } from '../../src/files/make-dir.js';
+import { makeDir, takenByFile } from '../../src/files/make-dir.js';
 import type { RosterRecord } from '../../src/records.js';
 import { JsonlFile } from './jsonl-file.js';
 import { rosterFileName, writeRosterCsv } from './roster-csv.js';
@@ -31,6 +31,7 @@ export const fileConnector = {
       await access(ctx.config.dir, constants.W_OK);
       return { ok: true };
     } catch (error) {
+      if (takenByFile(error)) return { ok: false, reason: `cannot make the directory ${ctx.config.dir}: a file takes its path; set this connector's dir to a directory` };
       return { ok: false, reason: `cannot write to ${ctx.config.dir}: ${describeError(error)}; fix its permissions or this connector's dir` };
     }
   },

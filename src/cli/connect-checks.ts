@@ -74,6 +74,9 @@ async function checkUpstream(config: Config, holder: LockInfo | undefined, dispa
     const registrations = await upstream.listWebhooks();
     return { item: 'upstream', ok: true, detail: `${where} accepts ${credentials} (${registrations.length} webhook registration${registrations.length === 1 ? '' : 's'})` };
   } catch (error) {
+    // The embedded sandbox keeps its school in store.dir: a directory it cannot make is named as such.
+    const explained = explainFsError(error, config);
+    if (explained !== error && isBridgeError(explained)) return { item: 'upstream', ok: false, detail: `${where}: ${explained.message}` };
     const code = isBridgeError(error) ? error.code : '';
     const fix =
       code === 'upstream.auth' ? `it refuses the credentials: fix ${credentials}`

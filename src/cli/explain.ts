@@ -2,7 +2,7 @@ import { access, constants } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config/index.js';
 import { BridgeError } from '../errors.js';
-import { makeDir } from '../files/make-dir.js';
+import { makeDir, takenByFile } from '../files/make-dir.js';
 
 /**
  * Errors of the file system as the fix a person makes: the config key whose directory is refused.
@@ -10,14 +10,6 @@ import { makeDir } from '../files/make-dir.js';
  * refused path is named by the key that set it.
  */
 const REFUSED = new Set(['EACCES', 'EPERM', 'EROFS']);
-
-/**
- * A directory that cannot be made because its path is taken by a file: the path itself (`mkdir`
- * meets EEXIST, since makeDir takes an existing directory as made) or one of its parents (ENOTDIR).
- */
-function notADirectory(code: string, syscall: unknown): boolean {
-  return (code === 'EEXIST' && syscall === 'mkdir') || code === 'ENOTDIR';
-}
 
 /** Every directory the config names, with its key path, most specific first. */
 export function configDirectories(config: Config): { key: string; dir: string }[] {
@@ -44,9 +36,9 @@ export function keyOfPath(config: Config, file: string): string | undefined {
  * config key; anything else as it is.
  */
 export function explainFsError(error: unknown, config: Config): unknown {
-  const { code, path: file, syscall } = (error ?? {}) as { code?: unknown; path?: unknown; syscall?: unknown };
+  const { code, path: file } = (error ?? {}) as { code?: unknown; path?: unknown };
   if (typeof code !== 'string' || typeof file !== 'string') return error;
-  const taken = notADirectory(code, syscall);
+  const taken = takenByFile(error);
   if (!taken && !REFUSED.has(code)) return error;
   const key = keyOfPath(config, file);
   if (!key) return error;

@@ -31,3 +31,12 @@ async function isDirectory(dir: string, error: unknown): Promise<boolean> {
   if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return false;
   return (await stat(dir).catch(() => undefined))?.isDirectory() ?? false;
 }
+
+/**
+ * Whether making a directory failed because a file takes its path: the path itself (mkdir meets
+ * EEXIST, as makeDir takes an existing directory as made) or one of its parents (ENOTDIR).
+ */
+export function takenByFile(error: unknown): boolean {
+  const { code, syscall } = (error ?? {}) as { code?: unknown; syscall?: unknown };
+  return (code === 'EEXIST' && syscall === 'mkdir') || code === 'ENOTDIR';
+}
