@@ -64,8 +64,22 @@ describe('poll in the app', () => {
     const csv = await lines(`roster-${exported.date}.csv`);
     expect(csv).toHaveLength(7);
     expect(csv[0]).toMatch(/^Student ID;User ID;Login;/);
-    expect((await app.poll.exportRoster()).enqueued).toBe(false);
+    expect(await app.poll.exportRoster()).toMatchObject({ outcome: 'ok', enqueued: false, notSent: 'unchanged' });
     expect((await app.poll.status()).export.lastRunAt).toBeDefined();
+  });
+
+  it('with no connector taking the roster an export says so and notes nothing: one subscribed later the same day gets it', async () => {
+    const students = { name: 'files', type: 'file', streams: ['students'], dir: path.join(dir.dir, 'out') };
+    app = await createApp({ config: config({ connectors: [students] }), log, mode: 'oneshot' });
+    await app.start();
+    expect(await app.poll.exportRoster()).toMatchObject({ outcome: 'ok', rows: 6, enqueued: false, notSent: 'no_connector' });
+    await app.stop();
+    app = await createApp({ config: config(), log, mode: 'oneshot' });
+    await app.start();
+    const exported = await app.poll.exportRoster();
+    expect(exported).toMatchObject({ outcome: 'ok', rows: 6, enqueued: true });
+    await awaitDeliveries(app);
+    expect(await lines(`roster-${exported.date}.csv`)).toHaveLength(7);
   });
 
   it('an aborted cycle makes /readyz say why until a good cycle', async () => {

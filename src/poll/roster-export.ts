@@ -25,8 +25,14 @@ export interface ExportResult {
   id?: string;
   date?: string;
   rows: number;
-  /** False when the same roster was already enqueued today. */
+  /** False when nothing was enqueued: see `notSent`. */
   enqueued: boolean;
+  /**
+   * Why an export that went well enqueued nothing: the same roster was enqueued today already, or no
+   * connector takes the `roster` stream (then nothing is noted as exported, so that a connector
+   * subscribed later the same day still gets it).
+   */
+  notSent?: 'unchanged' | 'no_connector';
   cycle: CycleResult | undefined;
 }
 
@@ -82,11 +88,13 @@ export function createRosterExporter(options: RosterExporterOptions): RosterExpo
       const rows = await readRows(snapshot, opts.signal);
       const record = rosterRecord(rows, clock.now(), options.timezone);
       rowsGauge.set(rows.length);
+      const done = { outcome: 'ok' as const, id: record.id, date: record.date, rows: rows.length, cycle };
+      if (outbox.subscribers('roster').length === 0) return finish({ ...done, enqueued: false, notSent: 'no_connector' });
       // The same rows the same day make the same record: what was exported is not sent again.
       const last = await state.get<{ id: string }>(LAST_EXPORT_KEY);
-      if (last?.id === record.id) return finish({ outcome: 'ok', id: record.id, date: record.date, rows: rows.length, enqueued: false, cycle });
+      if (last?.id === record.id) return finish({ ...done, enqueued: false, notSent: 'unchanged' });
       const added = await outbox.enqueue([record], { [LAST_EXPORT_KEY]: { id: record.id, date: record.date, rows: rows.length, at: record.generatedAt } });
-      return finish({ outcome: 'ok', id: record.id, date: record.date, rows: rows.length, enqueued: added > 0, cycle });
+      return finish({ ...done, enqueued: added > 0 });
     } catch (error) {
       if (!isBridgeError(error) && !opts.signal?.aborted) throw error;
       return finish({ outcome: 'failed', reason: isBridgeError(error) ? error.code : 'export.stopped', message: describeError(error), rows: 0, enqueued: false, cycle });
@@ -96,7 +104,7 @@ export function createRosterExporter(options: RosterExporterOptions): RosterExpo
   function finish(result: ExportResult): ExportResult {
     exports.inc({ outcome: result.outcome });
     const { cycle: _cycle, ...fields } = result;
-    if (result.outcome === 'ok') log.info(fields, result.enqueued ? `roster ${result.date} exported: ${result.rows} students` : `roster ${result.date} unchanged since the last export today`);
+    if (result.outcome === 'ok') log.info(fields, `roster ${result.date}: ${notSentWhy(result) ?? `exported: ${result.rows} students`}`);
     // Stopping mid-export is not a failure of the export: the next start or schedule runs it again.
     else if (result.reason === 'poll.stopped') log.info(fields, `roster export interrupted: ${result.message}`);
     else log.error(fields, `roster export failed: ${result.message}`);
@@ -104,6 +112,14 @@ export function createRosterExporter(options: RosterExporterOptions): RosterExpo
   }
 
   return { exportRoster };
+}
+
+/** Why a roster export that went well sent nothing, in words; undefined when it was enqueued. */
+export function notSentWhy(result: Pick<ExportResult, 'enqueued' | 'notSent'>): string | undefined {
+  if (result.enqueued) return undefined;
+  return result.notSent === 'no_connector'
+    ? 'not sent: no connector takes the roster stream (add roster to a connector\'s streams)'
+    : 'unchanged since the last export today (not sent again)';
 }
 
 /** Every student of the snapshot as a roster row, in student id order, read a page at a time. */

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { ExportResult } from '../../poll/index.js';
+import { notSentWhy, type ExportResult } from '../../poll/index.js';
 import { awaitDeliveries, runOneShot } from '../context.js';
 import { CliExit } from '../errors.js';
 import { withProgress } from '../progress.js';
@@ -28,7 +28,7 @@ export function registerExportCommand(program: Command): void {
       const { cycle: _cycle, ...summary } = result;
       if (options.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
       else if (result.outcome === 'ok') {
-        const what = result.enqueued ? 'enqueued for delivery' : 'unchanged since the last export today (not sent again)';
+        const what = notSentWhy(result) ?? 'enqueued for delivery';
         process.stdout.write(`roster ${result.date}: ${result.rows} students, ${what} (${result.id})\n`);
       }
       if (result.outcome !== 'ok') throw new CliExit(1, `export roster failed: ${result.message ?? result.reason ?? 'unknown reason'}`);
