@@ -18,7 +18,7 @@ afterEach(async () => {
 
 /** Runs the command and resolves with its stderr once a line says it waits; rejects if it exits first. */
 async function waitingLine(config: string, args: string[]): Promise<string> {
-  const child = spawn(process.execPath, [BIN, '-c', config, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_NO_WARNINGS: '1' } });
+  const child = spawn(process.execPath, [BIN, '-c', config, ...args], { cwd: path.dirname(config), stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_NO_WARNINGS: '1' } });
   cleanups.push(() => void (child.exitCode === null && child.signalCode === null && child.kill('SIGKILL')));
   let stderr = '';
   return new Promise((resolve, reject) => {
@@ -36,7 +36,8 @@ describe('a command while PostgreSQL does not answer', () => {
     cleanups.push(cleanup);
     // A port nothing listens on: each connection is refused at once.
     const config = path.join(dir, 'config.yaml');
-    await writeFile(config, `store:\n  driver: postgres\n  url: postgres://app:s3cret@127.0.0.1:${await freePort()}/school\nlog:\n  pretty: false\n`);
+    // store.dir as well: the embedded sandbox keeps its school there, on postgres too.
+    await writeFile(config, `store:\n  driver: postgres\n  url: postgres://app:s3cret@127.0.0.1:${await freePort()}/school\n  dir: ${JSON.stringify(path.join(dir, 'data'))}\nlog:\n  pretty: false\n`);
     const stderr = await waitingLine(config, command.split(' '));
     expect(stderr).toMatch(/PostgreSQL does not answer yet; waiting up to 30 s/);
     expect(stderr).toMatch(/ECONNREFUSED/);
