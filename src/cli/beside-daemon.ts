@@ -8,7 +8,7 @@ import { openStore, type InboxStore, type LockInfo, type OutboxStore } from '../
 import { openStoreReader } from '../store/sqlite/reader.js';
 import { createUpstream } from '../upstream-part.js';
 import { CliExit } from './errors.js';
-import { explainFsError } from './explain.js';
+import { rethrowExplained } from './explain.js';
 
 /**
  * Read-only commands beside a daemon that holds the embedded store, with no admin token: they read
@@ -34,9 +34,7 @@ export async function withReadableStore<T>(config: Config, holder: LockInfo | un
     }
   }
   const store = openStore(config.store, log.child({ component: 'store' }), { mode: 'oneshot' });
-  await store.start().catch((error: unknown) => {
-    throw explainFsError(error, config);
-  });
+  await store.start().catch(rethrowExplained(config));
   try {
     return await work(store);
   } finally {

@@ -4,7 +4,7 @@ import { loadConfig, type Config, type LoadedConfig } from '../config/index.js';
 import { createLogger, type Logger } from '../log.js';
 import { liveHolder, type LockInfo } from '../store/index.js';
 import { CliExit } from './errors.js';
-import { explainFsError } from './explain.js';
+import { rethrowExplained } from './explain.js';
 
 export interface GlobalOptions {
   config?: string;
@@ -73,9 +73,7 @@ export async function runOneShot<T>(
   }
   const log = cliLogger(loaded, { ...globals, quiet: true });
   // A directory of the config that cannot be made or written is named by its key.
-  const explained = (error: unknown) => {
-    throw explainFsError(error, config);
-  };
+  const explained = rethrowExplained(config);
   const app = await createApp({ config, log, mode: 'oneshot' }).catch(explained);
   try {
     await app.start().catch(explained);

@@ -51,6 +51,13 @@ export function explainFsError(error: unknown, config: Config): unknown {
   return new BridgeError('fs.not_writable', `${key}: cannot write to ${file}: ${why}; make it writable for this user, or set ${key} to a directory that is`, { cause: error });
 }
 
+/** For a promise's catch: throws what it caught, explained (explainFsError). */
+export function rethrowExplained(config: Config): (error: unknown) => never {
+  return (error) => {
+    throw explainFsError(error, config);
+  };
+}
+
 /** Creates the embedded store's directory and proves it writable before anything starts. */
 export async function checkStoreDir(config: Config): Promise<void> {
   if (config.store.driver !== 'sqlite') return;

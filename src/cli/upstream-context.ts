@@ -6,7 +6,7 @@ import { createUpstream } from '../upstream-part.js';
 import type { UpstreamClient } from '../upstream/index.js';
 import { createReconciler, type Reconciler } from '../webhooks/reconciler.js';
 import { daemonSandbox } from './beside-daemon.js';
-import { explainFsError } from './explain.js';
+import { rethrowExplained } from './explain.js';
 import { cliLogger, embeddedHolder, globalOptions, loadCliConfig } from './context.js';
 
 /**
@@ -31,9 +31,7 @@ export async function withUpstream<T>(command: Command, work: (context: Upstream
   const sandboxUrl = daemonSandbox(config, holder);
   const dispatcher = new Agent({ connect: { timeout: config.upstream.connectTimeoutMs } });
   // The embedded sandbox keeps its school in store.dir: a directory that cannot be made is named by its key.
-  const { sandbox, upstream } = await createUpstream(config, { clock: systemClock, dispatcher, log, mode: 'oneshot', sandboxUrl }).catch((error: unknown) => {
-    throw explainFsError(error, config);
-  });
+  const { sandbox, upstream } = await createUpstream(config, { clock: systemClock, dispatcher, log, mode: 'oneshot', sandboxUrl }).catch(rethrowExplained(config));
   const base = config.server.publicUrl ?? holder?.adminUrl ?? `http://${config.server.host}:${config.server.port}`;
   const callbackUrl = () => `${base.replace(/\/+$/, '')}/webhooks/v2`;
   const store = config.store.driver === 'postgres' ? openStore(config.store, log.child({ component: 'store' }), { clock: systemClock, mode: 'oneshot' }) : undefined;
