@@ -8,7 +8,8 @@ import { createUserDirectory } from './connectors/user-directory.js';
 import { registerConsoleRoutes } from './console/routes.js';
 import { createHistoryUpkeep, type HistoryUpkeep } from './history/upkeep.js';
 import { createHourlyCounts, type HourlyCounts } from './history/hourly-counts.js';
-import { registerAdminRoutes } from './http/admin-routes.js';
+import { adminBodies } from './http/admin-bodies.js';
+import { registerAdminRoutes, withBody } from './http/admin-routes.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { applyConnectionCap, fastifyServerOptions } from './http/server-limits.js';
 import { liveness } from './http/liveness.js';
@@ -188,15 +189,15 @@ export async function createApp(options: AppOptions): Promise<App> {
   registerStatusRoutes(http, { readiness, clock, timezone: config.poll.timezone, callbackUrl, outbox, webhooks, poll, store, console: consoleRoutes });
   if (mode === 'daemon') registerReplicaMetrics(metrics, store, clock);
   registerAdminRoutes(http, config.server.adminToken, {
-    '/admin/sync': (body) => poll.sync({ dryRun: body.dryRun === true, trigger: 'admin' }),
-    '/admin/export': () => poll.exportRoster({ trigger: 'admin' }),
+    '/admin/sync': withBody(adminBodies.dryRun, '{"dryRun"?: true|false}', ({ dryRun }) => poll.sync({ dryRun: dryRun === true, trigger: 'admin' })),
+    '/admin/export': withBody(adminBodies.none, '{}', () => poll.exportRoster({ trigger: 'admin' })),
     '/admin/deliveries/retry': (body) => adminRetry(outbox, body),
     '/admin/deliveries/list': (body) => adminList(outbox, body),
-    '/admin/events/quarantine': async () => ({ items: await webhooks.operator.listQuarantine() }),
-    '/admin/events/quarantine/release': (body) => webhooks.operator.release(String(body.id ?? '')),
-    '/admin/events/reprocess': (body) => webhooks.operator.reprocess(String(body.id ?? '')),
-    '/admin/webhooks/reconcile': (body) => webhooks.reconciler.reconcile({ dryRun: body.dryRun === true }),
-    '/admin/resync': (body) => resyncSnapshot({ connector: String(body.connector ?? ''), streams: Array.isArray(body.streams) ? body.streams.map(String) : [] }),
+    '/admin/events/quarantine': withBody(adminBodies.none, '{}', async () => ({ items: await webhooks.operator.listQuarantine() })),
+    '/admin/events/quarantine/release': withBody(adminBodies.id, '{"id":"<quarantined id>"}', ({ id }) => webhooks.operator.release(id)),
+    '/admin/events/reprocess': withBody(adminBodies.id, '{"id":"<event id>"}', ({ id }) => webhooks.operator.reprocess(id)),
+    '/admin/webhooks/reconcile': withBody(adminBodies.dryRun, '{"dryRun"?: true|false}', ({ dryRun }) => webhooks.reconciler.reconcile({ dryRun: dryRun === true })),
+    '/admin/resync': withBody(adminBodies.resync, '{"connector":"<name>","streams"?:["students"|"users"|…]}', (body) => resyncSnapshot({ connector: body.connector, streams: body.streams ?? [] })),
   });
 
   // --- server last: requests arrive only when everything they need has started --------------------

@@ -1,7 +1,8 @@
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BridgeError } from '../errors.js';
-import { registerAdminRoutes, type AdminHandlers } from './admin-routes.js';
+import { adminBodies } from './admin-bodies.js';
+import { registerAdminRoutes, withBody, type AdminHandlers } from './admin-routes.js';
 
 const apps: ReturnType<typeof Fastify>[] = [];
 afterEach(async () => {
@@ -13,13 +14,21 @@ async function build(token: string | undefined) {
   apps.push(http);
   const calls: string[] = [];
   const handlers: AdminHandlers = {
-    '/admin/sync': async (body) => {
+    '/admin/sync': withBody(adminBodies.dryRun, '{"dryRun"?: true|false}', async (body) => {
       calls.push(`sync ${JSON.stringify(body)}`);
       return { students: { created: 1 } };
-    },
+    }),
+    '/admin/events/quarantine/release': withBody(adminBodies.id, '{"id":"<quarantined id>"}', (body) => {
+      calls.push(`release ${body.id}`);
+      return { released: body.id };
+    }),
+    '/admin/resync': withBody(adminBodies.resync, '{"connector":"<name>","streams"?:[…]}', (body) => {
+      calls.push(`resync ${JSON.stringify(body)}`);
+      return {};
+    }),
     '/admin/deliveries/retry': async (body) => {
       calls.push(`retry ${JSON.stringify(body)}`);
-      return body.id === 'nope' ? { status: 404, body: { error: 'no delivery "nope"' } } : { status: 200, body: { retried: ['x'] } };
+      return (body as { id?: string }).id === 'nope' ? { status: 404, body: { error: 'no delivery "nope"' } } : { status: 200, body: { retried: ['x'] } };
     },
     '/admin/events/reprocess': async () => {
       throw new BridgeError('webhooks.not_found', 'no such event');
@@ -62,6 +71,36 @@ describe('admin routes', () => {
     expect(sync.statusCode).toBe(200);
     expect(sync.json()).toEqual({ students: { created: 1 } });
     expect(calls).toEqual(['sync {"dryRun":true}']);
+  });
+
+  it('run nothing for a body of the wrong shape, and say what to send (400)', async () => {
+    const { http, calls } = await build('s3cret');
+    const cases: [string, unknown, string][] = [
+      ['/admin/sync', { dryRun: 'true' }, 'dryRun: Invalid input: expected boolean, received string; send {"dryRun"?: true|false}'],
+      ['/admin/sync', { dryrun: true }, 'Unrecognized key: "dryrun"; send {"dryRun"?: true|false}'],
+      ['/admin/sync', [], 'Invalid input: expected object, received array; send {"dryRun"?: true|false}'],
+      ['/admin/events/quarantine/release', {}, 'id: Invalid input: expected string, received undefined; send {"id":"<quarantined id>"}'],
+      ['/admin/events/quarantine/release', { id: { a: 1 } }, 'id: Invalid input: expected string, received object; send {"id":"<quarantined id>"}'],
+      ['/admin/resync', { connector: 'files', streams: 'students' }, 'streams: Invalid input: expected array, received string; send {"connector":"<name>","streams"?:[…]}'],
+    ];
+    for (const [url, payload, message] of cases) {
+      const response = await http.inject({ method: 'POST', url, headers: auth, payload: payload as object });
+      expect({ url, status: response.statusCode, body: response.json() }).toEqual({ url, status: 400, body: { error: 'bad_request', message } });
+    }
+    expect(calls).toEqual([]);
+  });
+
+  it('refuse a body that is not JSON (415) and read no body as {}', async () => {
+    const { http, calls } = await build('s3cret');
+    const text = await http.inject({ method: 'POST', url: '/admin/sync', headers: { ...auth, 'content-type': 'text/plain' }, payload: '{"dryRun":true}' });
+    expect(text.statusCode).toBe(415);
+    expect(text.json()).toEqual({ error: 'unsupported_media_type', message: 'send the body as JSON, with Content-Type: application/json' });
+    expect(calls).toEqual([]);
+    const none = await http.inject({ method: 'POST', url: '/admin/sync', headers: auth });
+    expect(none.statusCode).toBe(200);
+    const charset = await http.inject({ method: 'POST', url: '/admin/sync', headers: { ...auth, 'content-type': 'application/json; charset=utf-8' }, payload: '{"dryRun":false}' });
+    expect(charset.statusCode).toBe(200);
+    expect(calls).toEqual(['sync {}', 'sync {"dryRun":false}']);
   });
 
   it('send a handler reply with its own status', async () => {

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
 import { describeError, isBridgeError } from '../errors.js';
 
 /** An admin action's answer: a status and a JSON body. */
@@ -8,8 +9,28 @@ export interface AdminReply {
   body: unknown;
 }
 
-/** `POST <path>` → handler(JSON body). A handler returns a reply, or a plain value (200). */
-export type AdminHandlers = Record<string, (body: Record<string, unknown>) => Promise<AdminReply | unknown> | AdminReply | unknown>;
+/** `POST <path>` → handler(JSON body, `{}` when none was sent). A handler returns a reply, or a plain value (200). */
+export type AdminHandler = (body: unknown) => Promise<AdminReply | unknown> | AdminReply | unknown;
+export type AdminHandlers = Record<string, AdminHandler>;
+
+/**
+ * A handler whose body must have the schema's shape: anything else (a misspelt key, `"dryRun":
+ * "true"`, a string where a list goes) is answered 400 with `usage` before anything runs, never read
+ * as the default. These actions delete registrations and send records: a dry run asked for in the
+ * wrong shape must not run for real.
+ */
+export function withBody<T>(schema: z.ZodType<T>, usage: string, run: (body: T) => ReturnType<AdminHandler>): AdminHandler {
+  return (body) => {
+    const parsed = schema.safeParse(body);
+    if (parsed.success) return run(parsed.data);
+    const issue = parsed.error.issues[0]!;
+    const where = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+    return { status: 400, body: { error: 'bad_request', message: `${where}${issue.message}; send ${usage}` } };
+  };
+}
+
+/** Whether a request's body came as JSON: the only body these routes read. */
+const sentAsJson = (request: FastifyRequest) => /^application\/json\s*(;|$)/i.test(request.headers['content-type'] ?? '');
 
 /** Whether an Authorization header carries the token (compared in constant time). */
 export function tokenMatches(header: string | undefined, token: string): boolean {
@@ -48,7 +69,11 @@ export function registerAdminRoutes(http: FastifyInstance, token: string | undef
     });
     for (const [path, handler] of Object.entries(handlers)) {
       admin.post(path, async (request, reply) => {
-        const body = typeof request.body === 'object' && request.body !== null ? (request.body as Record<string, unknown>) : {};
+        // A body of another type (text/plain) was never parsed: it is refused, not dropped for `{}`.
+        if (request.body !== undefined && !sentAsJson(request)) {
+          return reply.code(415).send({ error: 'unsupported_media_type', message: 'send the body as JSON, with Content-Type: application/json' });
+        }
+        const body = request.body ?? {};
         try {
           const result = await handler(body);
           return isReply(result) ? reply.code(result.status).send(result.body) : reply.send(result ?? {});
