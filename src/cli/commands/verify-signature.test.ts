@@ -24,6 +24,7 @@ describe('explainVerification', () => {
     ['a body with an added newline', () => explain(at(0), Buffer.concat([BODY, Buffer.from('\n')])), false, /ends with a newline/],
     ['an old delivery', () => explain(at(-3600)), false, /signature matches, but its timestamp .* is 3600 s old, beyond the tolerance of 300 s/],
     ['from the future', () => explain(at(900)), false, /900 s in the future/],
+    ['past any date', () => explain(signatureHeader(SECRET, BODY, 9007199254740991)), false, /^invalid: the signature matches, but its timestamp 9007199254740991 \(past any date\) is \d+ s in the future/],
     ['an empty header', () => explain(''), false, /header is empty/],
     ['not JSON', () => explain('t=1,v1=abc'), false, /is not \{"timestamp"/],
   ])('%s', (_name, run, valid, message) => {
@@ -78,9 +79,11 @@ describe('verify-signature command', () => {
     ['a wrong secret', ['--secret', 'wrong'], /^invalid: the signature does not match/],
     ['no secret', [], /the secret is missing/],
     ['both secret options', ['--secret', 'x', '--secret-file', 'y'], /not both/],
+    ['an empty secret file', ['--secret-file', '<empty>'], /^the secret is missing: the first line of .*empty \(--secret-file\) is empty$/],
   ])('%s: exit 1 with one line', async (_name, secretArgs, message) => {
     const header = signatureHeader(SECRET, BODY, nowSeconds());
-    const error = await rejection(run(...secretArgs, '--header', header, '--body-file', join(dir, 'body.json')));
+    await writeFile(join(dir, 'empty'), '\n');
+    const error = await rejection(run(...secretArgs.map((arg) => (arg === '<empty>' ? join(dir, 'empty') : arg)), '--header', header, '--body-file', join(dir, 'body.json')));
     expect(error).toBeInstanceOf(CliExit);
     expect(error).toMatchObject({ exitCode: 1, message: expect.stringMatching(message) });
   });

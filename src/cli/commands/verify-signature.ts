@@ -49,7 +49,9 @@ async function readSecret(options: VerifyOptions): Promise<string> {
   if (options.secret !== undefined && options.secretFile !== undefined) throw new CliExit(1, 'give --secret or --secret-file, not both');
   if (options.secretFile !== undefined) {
     const text = await readInput(options.secretFile, '--secret-file');
-    return text.toString('utf8').split(/\r?\n/)[0] ?? '';
+    const secret = text.toString('utf8').split(/\r?\n/)[0] ?? '';
+    if (secret === '') throw new CliExit(1, `the secret is missing: the first line of ${options.secretFile} (--secret-file) is empty`);
+    return secret;
   }
   if (!options.secret) throw new CliExit(1, 'the secret is missing: give --secret <secret> or --secret-file <file>');
   return options.secret;
@@ -84,7 +86,9 @@ export function explainVerification(
   const when = (timestamp: number) => {
     const ms = timestamp > 1e11 ? timestamp : timestamp * 1000;
     const age = Math.round((nowMs - ms) / 1000);
-    return { iso: new Date(ms).toISOString(), age };
+    // A signed timestamp may lie past any date (the upstream signs whatever number it sends).
+    const date = new Date(ms);
+    return { iso: Number.isNaN(date.getTime()) ? `${timestamp} (past any date)` : date.toISOString(), age };
   };
   if (result.ok) {
     const { iso, age } = when(result.timestamp);
