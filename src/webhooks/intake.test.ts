@@ -171,13 +171,13 @@ describe.each(ENGINES)('webhook intake on %s', (engine) => {
     });
     const delivery = signed();
     expect(await intake.receive(delivery.header, delivery.body)).toEqual({ status: 503, outcome: 'rejected', reason: 'store', detail: 'disk full' });
-    // Nor is a stale delivery quarantined meanwhile: that is a write too.
+    // Nor is a stale delivery quarantined meanwhile: that is a write too. It is refused as the store's, for the upstream to retry.
     const stale = signed(eventBody(), { timestampSeconds: seconds(TEST_NOW_MS) - 3600 });
-    expect(await intake.receive(stale.header, stale.body)).toMatchObject({ status: 401, reason: 'stale' });
+    expect(await intake.receive(stale.header, stale.body)).toEqual({ status: 503, outcome: 'rejected', reason: 'store', detail: 'disk full' });
     expect(calls).toEqual([]);
     expect(await store.inbox.get(idOf(eventBody()))).toBeUndefined();
     expect([await store.inbox.quarantined(), await deliveries(store), sink.notified]).toEqual([[], [], 0]);
-    expect(await count('rejected_total', 'reason="store"')).toBe(1);
+    expect(await count('rejected_total', 'reason="store"')).toBe(2);
   });
 
   it('answers 503 when a write fails, acknowledges nothing, and stores the event once the store writes again', async () => {
@@ -201,5 +201,22 @@ describe.each(ENGINES)('webhook intake on %s', (engine) => {
     failing = false;
     expect(await intake.receive(delivery.header, delivery.body)).toEqual({ status: 200, outcome: 'stored', id });
     expect(await deliveries(store)).toHaveLength(2);
+  });
+
+  it('answers 503 when a stale delivery cannot be quarantined, and holds its retry once the store writes', async () => {
+    let failing = true;
+    const { store, intake, count } = await setup({
+      inbox: (real) => ({
+        accept: (entry, records) => real.accept(entry, records),
+        quarantine: (entry) => (failing ? Promise.reject(new BridgeError('store.unavailable', 'disk full (injected)', { retryable: true })) : real.quarantine(entry)),
+      }),
+    });
+    const stale = signed(eventBody(), { timestampSeconds: seconds(TEST_NOW_MS) - 3600 });
+    expect(await intake.receive(stale.header, stale.body)).toMatchObject({ status: 503, reason: 'store', detail: expect.stringContaining('store.unavailable') as unknown });
+    expect(await store.inbox.quarantined()).toEqual([]);
+    failing = false;
+    expect(await intake.receive(stale.header, stale.body)).toMatchObject({ status: 401, reason: 'stale' });
+    expect((await store.inbox.quarantined()).map((q) => q.reason)).toEqual(['stale']);
+    expect(await count('quarantined_total')).toBe(1);
   });
 });

@@ -81,19 +81,24 @@ export function createIntake(options: IntakeOptions): Intake {
     return { status: 200, outcome: 'stored', id: identity.id };
   };
 
-  const quarantine = async (body: EventBody, identity: EventIdentity, reason: 'stale' | 'future', timestamp: number) => {
+  /** Holds a stale delivery for an operator; answers 503 when the store could not keep it, 401 otherwise. */
+  const quarantine = async (body: EventBody, identity: EventIdentity, reason: 'stale' | 'future', timestamp: number): Promise<IntakeAnswer> => {
     const entry: QuarantineEntry = {
       id: identity.id, event: body.event, reason, timestamp,
       receivedAt: new Date(clock.now()).toISOString(), body: body.text,
     };
     try {
       // Not kept when the event is stored already (a retry of an event we have) or held already.
-      if (!(await store.quarantine(entry))) return;
-      metrics.quarantined.inc();
-      log.warn({ id: identity.id, event: body.event, reason, timestamp }, 'correctly signed delivery outside the time tolerance: quarantined (release with `events quarantine release`)');
+      if (await store.quarantine(entry)) {
+        metrics.quarantined.inc();
+        log.warn({ id: identity.id, event: body.event, reason, timestamp }, 'correctly signed delivery outside the time tolerance: quarantined (release with `events quarantine release`)');
+      }
     } catch (error) {
       log.error({ err: error, id: identity.id }, 'could not quarantine a stale delivery');
+      return reject(503, 'store', describeError(error));
     }
+    log.warn({ reason }, 'webhook delivery rejected: signature');
+    return reject(401, reason);
   };
 
   return {
@@ -111,8 +116,12 @@ export function createIntake(options: IntakeOptions): Intake {
       if (!verified.ok) {
         // Only a body the signature vouches for is worth parsing (and keeping).
         const parsed = verified.signed ? parseEventBody(raw) : undefined;
-        if (parsed?.ok && (verified.reason === 'stale' || verified.reason === 'future') && options.health().ok) {
-          await quarantine(parsed.body, identifyEvent(parsed.body), verified.reason, verified.timestamp ?? 0);
+        if (parsed?.ok && (verified.reason === 'stale' || verified.reason === 'future')) {
+          // Quarantining is a write: while the store cannot write, the delivery is refused as a fresh one
+          // would be, and the upstream's retry (it retries whatever got no 200) is held once it can.
+          const health = options.health();
+          if (!health.ok) return reject(503, 'store', health.reason);
+          return quarantine(parsed.body, identifyEvent(parsed.body), verified.reason, verified.timestamp ?? 0);
         }
         log.warn({ reason: verified.reason }, 'webhook delivery rejected: signature');
         return reject(401, verified.reason);
