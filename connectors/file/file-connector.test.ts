@@ -111,6 +111,31 @@ describe('file connector', () => {
     await releaseCache(ctx.cache);
   });
 
+  it('writes to the file at its path after its directory was deleted while running, made again', async () => {
+    const ctx = context();
+    const before = change('students', 1);
+    await deliver(ctx, [before]);
+    await rm(path.join(dir, 'out'), { recursive: true });
+    const after = change('students', 2);
+    expect(await deliver(ctx, [before, after])).toEqual([{ status: 'done' }, { status: 'done' }]);
+    // What was deleted is the operator's; what came after is in the file there is now, each once.
+    expect((await readLines('students')).map((r) => r.id)).toEqual([before.id, after.id]);
+    await deliver(ctx, [after]);
+    expect((await readLines('students')).map((r) => r.id)).toEqual([before.id, after.id]);
+  });
+
+  it('starts a new file where the old one was moved away while running, and leaves the old one be', async () => {
+    const ctx = context();
+    const first = change('students', 1);
+    await deliver(ctx, [first]);
+    const moved = path.join(dir, 'out', 'students.1.jsonl');
+    await rename(path.join(dir, 'out', 'students.jsonl'), moved);
+    const second = change('students', 2);
+    expect(await deliver(ctx, [second])).toEqual([{ status: 'done' }]);
+    expect((await readLines('students')).map((r) => r.id)).toEqual([second.id]);
+    expect((await readFile(moved, 'utf8')).split('\n').filter(Boolean).map((l) => readId(l))).toEqual([first.id]);
+  });
+
   it('cuts a torn last line left by a crash before appending', async () => {
     const a = change('students', 1);
     await deliver(context(), [a]);

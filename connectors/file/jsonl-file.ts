@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { StoredRecord } from '../../src/connectors/stored-record.js';
 import { syncDir, truncateDurably } from '../../src/files/durable.js';
 import { readLines } from '../../src/files/lines.js';
+import { makeDir } from '../../src/files/make-dir.js';
 
 /** Lines are written with `id` first, so reading it back needs no full parse. */
 const LEADING_ID = /^\{"id":("(?:[^"\\]|\\.)*")/;
@@ -16,10 +17,18 @@ const LEADING_ID = /^\{"id":("(?:[^"\\]|\\.)*")/;
  * may be in the page cache, where reading the file back would find them, and yet never reach the
  * disk (Linux may mark the pages of a failed write clean without writing them). So its records are
  * appended again rather than taken for written.
+ *
+ * The open handle writes to a file, not to a path: a file deleted (its directory with it) or moved
+ * away while the daemon runs would take every later line with it, each counted as delivered. So
+ * before and after each append the path must still name the handle's file; when it does not, the
+ * file at the path (made anew, directory too, when there is none) is read and written from then on,
+ * and an append that went to the file gone is a failure, written again to the new one.
  */
 export class JsonlFile {
   private ids: Set<string> | undefined;
   private handle: FileHandle | undefined;
+  /** Which file the handle writes (device and inode), to tell whether the path still names it. */
+  private opened: { dev: number; ino: number } | undefined;
   private tail: Promise<unknown> = Promise.resolve();
   /** Bytes of the file known to be on disk: what it held when read back, and each append synced since. */
   private durable = 0;
@@ -40,6 +49,7 @@ export class JsonlFile {
     const run = this.tail.then(async () => {
       const handle = this.handle;
       this.handle = undefined;
+      this.opened = undefined;
       await handle?.close();
     });
     this.tail = run.catch(() => {});
@@ -48,6 +58,7 @@ export class JsonlFile {
 
   private async appendNow(records: readonly StoredRecord[]): Promise<number> {
     if (this.cutBack) await this.cutBackNow();
+    if (this.handle && !(await this.atPath())) await this.forget();
     const existed = this.ids !== undefined || (await this.load());
     const ids = this.ids!;
     const fresh = new Map<string, StoredRecord>();
@@ -56,7 +67,7 @@ export class JsonlFile {
     const text = linesOf([...fresh.values()]);
     try {
       // The handle stays open between appends: opening and closing per batch cost more than the write.
-      this.handle ??= await open(this.file, 'a');
+      this.handle ??= await this.openFile();
       await this.handle.writeFile(text);
       await this.handle.sync();
       if (!existed) await syncDir(path.dirname(this.file));
@@ -69,9 +80,49 @@ export class JsonlFile {
       await this.cutBackNow().catch(() => {});
       throw error;
     }
+    if (!(await this.atPath())) {
+      // Gone (or replaced) while written: these lines are in a file nobody reads. Nothing to cut back.
+      await this.forget();
+      throw new Error(`${this.file} was deleted or moved away while it was written; its lines go to a new file at that path`);
+    }
     this.durable += typeof text === 'string' ? Buffer.byteLength(text) : text.length;
     for (const id of fresh.keys()) ids.add(id);
     return fresh.size;
+  }
+
+  /** Opens the file to append, making its directory again when it was removed. */
+  private async openFile(): Promise<FileHandle> {
+    const handle = await open(this.file, 'a').catch(async (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+      await makeDir(path.dirname(this.file));
+      return open(this.file, 'a');
+    });
+    try {
+      const { dev, ino } = await handle.stat();
+      this.opened = { dev, ino };
+    } catch (error) {
+      await handle.close().catch(() => {});
+      throw error;
+    }
+    return handle;
+  }
+
+  /** Whether the path still names the file the handle writes. */
+  private async atPath(): Promise<boolean> {
+    const now = await stat(this.file).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
+      throw error;
+    });
+    return now !== undefined && now.dev === this.opened?.dev && now.ino === this.opened.ino;
+  }
+
+  /** Lets go of the handle and of what was read from its file: the file at the path is read anew. */
+  private async forget(): Promise<void> {
+    const handle = this.handle;
+    this.handle = undefined;
+    this.opened = undefined;
+    this.ids = undefined;
+    await handle?.close().catch(() => {});
   }
 
   /** Cuts the file back to the bytes known to be on disk, durably; throws (and stays due) if it cannot. */
