@@ -67,6 +67,29 @@ describe('ListScanner', () => {
     expect(error.context).toEqual({ path, expected, actual });
   });
 
+  it.each([
+    ['a next link at the top', '{"links":{"next":"https://elsewhere/api/v2/students?page=2&token=x"},"data":{"students":[{"id":1}]}}', 'links.next is set'],
+    ['a cursor inside data', '{"data":{"students":[{"id":1}],"pagination":{"next_cursor":"abc"}}}', 'data.pagination.next_cursor is set'],
+    ['more to come', '{"data":{"has_more":true,"students":[{"id":1}]}}', 'data.has_more: true'],
+    ['a second page', '{"meta":{"current_page":1,"last_page":2},"data":{"students":[{"id":1}]}}', 'meta.last_page: 2'],
+    ['a total above the list', '{"data":{"students":[{"id":1},{"id":2}]},"meta":{"total":3}}', 'meta.total: 3, where the list holds 2'],
+  ])('refuses a list answered as one page of more: %s', (_name, text, sign) => {
+    const error = failure(() => scan(text));
+    expect(error.code).toBe('upstream.invalid_response');
+    expect(error.context).toEqual({ path: 'data.students', sign });
+    expect(error.message).toContain(`(${sign})`);
+    expect(error.message).not.toContain('token=x');
+  });
+
+  it.each([
+    ['a null next link', '{"links":{"next":null,"prev":null},"data":{"students":[{"id":1}]}}'],
+    ['no more', '{"data":{"students":[{"id":1}],"has_more":false,"next":""}}'],
+    ['one page', '{"meta":{"last_page":1,"total":1},"data":{"students":[{"id":1}]}}'],
+    ['the same words inside the elements', '{"data":{"students":[{"id":1,"next":"x","total":9,"links":{"next":"y"}}]}}'],
+  ])('takes a whole list that speaks of pages: %s', (_name, text) => {
+    expect(scan(text)).toHaveLength(1);
+  });
+
   it('rejects invalid UTF-8', () => {
     const scanner = new ListScanner(['data', 'students']);
     const bytes = Uint8Array.from([...encoder.encode('{"data":{"students":[{"n":"'), 0xff, ...encoder.encode('"}]}}')]);

@@ -1,6 +1,8 @@
 import { CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, isJsonWhitespace, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from '../../json/chars.js';
 import { invalidJson } from '../errors.js';
 import { invalidResponse, joinPath } from '../schemas.js';
+import { BridgeError } from '../../errors.js';
+import { pagedBecause, pagingSigns, type PagingSigns } from './paging.js';
 import { ValueCapture } from './value-capture.js';
 
 /**
@@ -29,7 +31,7 @@ type Frame =
 type Purpose =
   | { kind: 'key' }
   | { kind: 'element' }
-  | { kind: 'skip' }
+  | { kind: 'skip'; path: string; key: string }
   | { kind: 'wrongType'; path: string; expected: string };
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -47,6 +49,8 @@ export class ListScanner {
   // The value being captured (a key, an element, or a value beside the path), and its bytes.
   private purpose: Purpose | undefined;
   private readonly value = new ValueCapture();
+  /** What the values beside the list say of pages (paging.ts). */
+  private readonly paging: PagingSigns = {};
 
   /**
    * `target` is the path of the array, e.g. ['data', 'students']. `known` may claim an element by
@@ -110,6 +114,13 @@ export class ListScanner {
       const last = depth === this.target.length;
       throw invalidResponse(joinPath('', this.target.slice(0, depth)), last ? 'array' : 'object', undefined);
     }
+    const paged = pagedBecause(this.paging, this.elements);
+    if (paged !== undefined) {
+      throw new BridgeError('upstream.invalid_response', `upstream answered ${this.targetPath} as one page of a longer list (${paged}); API v2 answers a whole list at once, and a page taken for the whole would make everyone on the other pages look deleted, so this list is not used`, {
+        retryable: false,
+        context: { path: this.targetPath, sign: paged },
+      });
+    }
   }
 
   private fail(detail: string, at: number): never {
@@ -162,7 +173,9 @@ export class ListScanner {
   private objectValue(frame: Extract<Frame, { kind: 'object' }>, chunk: Uint8Array, i: number): number {
     const b = chunk[i] as number;
     frame.state = 'commaOrEnd';
-    if (frame.key !== this.target[frame.depth]) return this.beginCapture(chunk, i, { kind: 'skip' });
+    if (frame.key !== this.target[frame.depth]) {
+      return this.beginCapture(chunk, i, { kind: 'skip', key: frame.key!, path: joinPath('', [...this.target.slice(0, frame.depth), frame.key!]) });
+    }
     const path = joinPath('', this.target.slice(0, frame.depth + 1));
     const last = frame.depth === this.target.length - 1;
     if (last && b === OPEN_ARRAY) {
@@ -237,6 +250,8 @@ export class ListScanner {
         this.out.push(value);
         return;
       case 'skip':
+        // Only beside the path, not inside the list's elements (those are captured whole).
+        pagingSigns(this.paging, purpose.path, purpose.key, value);
         return;
       case 'wrongType':
         throw invalidResponse(purpose.path, purpose.expected, value);
