@@ -68,6 +68,8 @@ const webhooksSchema = z.strictObject({
   dedupeRetentionHours: int({ min: 96 }).default(120),
   /** Register and converge our webhooks at start-up. */
   reconcileOnStart: bool().default(true),
+  /** After that, check the registrations again this often (minutes; 0: only at start-up). */
+  reconcileEveryMinutes: int({ min: 0, max: 10_080 }).default(15),
 });
 
 const pollSchema = z.strictObject({

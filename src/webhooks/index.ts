@@ -68,6 +68,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
     log: log.child({ component: 'webhook-reconciler' }),
     ...(options.random ? { random: options.random } : {}),
     onStart: options.mode === 'daemon' && config.reconcileOnStart,
+    everyMs: config.reconcileEveryMinutes * 60_000,
     store: { roles: store.roles, state: store.state },
     ...(options.whenListening ? { whenListening: options.whenListening } : {}),
   });

@@ -33,7 +33,12 @@ function fakeApi(failures = 0, initial: Webhook[] = []) {
       return { id, isDeleted: true };
     },
   };
-  return { api, writes, hooks: () => hooks };
+  return {
+    api, writes, hooks: () => hooks,
+    /** The upstream loses every registration (an admin's clean-up). */
+    lose: () => void (hooks = []),
+    failNext: (n: number) => void (failuresLeft = n),
+  };
 }
 
 /** A clock whose sleeps are released one by one by the test. */
@@ -63,14 +68,14 @@ afterEach(async () => {
   for (const r of running.splice(0)) await r.stop();
 });
 
-function start(api: WebhookApi, clock: Clock, onStart = true) {
+function start(api: WebhookApi, clock: Clock, onStart = true, everyMs = 0) {
   let converged: () => void = () => {};
   const done = new Promise<void>((resolve) => (converged = resolve));
   const reconciler = createReconciler({
     api,
     wanted: () => ({ events: ['invoice.created', 'invoice.updated'], callbackUrl: URL_, prune: true }),
     clock, log, random: () => 0.5, onStart,
-    backoff: { baseMs: 1000, maxMs: 8000 },
+    backoff: { baseMs: 1000, maxMs: 8000 }, everyMs,
     onStateChange: (state) => state.status === 'converged' && converged(),
   });
   running.push(reconciler);
@@ -95,6 +100,38 @@ describe('reconciler', () => {
     expect(delays).toEqual([750, 1500, 3000]);
     expect(writes).toEqual(['POST invoice.created', 'POST invoice.updated']);
     expect(reconciler.readiness()).toMatchObject({ ok: true });
+  });
+
+  it('checks again every everyMs: registrations lost upstream are made again, a failed check keeps it ready', async () => {
+    const fake = fakeApi();
+    const { clock, nextSleep } = steppedClock();
+    const { reconciler, converged } = start(fake.api, clock, true, 15 * 60_000);
+    await reconciler.start();
+    await converged;
+    // As they were: nothing written, the check's time recorded.
+    let sleep = await nextSleep();
+    expect(sleep.ms).toBe(15 * 60_000);
+    sleep.wake();
+    sleep = await nextSleep();
+    expect(sleep.ms).toBe(15 * 60_000);
+    expect(fake.writes).toEqual(['POST invoice.created', 'POST invoice.updated']);
+    const checked = reconciler.state();
+    expect(checked).toMatchObject({ status: 'converged', created: 0, at: new Date(15 * 60_000).toISOString() });
+    // Lost upstream, and the service down at the next check: retried with back-off, still ready.
+    fake.lose();
+    fake.failNext(1);
+    sleep.wake();
+    sleep = await nextSleep();
+    expect(sleep.ms).toBe(750);
+    expect(reconciler.readiness()).toMatchObject({ ok: true });
+    expect(reconciler.state()).toEqual(checked);
+    sleep.wake();
+    sleep = await nextSleep();
+    expect(sleep.ms).toBe(15 * 60_000);
+    expect(fake.writes).toEqual(['POST invoice.created', 'POST invoice.updated', 'POST invoice.created', 'POST invoice.updated']);
+    expect(fake.hooks().map((h) => h.event)).toEqual(['invoice.created', 'invoice.updated']);
+    expect(reconciler.state()).toMatchObject({ status: 'converged', created: 2, at: new Date(2 * 15 * 60_000 + 750).toISOString() });
+    await reconciler.stop();
   });
 
   it('stop aborts a back-off wait, and never deregisters', async () => {

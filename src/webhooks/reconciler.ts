@@ -1,7 +1,7 @@
 import { backoff } from '../backoff.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import { BridgeError, describeError } from '../errors.js';
+import { BridgeError, describeError, isBridgeError } from '../errors.js';
 import type { RoleStore, StateStore } from '../store/index.js';
 import type { Component } from '../lifecycle.js';
 import type { ReadinessState } from '../readiness.js';
@@ -23,6 +23,13 @@ export interface ReconcilerOptions {
   random?: () => number;
   /** Reconcile in the background at start (daemon with webhooks.reconcileOnStart). */
   onStart: boolean;
+  /**
+   * After the start's reconcile, check again this often (webhooks.reconcileEveryMinutes; 0: never).
+   * Registrations can go away upstream (an admin's clean-up, a restored backup of the service), and
+   * nothing else would notice: no event would arrive, and the upstream retries none to a callback it
+   * no longer knows.
+   */
+  everyMs?: number;
   /** Resolves when requests can reach us (the server listens); awaited before the first attempt, rejects on abort. */
   whenListening?: (signal: AbortSignal) => Promise<void>;
   backoff?: { baseMs: number; maxMs: number };
@@ -100,21 +107,39 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     }
   };
 
-  const run = async (signal: AbortSignal) => {
-    // The callback URL is only known once the server listens, and the server starts after us.
-    if (options.whenListening && !(await options.whenListening(signal).then(() => true, () => false))) return;
+  /** Until one reconcile succeeds (or, for a later check, another replica is making it). */
+  const untilConverged = async (signal: AbortSignal, first: boolean) => {
     for (let attempts = 1; !signal.aborted; attempts++) {
       try {
         const result = await reconcile({ signal });
-        log.info({ created: result.created.length, deleted: result.deleted.length, kept: result.plan.keep.length }, `webhook registrations converged: ${result.created.length} created, ${result.deleted.length} deleted, ${result.plan.keep.length} kept`);
+        const changed = result.created.length + result.deleted.length > 0;
+        const counts = { created: result.created.length, deleted: result.deleted.length, kept: result.plan.keep.length };
+        const summary = `${result.created.length} created, ${result.deleted.length} deleted, ${result.plan.keep.length} kept`;
+        if (first) log.info(counts, `webhook registrations converged: ${summary}`);
+        else if (changed) log.warn(counts, `webhook registrations had changed upstream, converged again: ${summary}`);
+        else log.debug(counts, 'webhook registrations checked: as they were');
         return;
       } catch (error) {
         if (signal.aborted) return;
+        if (!first && isBridgeError(error) && error.code === 'webhooks.busy') return;
         const delay = reconcileDelay(attempts, policy, random());
-        setState({ status: 'pending', attempts, lastError: describeError(error), nextAttemptAt: new Date(clock.now() + delay).toISOString() });
-        log.warn({ err: error, attempts, retryInMs: delay }, 'webhook reconcile failed; retrying');
+        // A later check that fails leaves the registrations as last converged (readiness stays): the
+        // service's outage is the poll's to report, and a load balancer must not drop every replica.
+        if (first) setState({ status: 'pending', attempts, lastError: describeError(error), nextAttemptAt: new Date(clock.now() + delay).toISOString() });
+        log.warn({ err: error, attempts, retryInMs: delay }, first ? 'webhook reconcile failed; retrying' : 'webhook registrations check failed; retrying');
         await clock.sleep(delay, signal).catch(() => {});
       }
+    }
+  };
+
+  const run = async (signal: AbortSignal) => {
+    // The callback URL is only known once the server listens, and the server starts after us.
+    if (options.whenListening && !(await options.whenListening(signal).then(() => true, () => false))) return;
+    await untilConverged(signal, true);
+    const every = options.everyMs ?? 0;
+    while (every > 0 && !signal.aborted) {
+      await clock.sleep(every, signal).catch(() => {});
+      if (!signal.aborted) await untilConverged(signal, false);
     }
   };
 
