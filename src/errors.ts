@@ -56,7 +56,8 @@ export function describeError(error: unknown): string {
   if (error instanceof BridgeError) return `${error.code}: ${error.message}`;
   if (error instanceof Error) {
     const code = (error as { code?: unknown }).code;
-    return typeof code === 'string' ? `${code}: ${error.message}` : error.message;
+    // Node's system errors name their code first already ("ENOSPC: no space left on device, write").
+    return typeof code === 'string' && !error.message.startsWith(`${code}:`) ? `${code}: ${error.message}` : error.message;
   }
   return String(error);
 }
