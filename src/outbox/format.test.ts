@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ListedDelivery } from '../store/index.js';
-import { formatDeliveries } from './format.js';
+import { formatDeliveries, printable } from './format.js';
 
 const base = { connector: 'hook', stream: 'students' as const, enqueuedAt: 0, attempts: 1, fence: 1 };
 
@@ -22,5 +22,14 @@ describe('deliveries list', () => {
       ].join('\n'),
     );
     expect(formatDeliveries([], 0)).toBe('no deliveries\n');
+  });
+
+  it('shows a control character a receiver answered as an escape, never as itself', () => {
+    const entry: ListedDelivery = { ...base, id: 'hook:s:1:a', recordId: 's:1:a', orderKey: 'students:1', seq: 1, status: 'dead', runAt: 0, lastError: 'accounting.rejected: \u001b[31mred\u0000 \u009b2J' };
+    const text = formatDeliveries([entry], 0);
+    expect(text).toContain('accounting.rejected: \\u001b[31mred\\u0000 \\u009b2J');
+    // eslint-disable-next-line no-control-regex
+    expect(text.replace(/\n/g, '')).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+    expect(printable('Łódź\ttab')).toBe('Łódź\\u0009tab');
   });
 });

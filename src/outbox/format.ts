@@ -23,6 +23,15 @@ function when(runAt: number, now: number): string {
 }
 
 function oneLine(text: string): string {
-  const flat = text.replace(/\s+/g, ' ');
+  const flat = printable(text.replace(/\s+/g, ' '));
   return flat.length > 120 ? `${flat.slice(0, 119)}…` : flat;
+}
+
+/**
+ * The text with control characters shown as escapes: an error quotes what a receiver answered, and
+ * its escape sequences must not reach the operator's terminal (colours, a cleared screen, a title).
+ */
+export function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

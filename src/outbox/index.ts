@@ -3,5 +3,5 @@ export { createConnectorInstances, type ConnectorInstance } from './connector-in
 export { backoffDelay, nextAttempt, type RetryPolicy } from './retry-policy.js';
 export { adminList, adminRetry, RETRY_WAIT_MS, type AdminAnswer } from './admin.js';
 export { retryAndReport, type RetryReport, type RetryTarget } from './retry-report.js';
-export { formatDeliveries } from './format.js';
+export { formatDeliveries, printable } from './format.js';
 export { publicError, errorGroup } from './public-error.js';

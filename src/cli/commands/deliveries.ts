@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { App } from '../../app.js';
-import { formatDeliveries, RETRY_WAIT_MS, retryAndReport, type RetryReport, type RetryTarget } from '../../outbox/index.js';
+import { formatDeliveries, printable, RETRY_WAIT_MS, retryAndReport, type RetryReport, type RetryTarget } from '../../outbox/index.js';
 import type { DeliveryFilter, ListedDelivery } from '../../store/index.js';
 import { withReadableStore } from '../beside-daemon.js';
 import { CliExit } from '../errors.js';
@@ -86,7 +86,7 @@ function printRetry(report: RetryReport, json: boolean): void {
   else if (report.retried.length === 0) process.stdout.write('no dead deliveries\n');
   else {
     for (const id of report.delivered) process.stdout.write(`delivered  ${id}\n`);
-    for (const f of report.failed) process.stdout.write(`${f.status.padEnd(9)}  ${f.id}${f.lastError ? `  (${f.lastError})` : ''}\n`);
+    for (const f of report.failed) process.stdout.write(`${f.status.padEnd(9)}  ${f.id}${f.lastError ? `  (${printable(f.lastError.replace(/\s+/g, ' '))})` : ''}\n`);
   }
   if (report.failed.length > 0) throw new CliExit(1, `${report.failed.length} of ${report.retried.length} not delivered (see: schoolbridge deliveries list)`);
 }
