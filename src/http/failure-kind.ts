@@ -16,6 +16,8 @@ export function parseRetryAfter(value: string | string[] | undefined | null, now
   const text = raw.trim();
   if (text === '') return undefined;
   if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  // A signed number is no delay (Date.parse would read "-5" as a year).
+  if (/^[-+]/.test(text)) return undefined;
   const at = Date.parse(text);
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, at - now);

@@ -44,8 +44,20 @@ describe('errorFromStatus', () => {
     ['seconds', '1', 1000],
     ['date', 'Sun, 22 Nov 2026 10:00:05 GMT', 5000],
     ['garbage', 'soon', undefined],
+    ['a negative number', '-5', undefined],
+    ['zero', '0', 0],
   ])('reads Retry-After as %s', (_name, header, expected) => {
     expect(errorFromStatus(429, '', header, now).retryAfterMs).toBe(expected);
+  });
+
+  it.each([
+    ['45', 'upstream answered HTTP 429 (it asks to wait 45 s)'],
+    ['99999999', 'upstream answered HTTP 429 (it asks to wait 1157 days)'],
+    ['3600', 'upstream answered HTTP 429 (it asks to wait 60 min)'],
+    ['0', 'upstream answered HTTP 429'],
+    [undefined, 'upstream answered HTTP 429'],
+  ])('says how long a Retry-After of %s asks to wait', (header, message) => {
+    expect(errorFromStatus(429, '', header, now).message).toBe(message);
   });
 
   it('ignores Retry-After on an answer that is not retried', () => {

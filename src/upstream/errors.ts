@@ -60,12 +60,23 @@ export function errorFromStatus(status: number, bodyText: string, retryAfter: st
   if (status === 404) return new BridgeError('upstream.not_found', message, { status, context });
   const retryable = isRetryableStatus(status);
   const retryAfterMs = retryable ? parseRetryAfter(retryAfter, now) : undefined;
-  return new BridgeError('upstream.http', message, {
+  // The wait it asks for: a retry gives up on one longer than a back-off step, and the operator should know why.
+  const asked = retryAfterMs ? ` (it asks to wait ${waitText(retryAfterMs)})` : '';
+  return new BridgeError('upstream.http', `${message}${asked}`, {
     status,
     retryable,
     context,
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
   });
+}
+
+/** A wait as people say it: seconds, minutes, hours or days. */
+function waitText(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 120) return `${seconds} s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
+  if (seconds < 172_800) return `${Math.round(seconds / 3600)} h`;
+  return `${Math.round(seconds / 86_400)} days`;
 }
 
 /** Wraps a thrown transport error; an abort by the caller is not a network failure. */

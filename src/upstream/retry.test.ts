@@ -15,7 +15,7 @@ describe('retryDelay', () => {
     ['third failure', { attempts: 3, error: retryable(), elapsedMs: 0, random: 0 }, 400],
     ['fourth failure', { attempts: 4, error: retryable(), elapsedMs: 0, random: 0 }, 800],
     ['Retry-After wins', { attempts: 1, error: retryable(1000), elapsedMs: 0, random: 0 }, 1000],
-    ['Retry-After of zero', { attempts: 1, error: retryable(0), elapsedMs: 0, random: 0.5 }, 0],
+    ['Retry-After of zero: the back-off, not at once', { attempts: 1, error: retryable(0), elapsedMs: 0, random: 0.5 }, 75],
     ['Retry-After beyond maxMs: give up', { attempts: 1, error: retryable(1001), elapsedMs: 0, random: 0 }, undefined],
     ['not retryable', { attempts: 1, error: final, elapsedMs: 0, random: 0 }, undefined],
     ['attempts used up', { attempts: 5, error: retryable(), elapsedMs: 0, random: 0 }, undefined],
@@ -44,7 +44,8 @@ describe('retryDelay', () => {
           expect(delay).toBeLessThanOrEqual(p.maxMs);
           expect(attempts).toBeLessThan(p.maxAttempts);
           expect(elapsedMs + delay).toBeLessThanOrEqual(p.maxElapsedMs);
-          if (retryAfterMs !== undefined) expect(delay).toBe(retryAfterMs);
+          if (retryAfterMs !== undefined && retryAfterMs > 0) expect(delay).toBe(retryAfterMs);
+          if (retryAfterMs === 0 && p.baseMs > 0) expect(delay).toBeGreaterThan(0);
         },
       ),
     );

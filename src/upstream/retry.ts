@@ -39,13 +39,15 @@ export interface RetryInput {
  * Milliseconds to wait before the next attempt, or undefined to give up.
  * The back-off curve with up to half of each step taken off at random, so that many clients that
  * failed together do not come back together, yet a retry never fires immediately. A Retry-After
- * from the server wins over our own schedule; if it is longer than one step may be (maxMs) or would
+ * from the server (above 0) wins over our own schedule; if it is longer than one step may be (maxMs) or would
  * overrun the total budget, we give up and let the caller decide with `error.retryAfterMs`.
  */
 export function retryDelay(policy: RetryPolicy, input: RetryInput): number | undefined {
   if (!input.error.retryable || input.attempts >= policy.maxAttempts) return undefined;
   let delay: number;
-  if (input.error.retryAfterMs !== undefined) {
+  // A Retry-After of 0 (or a date gone by) would send the remaining attempts at once to a server
+  // that is refusing load: the back-off curve then, as with none.
+  if (input.error.retryAfterMs !== undefined && input.error.retryAfterMs > 0) {
     if (input.error.retryAfterMs > policy.maxMs) return undefined;
     delay = input.error.retryAfterMs;
   } else {
