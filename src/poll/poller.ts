@@ -204,9 +204,11 @@ function observe(metrics: PollMetrics, result: CycleResult): void {
 }
 
 /** The message carries the counts (a terminal shows only it); the fields are for JSON logs. */
-function logResult(log: Logger, result: CycleResult): void {
+export function logResult(log: Logger, result: CycleResult): void {
   const { changes: _changes, ...fields } = result;
   if (result.outcome === 'ok') log.info(fields, cycleLine(result));
   else if (result.outcome === 'aborted') log.warn(fields, cycleLine(result));
+  // A stop asked for (SIGTERM during a cycle) is not an error: the next start polls again.
+  else if (result.reason === 'poll.stopped') log.info(fields, cycleLine(result));
   else log.error(fields, cycleLine(result));
 }
