@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -82,6 +84,21 @@ describe('config check --connect', () => {
     expect(lines[2]).toMatch(/^FAIL {2}connectors\[0\] files \(file\): cannot make the directory .*a-file\/out: a file takes its path; set this connector's dir to a directory$/);
     expect(lines[3]).toMatch(/^FAIL {2}connectors\[1\] books \(accounting\): cannot reach http:\/\/127\.0\.0\.1:\d+: /);
   });
+  it('tells an upstream that is down or busy from a wrong URL', async () => {
+    const busy = createServer((_request, response) => response.writeHead(503, { 'retry-after': '600' }).end('<html>maintenance</html>'));
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(busy.address() as AddressInfo).port}`;
+      const result = await check('busy', [`upstream: { baseUrl: "${url}", token: t0k3n, clientSecret: s }`, `store: { dir: ${JSON.stringify(path.join(dir, 'busy'))} }`]);
+      expect(result.code).toBe(1);
+      expect(result.stdout.trim().split('\n').slice(1)).toContain(
+        `FAIL  upstream: ${url}: it is there but cannot answer now (HTTP 503): try again later (upstream.http: upstream answered HTTP 503 (it asks to wait 10 min))`,
+      );
+    } finally {
+      await new Promise((resolve) => busy.close(resolve));
+    }
+  });
+
   it('names store.dir for the embedded sandbox too when a file takes its path', async () => {
     const taken = path.join(dir, 'a-file');
     const result = await check('taken', [`store: { dir: ${JSON.stringify(taken)} }`]);

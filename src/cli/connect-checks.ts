@@ -78,9 +78,12 @@ async function checkUpstream(config: Config, holder: LockInfo | undefined, dispa
     const explained = explainFsError(error, config);
     if (explained !== error && isBridgeError(explained)) return { item: 'upstream', ok: false, detail: `${where}: ${explained.message}` };
     const code = isBridgeError(error) ? error.code : '';
+    const status = isBridgeError(error) ? error.status : undefined;
     const fix =
       code === 'upstream.auth' ? `it refuses the credentials: fix ${credentials}`
       : code === 'upstream.network' || code === 'upstream.timeout' ? 'cannot reach it: fix upstream.baseUrl, or the network between'
+      // The service is there but down or refusing load: the URL is not what to fix.
+      : code === 'upstream.http' && status !== undefined && (status >= 500 || status === 429) ? `it is there but cannot answer now (HTTP ${status}): try again later`
       : 'it answers, but not as API v2 does: is upstream.baseUrl the service\'s base URL?';
     return { item: 'upstream', ok: false, detail: `${where}: ${fix} (${describeError(error)})` };
   } finally {
