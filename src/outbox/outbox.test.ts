@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Connector } from '../connectors/types.js';
+import { BridgeError } from '../errors.js';
 import type { OutboxStore } from '../store/index.js';
 import { change, nextEvent, roster, scriptedConnector } from '../../test/support/outbox.js';
 import { retryable, rejected, deferred, counting, setup } from '../../test/support/outbox-setup.js';
@@ -29,6 +30,15 @@ describe.each(ENGINES)('outbox on %s', (engine) => {
     expect((await Promise.all(seen)).sort()).toEqual([[`a:${s1.id}`, 'gone'], [`b:${s1.id}`, 'gone'], [`b:${u1.id}`, 'gone']]);
     expect(await outbox.list()).toEqual([]);
     expect(await outbox.counts()).toEqual(new Map());
+  });
+
+  it('keeps no credential of the connector that a receiver echoed in its error', async () => {
+    const echo = scriptedConnector(() => ({ status: 'dead', error: new BridgeError('test.rejected', 'HTTP 401: invalid key apikey-SECRET-123') }));
+    const { outbox } = await setup([{ name: 'a', connector: echo.connector, config: { headers: { 'X-Api-Key': 'apikey-SECRET-123' } } }], { engine });
+    const dead = nextEvent(outbox, 'dead');
+    await outbox.enqueue([change('students', 1)]);
+    expect((await dead).delivery.lastError).toBe('test.rejected: HTTP 401: invalid key ***');
+    expect((await outbox.list({ state: 'dead' })).map((d) => d.lastError)).toEqual(['test.rejected: HTTP 401: invalid key ***']);
   });
 
   it('keeps per-key order while a failing key holds back only itself, and retries it after its back-off', async () => {

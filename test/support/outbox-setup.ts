@@ -119,7 +119,7 @@ export interface SetupOptions {
   lingerMs?: number;
 }
 
-export async function setup(connectors: { name: string; connector: Connector; streams?: string[] }[], options: SetupOptions = {}) {
+export async function setup(connectors: { name: string; connector: Connector; streams?: string[]; config?: Record<string, unknown> }[], options: SetupOptions = {}) {
   // One clock for both: the store stamps enqueue times with it, the outbox claims what is due by it.
   const clock = options.clock ?? testClock(TEST_NOW_MS, { sleep: 'timers' });
   let store = options.store;
@@ -131,10 +131,10 @@ export async function setup(connectors: { name: string; connector: Connector; st
   const metrics = createMetricsRegistry();
   const outbox = createOutbox({
     store: options.wrap ? options.wrap(store.outbox) : store.outbox,
-    connectors: connectors.map(({ name, connector, streams = ['students', 'users', 'roster'] }) => ({
+    connectors: connectors.map(({ name, connector, streams = ['students', 'users', 'roster'], config }) => ({
       name,
       streams: streams as never,
-      config: { name, type: connector.type, streams: streams as never },
+      config: { ...config, name, type: connector.type, streams: streams as never },
       connector,
     })),
     delivery: { maxAgeHours: options.maxAgeHours ?? 72, backoff: { baseMs: 1000, maxMs: 60_000 }, concurrency: options.concurrency ?? 4 },
