@@ -110,6 +110,10 @@ describe('commands beside a running daemon on the embedded store', () => {
     expect(refused.code).toBe(1);
     expect(refused.stdout).toContain(`dead       ${dead[0]!.id}`);
     expect(refused.stderr).toBe('1 of 1 not delivered (see: schoolbridge deliveries list)\n');
+    // An id it does not know: what the daemon said, not its JSON.
+    expect(await cli(['deliveries', 'retry', 'files:nope'], { SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN })).toMatchObject({
+      code: 1, stdout: '', stderr: 'the daemon answered 404 to /admin/deliveries/retry: no delivery "files:nope"\n',
+    });
     status = 200;
     const accepted = await cli(['deliveries', 'retry', dead[0]!.id], { SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN });
     expect(accepted).toMatchObject({ code: 0, stdout: `delivered  ${dead[0]!.id}\n` });

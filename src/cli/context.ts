@@ -35,8 +35,20 @@ export async function callAdmin(holder: LockInfo, token: string, path: string, b
     body: JSON.stringify(body),
   });
   const text = await response.text();
-  if (!response.ok) throw new CliExit(1, `the daemon answered ${response.status} to ${path}: ${text.slice(0, 300)}`);
+  if (!response.ok) throw new CliExit(1, `the daemon answered ${response.status} to ${path}: ${answerText(text)}`);
   return text ? JSON.parse(text) : {};
+}
+
+/** What an admin route's error answer says (`{"error":"…"}` or `{"error":code,"message":"…"}`), not its JSON. */
+export function answerText(text: string): string {
+  try {
+    const body = JSON.parse(text) as { error?: unknown; message?: unknown };
+    if (typeof body.message === 'string') return body.message;
+    if (typeof body.error === 'string') return body.error;
+  } catch {
+    // Not JSON: shown as it came.
+  }
+  return text.slice(0, 300);
 }
 
 /**
