@@ -28,9 +28,13 @@ export const CHAIN_LENGTH = 12;
 /** The chain of a record recorded without a change (poll.initial: baseline). */
 export const BASELINE_CHAIN = '-'.repeat(CHAIN_LENGTH);
 
-/** The chain of a key seen for the first time: its created change's hash, or the baseline padding. */
-export function newChain(initial: 'emit' | 'baseline' | undefined, key: string, json: string): string {
-  return initial === 'baseline' ? BASELINE_CHAIN : shortHash('created', key, '', '', json);
+/**
+ * The chain of a key the snapshot does not hold: its created change's hash, or the baseline padding.
+ * `gone` is the chain its last deletion left (snapshot_gone): a key deleted and created again with
+ * the same content is a new change, with an id of its own.
+ */
+export function newChain(initial: 'emit' | 'baseline' | undefined, key: string, json: string, gone = ''): string {
+  return initial === 'baseline' ? BASELINE_CHAIN : shortHash('created', key, gone, '', json);
 }
 
 /** A change detected by diffing a polled list against the snapshot. */

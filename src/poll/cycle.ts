@@ -165,6 +165,8 @@ async function readAll(deps: CycleDeps, detectedAt: string, options: CycleOption
 async function scanStream(deps: CycleDeps, stream: PolledStream, detectedAt: string, options: CycleOptions, yielder: Yielder): Promise<Scanned> {
   const size = await deps.snapshot.size(stream);
   const initial = (await deps.state.get(initialDoneKey(stream))) === undefined ? deps.initial : undefined;
+  // A snapshot that held rows is never empty again (the empty_list guard), so a fresh one has no
+  // deleted keys whose chains its rows would have to start from (snapshot_gone).
   const fresh = size === 0 && !options.dryRun;
   if (!fresh) {
     const version = await deps.snapshot.version(stream);

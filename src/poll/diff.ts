@@ -39,6 +39,8 @@ export interface DiffItem {
   change: ChangeRecord | undefined;
   /** The new snapshot entry, or null to delete it. */
   stored: string | null;
+  /** A deletion's hash: the chain the key leaves behind, which a later re-creation starts from (newChain). */
+  gone?: string;
 }
 
 /** Diffs one current record against its snapshot entry; undefined when nothing changed. */
@@ -56,9 +58,10 @@ const keyText = (ctx: DiffContext, record: PolledRecord): string => String(recor
 export function diffText(
   ctx: DiffContext, key: string, json: string, stored: string | undefined,
   record: () => PolledRecord = () => JSON.parse(json) as PolledRecord,
+  gone?: string,
 ): DiffItem | undefined {
   if (stored !== undefined && holdsJson(stored, json)) return undefined;
-  if (stored === undefined) return newItem(ctx, key, encodeEntry(newChain(ctx.initial, key, json), json), record);
+  if (stored === undefined) return newItem(ctx, key, encodeEntry(newChain(ctx.initial, key, json, gone), json), record);
   const before = decodeEntry(stored);
   const previous = JSON.parse(before.json) as Record<string, unknown>;
   const hash = shortHash('updated', key, before.chain, before.json, json);
@@ -81,7 +84,7 @@ export function deletedItem(ctx: DiffContext, key: string, stored: string): Diff
   const before = decodeEntry(stored);
   const hash = shortHash('deleted', key, before.chain, before.json, '');
   const previous = JSON.parse(before.json) as Record<string, unknown>;
-  return { key, change: changeRecord(ctx, 'deleted', key, hash, null, previous), stored: null };
+  return { key, change: changeRecord(ctx, 'deleted', key, hash, null, previous), stored: null, gone: hash };
 }
 
 /** The key of a text in its stream's type: a change record carries it so (`"key": 123`). */

@@ -29,7 +29,7 @@ export interface StreamScan extends ParseSink {
 
 export interface StreamScanOptions {
   ctx: DiffContext;
-  snapshot: Pick<SnapshotStore, 'rows' | 'stageFresh' | 'stageChanges'>;
+  snapshot: Pick<SnapshotStore, 'rows' | 'gone' | 'stageFresh' | 'stageChanges'>;
   /** `stage`: into the store (a real cycle); `keep`: in memory (a dry run). */
   mode: 'stage' | 'keep';
   yielder: Yielder;
@@ -90,12 +90,15 @@ export function createStreamScan(options: StreamScanOptions): StreamScan {
   async function diffBatch(batch: Pick<ParseBatch, 'keys' | 'texts' | 'hashes'>): Promise<void> {
     const stored = new Map<Key, SnapshotRow>();
     for (const row of await snapshot.rows(stream, batch.keys)) stored.set(row.key, row);
+    // Keys the snapshot does not hold: created, from the chain a deletion left, if any.
+    const created = batch.keys.filter((key) => !stored.has(key));
+    const gone = created.length > 0 ? await snapshot.gone(stream, created) : new Map<string, string>();
     const rows: StagedRow[] = [];
     for (let i = 0; i < batch.keys.length; i++) {
       const key = batch.keys[i]!;
       const text = batch.texts[i]!;
       const before = stored.get(key);
-      const item = diffText(ctx, String(key), text, before && before.chain + before.body);
+      const item = diffText(ctx, String(key), text, before && before.chain + before.body, undefined, before ? undefined : gone.get(String(key)));
       if (item) {
         count(item);
         if (mode === 'keep') kept.push({ key, item });
@@ -155,7 +158,7 @@ export function createStreamScan(options: StreamScanOptions): StreamScan {
 
 /** A diff item as the store stages it; a created change keeps the record's text as it came. */
 function stagedRow(key: Key, item: DiffItem, rawHash: string | null, text: string | undefined): StagedRow {
-  const chain = item.stored === null ? '' : item.stored.slice(0, CHAIN_LENGTH);
+  const chain = item.stored === null ? (item.gone ?? '') : item.stored.slice(0, CHAIN_LENGTH);
   const body = item.stored === null ? null : item.stored.slice(CHAIN_LENGTH);
   const change = item.change;
   if (!change) return { key, chain, body, rawHash };

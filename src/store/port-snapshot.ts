@@ -52,6 +52,11 @@ export interface SnapshotStore {
   version(stream: SnapshotStream): Promise<number>;
   index(stream: SnapshotStream): Promise<SnapshotIndex>;
   rows(stream: SnapshotStream, keys: readonly Key[]): Promise<SnapshotRow[]>;
+  /**
+   * The chains deleted keys left (`snapshot_gone`), by key text: kept when a change deletes a row, so
+   * that the key created again later is a change of its own (newChain), not its first one repeated.
+   */
+  gone(stream: SnapshotStream, keys: readonly Key[]): Promise<Map<string, string>>;
   /** Rows after `after` in key order, at most `limit`. */
   scan(stream: SnapshotStream, after: Key | undefined, limit: number): Promise<SnapshotRow[]>;
   /**

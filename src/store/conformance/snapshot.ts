@@ -45,6 +45,30 @@ export function snapshotCases({ open, claim }: Harness): void {
       expect(await store.snapshot.size('users')).toBe(2);
     });
 
+    it('keeps the chain a deleted key left, and the last one when it is deleted again', async () => {
+      const store = await open();
+      await store.snapshot.begin('users', 'fresh');
+      await store.snapshot.stageFresh('users', freshRows(rowsOf(3)));
+      await store.snapshot.applyFresh('users', { state: {} });
+      expect(await store.snapshot.gone('users', [1, 2, 3])).toEqual(new Map());
+      const change = (key: number, chain: string, body: string | null): StagedRow => ({ key, chain, body, rawHash: body === null ? null : `h${key}` });
+      await store.snapshot.begin('users', 'changes');
+      await store.snapshot.stageChanges('users', [change(2, 'gone00000002', null)]);
+      await store.snapshot.applyChanges('users', { limit: 10, connectors: [], state: {}, now: NOW });
+      expect(await store.snapshot.size('users')).toBe(2);
+      expect(await store.snapshot.gone('users', [1, 2, 3])).toEqual(new Map([['2', 'gone00000002']]));
+      expect(await store.snapshot.gone('students', [2])).toEqual(new Map());
+      // Created again, then deleted again: the key's last deletion is what stays.
+      await store.snapshot.begin('users', 'changes');
+      await store.snapshot.stageChanges('users', [change(2, 'back00000002', '{"id":2}')]);
+      await store.snapshot.applyChanges('users', { limit: 10, connectors: [], state: {}, now: NOW });
+      await store.snapshot.begin('users', 'changes');
+      await store.snapshot.stageChanges('users', [change(2, 'gone00000003', null), change(3, 'gone00000004', null)]);
+      await store.snapshot.applyChanges('users', { limit: 10, connectors: [], state: {}, now: NOW });
+      expect(await store.snapshot.gone('users', [1, 2, 3])).toEqual(new Map([['2', 'gone00000003'], ['3', 'gone00000004']]));
+      expect(await store.snapshot.size('users')).toBe(1);
+    });
+
     const fresh = async (store: Store, n: number, connectors = ['a', 'b']) => {
       await store.snapshot.begin('users', 'fresh');
       await store.snapshot.stageFresh('users', freshRows(rowsOf(n)));

@@ -118,6 +118,11 @@ const MIGRATIONS: readonly string[] = [
     lease_owner text, lease_until bigint, fence bigint NOT NULL DEFAULT 0,
     PRIMARY KEY (connector, part));
   `,
+  // The chain each deleted key left (snapshot.ts, applyChanges): a key created again later is a
+  // change of its own, not its first created change repeated (docs/records.md, "Record ids").
+  `
+  CREATE TABLE snapshot_gone (stream text NOT NULL, key text NOT NULL, chain text NOT NULL, PRIMARY KEY (stream, key));
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

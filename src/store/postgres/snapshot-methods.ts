@@ -37,6 +37,7 @@ export function createPgSnapshot(calls: PgCalls, pool: () => pg.Pool | undefined
     version: (stream) => read((db) => snapshot.version(db, stream)),
     index: (stream) => read((db) => snapshot.index(db, stream)),
     rows: (stream, keys) => read((db) => snapshot.rows(db, stream, keys)),
+    gone: (stream, keys) => read((db) => snapshot.gone(db, stream, keys)),
     scan: (stream, after, limit) => read((db) => snapshot.scan(db, stream, after, limit)),
     async begin(stream, kind) {
       await staging.take(stream);

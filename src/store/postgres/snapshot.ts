@@ -81,6 +81,12 @@ export async function rows(db: Db, stream: SnapshotStream, keys: readonly Key[])
   return result.rows.map(toRow);
 }
 
+/** The chains deleted keys left, by key text (port-snapshot.ts, `gone`). */
+export async function gone(db: Db, stream: SnapshotStream, keys: readonly Key[]): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ key: string; chain: string }>('SELECT key, chain FROM snapshot_gone WHERE stream = $1 AND key = ANY($2::text[])', [stream, keys.map(String)]);
+  return new Map(rows.map((r) => [r.key, r.chain]));
+}
+
 export async function scan(db: Db, stream: SnapshotStream, after: Key | undefined, limit: number): Promise<SnapshotRow[]> {
   const result = await db.query<Row>(`SELECT * FROM ${snapshotTable(stream)} WHERE key > $1 ORDER BY key LIMIT $2`, [after ?? keyFloor(stream), limit]);
   return result.rows.map(toRow);
@@ -174,6 +180,9 @@ export async function applyChanges(db: Db, stream: SnapshotStream, fence: number
     const put = await db.query<{ inserted: boolean }>(`INSERT INTO ${table} (key, chain, body, raw_hash) SELECT key, chain, body, raw_hash FROM ${changes} WHERE key = ANY(${keysParam}) AND body IS NOT NULL
       ON CONFLICT (key) DO UPDATE SET chain = excluded.chain, body = excluded.body, raw_hash = excluded.raw_hash RETURNING (xmax = 0) AS inserted`, [chunkKeys]);
     const del = await db.query(`DELETE FROM ${table} WHERE key IN (SELECT key FROM ${changes} WHERE key = ANY(${keysParam}) AND body IS NULL)`, [chunkKeys]);
+    // Each deletion's chain stays with its key, for a later re-creation to start from.
+    await db.query(`INSERT INTO snapshot_gone (stream, key, chain) SELECT $2, key::text, chain FROM ${changes} WHERE key = ANY(${keysParam}) AND body IS NULL AND chain <> ''
+      ON CONFLICT (stream, key) DO UPDATE SET chain = excluded.chain`, [chunkKeys, stream]);
     delta = put.rows.filter((r) => r.inserted).length - (del.rowCount ?? 0);
     await enqueueStaged(db, stream, chunk, connectors, now);
     await db.query(`DELETE FROM ${changes} WHERE key = ANY(${keysParam})`, [chunkKeys]);

@@ -49,6 +49,7 @@ export function operations(self: Self) {
     version: snapshot.version,
     indexPage: snapshot.indexPage,
     rows: snapshot.rows,
+    gone: snapshot.gone,
     scan: snapshot.scan,
     begin: snapshot.begin,
     stageFresh: snapshot.stageFresh,

@@ -49,6 +49,7 @@ export function sqlitePortMethods(call: CallThread, clock: Clock, advertised: ()
       version: (stream) => call('version', stream),
       index: (stream) => readIndexPages((after, limit) => call('indexPage', stream, after, limit), INDEX_PAGE_ROWS),
       rows: (stream, keys) => call('rows', stream, keys),
+      gone: (stream, keys) => call('gone', stream, keys),
       scan: (stream, after, limit) => call('scan', stream, after, limit),
       begin: (stream, kind) => call('begin', stream, kind),
       stageFresh: (stream, rows) => call('stageFresh', stream, rows),

@@ -50,6 +50,7 @@ export function openStoreReader(dir: string): StoreReader {
       version: (stream) => read(() => snapshot.version(db, stream)),
       index: (stream) => snapshot.index(db, stream),
       rows: (stream, keys) => read(() => snapshot.rows(db, stream, keys)),
+      gone: (stream, keys) => read(() => snapshot.gone(db, stream, keys)),
       scan: (stream, after, limit) => read(() => snapshot.scan(db, stream, after, limit)),
       begin: refused, stageFresh: refused, stageChanges: refused, discard: refused, applyFresh: refused,
       applyChanges: refused, materializeCreated: refused, createdPending: refused,

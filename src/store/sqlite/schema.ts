@@ -153,6 +153,11 @@ const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX outbox_log_key ON outbox_log (order_key);
   `,
+  // The chain each deleted key left (snapshot.ts, applyChanges): a key created again later is a
+  // change of its own, not its first created change repeated (docs/records.md, "Record ids").
+  `
+  CREATE TABLE snapshot_gone (stream TEXT NOT NULL, key TEXT NOT NULL, chain TEXT NOT NULL, PRIMARY KEY (stream, key)) WITHOUT ROWID;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

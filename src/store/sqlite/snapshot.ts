@@ -69,6 +69,17 @@ export function rows(db: Db, stream: SnapshotStream, keys: readonly Key[]): Snap
   return out;
 }
 
+/** The chains deleted keys left, by key text (port-snapshot.ts, `gone`). */
+export function gone(db: Db, stream: SnapshotStream, keys: readonly Key[]): Map<string, string> {
+  const get = sql(db, 'SELECT chain FROM snapshot_gone WHERE stream = ? AND key = ?').pluck();
+  const out = new Map<string, string>();
+  for (const key of keys) {
+    const chain = get.get(stream, String(key)) as string | undefined;
+    if (chain !== undefined) out.set(String(key), chain);
+  }
+  return out;
+}
+
 /**
  * Below every key of its type: a parameter compared with a TEXT column is compared as text (-Infinity
  * would be '-Inf', above some keys), and no non-empty string is below ''.
@@ -133,12 +144,16 @@ export function applyChanges(db: Db, stream: SnapshotStream, limit: number, conn
   const put = sql(db, `INSERT INTO ${table} (key, chain, body, raw_hash) VALUES (?, ?, ?, ?)
     ON CONFLICT (key) DO UPDATE SET chain = excluded.chain, body = excluded.body, raw_hash = excluded.raw_hash`);
   const del = sql(db, `DELETE FROM ${table} WHERE key = ?`);
+  const leave = sql(db, 'INSERT INTO snapshot_gone (stream, key, chain) VALUES (?, ?, ?) ON CONFLICT (stream, key) DO UPDATE SET chain = excluded.chain');
   const exists = sql(db, `SELECT 1 FROM ${table} WHERE key = ?`).pluck();
   let delta = 0;
   for (const row of staged) {
     keepCreatedTexts(db, stream, row.key);
-    if (row.body === null) delta -= del.run(row.key).changes;
-    else {
+    if (row.body === null) {
+      delta -= del.run(row.key).changes;
+      // The deletion's chain stays with the key, for a later re-creation to start from.
+      if (row.chain !== '') leave.run(stream, String(row.key), row.chain);
+    } else {
       if (exists.get(row.key) === undefined) delta += 1;
       put.run(row.key, row.chain, row.body, row.raw_hash);
     }
