@@ -11,7 +11,7 @@ import { createHourlyCounts, type HourlyCounts } from './history/hourly-counts.j
 import { adminBodies } from './http/admin-bodies.js';
 import { registerAdminRoutes, withBody } from './http/admin-routes.js';
 import { registerHealthRoutes } from './http/health-routes.js';
-import { applyConnectionCap, fastifyServerOptions } from './http/server-limits.js';
+import { applyConnectionCap, fastifyServerOptions, refuseLargeBeforeContinue } from './http/server-limits.js';
 import { liveness } from './http/liveness.js';
 import { createLifecycle, type Component } from './lifecycle.js';
 import { createMetricsRegistry } from './metrics.js';
@@ -120,6 +120,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...fastifyServerOptions(config.server),
   });
   applyConnectionCap(http.server, config.server);
+  refuseLargeBeforeContinue(http.server, config.webhooks.bodyLimitBytes);
   registerHealthRoutes(http, { readiness, metrics, liveness: () => liveness(upstream.lastContact()) });
   const server = mode === 'daemon' ? createServer(http, { host: config.server.host, port: config.server.port }) : undefined;
   const callbackUrl = () => {

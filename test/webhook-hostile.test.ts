@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pino } from 'pino';
@@ -267,6 +268,11 @@ describe.each(ENGINES)('POST /webhooks/v2 under hostile input, on %s', (engine) 
     expect(status).toBe(413);
   });
 
+  it('a Content-Length over the limit with Expect: 100-continue gets the 413, not an invitation to send it', async () => {
+    const status = await raw(base, `POST /webhooks/v2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\nExpect: 100-continue\r\nContent-Length: ${100 * 1024 * 1024}\r\n\r\n`);
+    expect(status).toBe(413);
+  });
+
   it('after all that, a valid delivery is stored — with any content type or none — and other routes still parse JSON', async () => {
     expect(await storedTotal()).toBe(0);
     const contentTypes = [undefined, 'application/json', 'application/json; charset=utf-8', 'text/plain', 'garbage'];
@@ -280,6 +286,23 @@ describe.each(ENGINES)('POST /webhooks/v2 under hostile input, on %s', (engine) 
     expect(await storedTotal()).toBe(contentTypes.length);
     const other = await request(`${base}/other`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
     expect(await other.body.json()).toEqual({ type: 'object', body: { a: 1 } });
+  });
+
+  it('a delivery that asks before it sends its body is invited and stored', async () => {
+    const body = JSON.stringify({ event: 'invoice.created', object: { id: 'continue-1' } });
+    const header = signatureHeader(SECRET, Buffer.from(body), Math.floor(Date.now() / 1000));
+    const { hostname, port } = new URL(base);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const request = httpRequest({ host: hostname, port: Number(port), method: 'POST', path: '/webhooks/v2', headers: { expect: '100-continue', 'content-length': Buffer.byteLength(body), 'webhook-signature': header } });
+      request.on('continue', () => request.end(body));
+      request.on('response', (response) => {
+        let text = `${response.statusCode} `;
+        response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        response.on('end', () => resolve(text));
+      });
+      request.on('error', reject);
+    });
+    expect(answer).toMatch(/^200 \{"status":"stored"/);
   });
 
   it('twenty concurrent deliveries of one event, each signed at another second, store it once and all get 200', async () => {

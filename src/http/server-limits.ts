@@ -1,5 +1,5 @@
 import type { FastifyHttpOptions } from 'fastify';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 
 /** The limits every connection to the daemon's HTTP server is held to (server.* in the config). */
 export interface ServerLimits {
@@ -31,6 +31,22 @@ export function fastifyServerOptions(limits: ServerLimits): Pick<FastifyHttpOpti
     // Headers count toward the same limit; Node refuses a headers timeout longer than the request's.
     http: { requestTimeout, headersTimeout: requestTimeout, connectionsCheckingInterval: step },
   };
+}
+
+/**
+ * A client that asks before it sends its body (`Expect: 100-continue`) with a Content-Length past
+ * the limit is answered 413 at once. Node answers "100 Continue" by itself to every such request,
+ * which invites the client to upload the body only to have it refused.
+ */
+export function refuseLargeBeforeContinue(server: Server, bodyLimitBytes: number): void {
+  server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+    if (Number(request.headers['content-length']) > bodyLimitBytes) {
+      response.writeHead(413, { 'content-type': 'application/json; charset=utf-8', connection: 'close' }).end('{"error":"too_large"}');
+      return;
+    }
+    response.writeContinue();
+    server.emit('request', request, response);
+  });
 }
 
 /** Beyond `maxConnections`, Node closes a new connection as soon as it is accepted. */
