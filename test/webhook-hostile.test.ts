@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import { request as httpRequest } from 'node:http';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { Readable } from 'node:stream';
 import { pino } from 'pino';
 import { request } from 'undici';
@@ -126,6 +127,11 @@ const cases: Case[] = [
     const deep = `{"event":"a.b","object":${'['.repeat(2000)}${']'.repeat(2000)}}`;
     return { header: signatureHeader(SECRET, deep, now()), body: deep };
   }, 400),
+  signedCase('gzip-compressed, signed over the compressed bytes', (b) => {
+    const zipped = gzipSync(b);
+    return { header: signatureHeader(SECRET, zipped, now()), body: zipped, headers: { 'content-encoding': 'gzip' } };
+  }, 415),
+  signedCase('gzip named but sent plain, signed', (b) => ({ header: signatureHeader(SECRET, b, now()), headers: { 'content-encoding': ' GZip ' } }), 415),
   signedCase('over the body limit (Content-Length), signed', () => {
     const big = event({ id: 5000 + serial++, description: 'x'.repeat(LIMIT) });
     return { header: signatureHeader(SECRET, big, now()), body: big };

@@ -3,7 +3,7 @@ import { counter, histogram } from '../metrics.js';
 
 /** Why a delivery was not stored; the `reason` label of schoolbridge_webhook_rejected_total. */
 export type RejectReason =
-  | 'missing' | 'malformed' | 'mismatch' | 'stale' | 'future' | 'body' | 'too_large' | 'aborted' | 'method' | 'store' | 'error';
+  | 'missing' | 'malformed' | 'mismatch' | 'stale' | 'future' | 'body' | 'too_large' | 'encoding' | 'aborted' | 'method' | 'store' | 'error';
 
 export interface IntakeMetrics {
   received: Counter;

@@ -40,6 +40,15 @@ export function registerWebhookRoute(http: FastifyInstance, options: WebhookRout
           tooLarge(reply, metrics);
           return;
         }
+        // The signature is over the bytes as sent, and API v2 shows no compression: a compressed body
+        // would only fail later as "not UTF-8" or a mismatch, which names the wrong thing.
+        const encoding = request.headers['content-encoding']?.trim().toLowerCase();
+        if (encoding && encoding !== 'identity') {
+          metrics.received.inc();
+          metrics.rejected.inc({ reason: 'encoding' });
+          reply.code(415).header('connection', 'close').send({ error: 'encoding', detail: `Content-Encoding ${encoding.slice(0, 40)} is not read: send the body uncompressed` });
+          return;
+        }
         // A missing or malformed signature is answered before any byte of the body is read or held.
         const early = intake.screen(request.headers['webhook-signature']);
         if (early) {
