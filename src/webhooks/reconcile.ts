@@ -32,20 +32,35 @@ export async function reconcileWebhooks(
     options.log?.info({ id: webhook.id, event, callbackUrl: wanted.callbackUrl }, `webhook registered: ${event} → ${wanted.callbackUrl}`);
     result.created.push(webhook);
   }
+  const notFound: number[] = [];
   for (const { webhook, why } of plan.delete) {
-    await deleteIfPresent(api, webhook.id, opts);
+    if (!(await deleteIfPresent(api, webhook.id, opts))) notFound.push(webhook.id);
     options.log?.info({ id: webhook.id, event: webhook.event, why }, 'webhook registration deleted');
     result.deleted.push(webhook.id);
   }
+  if (notFound.length > 0) await confirmGone(api, notFound, opts);
   return result;
 }
 
-/** A registration already gone (404) is what we wanted. */
-async function deleteIfPresent(api: WebhookApi, id: number, opts: { signal?: AbortSignal }): Promise<void> {
+/** Deletes a registration; false when the upstream answered 404 (gone already, as we want, or so it says). */
+async function deleteIfPresent(api: WebhookApi, id: number, opts: { signal?: AbortSignal }): Promise<boolean> {
   try {
     await api.deleteWebhook(id, opts);
+    return true;
   } catch (error) {
-    if (error instanceof BridgeError && error.code === 'upstream.not_found') return;
+    if (error instanceof BridgeError && error.code === 'upstream.not_found') return false;
     throw error;
   }
+}
+
+/**
+ * A 404 to a delete is taken for "gone already" only once the list agrees: a 404 from something
+ * else on the way (a proxy, a wrong path under upstream.baseUrl) would otherwise pass for a deletion
+ * while the registration stays, and every event would go on arriving twice.
+ */
+async function confirmGone(api: WebhookApi, ids: readonly number[], opts: { signal?: AbortSignal }): Promise<void> {
+  const listed = new Set((await api.listWebhooks(opts)).map((w) => w.id));
+  const still = ids.filter((id) => listed.has(id));
+  if (still.length === 0) return;
+  throw new BridgeError('webhooks.not_deleted', `the upstream answered 404 to deleting registration ${still.map((id) => `#${id}`).join(', ')} but still lists it: is upstream.baseUrl the service's base URL, with nothing between that answers for it?`, { retryable: true });
 }

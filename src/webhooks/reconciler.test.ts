@@ -146,13 +146,25 @@ describe('reconciler', () => {
   });
 
   it('treats a registration already gone as deleted', async () => {
-    const { api, writes } = fakeApi(0, [{ id: 1, event: 'invoice.created', callbackUrl: URL_ }, { id: 2, event: 'invoice.created', callbackUrl: URL_ }]);
-    const gone: WebhookApi = { ...api, deleteWebhook: async (id) => { writes.push(`DELETE ${id}`); throw new BridgeError('upstream.not_found', 'gone', { status: 404 }); } };
+    const { api } = fakeApi(0, [{ id: 1, event: 'invoice.created', callbackUrl: URL_ }, { id: 2, event: 'invoice.created', callbackUrl: URL_ }]);
+    // Gone by the time we ask (another replica's reconcile, an admin): the list no longer has it.
+    const gone: WebhookApi = { ...api, deleteWebhook: async (id) => { await api.deleteWebhook(id); throw new BridgeError('upstream.not_found', 'gone', { status: 404 }); } };
     const { clock } = steppedClock();
     const { reconciler } = start(gone, clock, false);
     const result = await reconciler.reconcile();
     expect(result.deleted).toEqual([2]);
     expect(reconciler.state()).toMatchObject({ status: 'converged', created: 1, deleted: 1 });
+  });
+
+  it('does not take a 404 to a delete for a deletion while the upstream still lists the registration', async () => {
+    const { api, hooks } = fakeApi(0, [{ id: 1, event: 'invoice.created', callbackUrl: URL_ }, { id: 2, event: 'invoice.created', callbackUrl: URL_ }]);
+    // Something between answers for the path (a proxy's HTML 404): the registration stays.
+    const proxy: WebhookApi = { ...api, deleteWebhook: async () => { throw new BridgeError('upstream.not_found', 'upstream answered HTTP 404', { status: 404 }); } };
+    const { clock } = steppedClock();
+    const { reconciler } = start(proxy, clock, false);
+    await expect(reconciler.reconcile()).rejects.toMatchObject({ code: 'webhooks.not_deleted', message: expect.stringContaining('registration #2 but still lists it') as unknown });
+    expect(hooks().map((h) => h.id)).toContain(2);
+    expect(reconciler.state()).toEqual({ status: 'disabled' });
   });
 
   it('dry run plans without writing or changing state; disabled is ready', async () => {
