@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { BridgeError } from '../errors.js';
 import type { UpstreamClient, Webhook } from '../upstream/index.js';
-import { planReconcile, type ReconcilePlan, type WantedRegistrations } from './reconcile-plan.js';
+import { isMarkedDeleted, planReconcile, type ReconcilePlan, type WantedRegistrations } from './reconcile-plan.js';
 
 export type WebhookApi = Pick<UpstreamClient, 'listWebhooks' | 'registerWebhook' | 'deleteWebhook'>;
 
@@ -59,7 +59,7 @@ async function deleteIfPresent(api: WebhookApi, id: number, opts: { signal?: Abo
  * while the registration stays, and every event would go on arriving twice.
  */
 async function confirmGone(api: WebhookApi, ids: readonly number[], opts: { signal?: AbortSignal }): Promise<void> {
-  const listed = new Set((await api.listWebhooks(opts)).map((w) => w.id));
+  const listed = new Set((await api.listWebhooks(opts)).filter((w) => !isMarkedDeleted(w)).map((w) => w.id));
   const still = ids.filter((id) => listed.has(id));
   if (still.length === 0) return;
   throw new BridgeError('webhooks.not_deleted', `the upstream answered 404 to deleting registration ${still.map((id) => `#${id}`).join(', ')} but still lists it: is upstream.baseUrl the service's base URL, with nothing between that answers for it?`, { retryable: true });

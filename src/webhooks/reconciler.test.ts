@@ -154,6 +154,14 @@ describe('reconciler', () => {
     const result = await reconciler.reconcile();
     expect(result.deleted).toEqual([2]);
     expect(reconciler.state()).toMatchObject({ status: 'converged', created: 1, deleted: 1 });
+    // Or still listed, but marked deleted.
+    const marked = fakeApi(0, [{ id: 1, event: 'invoice.created', callbackUrl: URL_ }, { id: 2, event: 'invoice.created', callbackUrl: URL_ }]);
+    const soft: WebhookApi = {
+      ...marked.api,
+      listWebhooks: async () => (await marked.api.listWebhooks()).map((w) => (w.id === 2 && marked.writes.includes('DELETE 2') ? { ...w, isDeleted: true } : w)),
+      deleteWebhook: async (id) => { marked.writes.push(`DELETE ${id}`); throw new BridgeError('upstream.not_found', 'gone', { status: 404 }); },
+    };
+    expect((await start(soft, clock, false).reconciler.reconcile()).deleted).toEqual([2]);
   });
 
   it('does not take a 404 to a delete for a deletion while the upstream still lists the registration', async () => {
