@@ -161,7 +161,7 @@ const cases: Case[] = [
       return { method, headers: { 'webhook-signature': signatureHeader(SECRET, b, now()) }, ...(['PUT', 'PATCH', 'DELETE'].includes(method) ? { body: b } : {}) };
     },
   })),
-  ...['/webhooks/v2/', '/webhooks/V2', '/webhooks', '/webhooks/v3'].map((path): Case => ({
+  ...['/webhooks/V2', '/webhooks', '/webhooks/v3', '/webhooks/v2/x'].map((path): Case => ({
     name: `POST ${path}`, status: 404,
     send: () => {
       const b = body();
@@ -292,6 +292,13 @@ describe.each(ENGINES)('POST /webhooks/v2 under hostile input, on %s', (engine) 
     expect(await storedTotal()).toBe(contentTypes.length);
     const other = await request(`${base}/other`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
     expect(await other.body.json()).toEqual({ type: 'object', body: { a: 1 } });
+  });
+
+  it('takes a delivery to the path with a trailing slash, as a service may have stored the callback URL', async () => {
+    const b = event({ id: 9100 });
+    expect(await deliver(base, { path: '/webhooks/v2/', headers: { 'webhook-signature': signatureHeader(SECRET, b, now()) }, body: b })).toBe(200);
+    expect(await kept(idOf(b))).toEqual({ inbox: true, deliveries: 2 });
+    expect(await deliver(base, { path: '/webhooks/v2/', method: 'GET' })).toBe(405);
   });
 
   it('a delivery that asks before it sends its body is invited and stored', async () => {

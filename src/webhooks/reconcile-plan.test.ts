@@ -46,7 +46,8 @@ const cases: Case[] = [
   },
   { name: 'the same id listed twice is one registration', existing: [hook(1, 'invoice.created'), hook(1, 'invoice.created'), hook(2, 'invoice.updated')], create: [], delete: [], keep: [1, 2] },
   { name: 'our URL spelled differently is still ours', existing: [hook(1, 'invoice.created', 'HTTP://Bridge.Example:8080/webhooks/v2'), hook(2, 'invoice.updated', 'http://bridge.example/../webhooks/v2'.replace('example', 'example:8080'))], create: [], delete: [], keep: [1, 2] },
-  { name: 'a different path is not ours', existing: [hook(1, 'invoice.created', `${OURS}/`)], create: EVENTS, delete: [], keep: [], foreign: 1 },
+  { name: 'a different path is not ours', existing: [hook(1, 'invoice.created', `${OURS}/x`)], create: EVENTS, delete: [], keep: [], foreign: 1 },
+  { name: 'our URL with a trailing slash is still ours', existing: [hook(1, 'invoice.created', `${OURS}/`), hook(2, 'invoice.updated')], create: [], delete: [], keep: [1, 2] },
   { name: 'no events configured: all ours go', existing: [hook(1, 'invoice.created'), hook(2, 'invoice.updated', THEIRS)], events: [], create: [], delete: [[1, 'unlisted']], keep: [], foreign: 1 },
   { name: 'an event configured twice is wanted once', existing: [], events: ['invoice.created', 'invoice.created'], create: ['invoice.created'], delete: [], keep: [] },
 ];
@@ -82,6 +83,9 @@ describe('helpers', () => {
   it('sameUrl compares URLs, and falls back to text for non-URLs', () => {
     expect(sameUrl('http://a:80/x', 'http://A/x')).toBe(true);
     expect(sameUrl('http://a/x', 'http://a/y')).toBe(false);
+    expect(sameUrl('http://a/webhooks/v2', 'http://a/webhooks/v2/')).toBe(true);
+    expect(sameUrl('http://a/webhooks/v2', 'http://a/webhooks/v2x')).toBe(false);
+    expect(sameUrl('http://a', 'http://a/')).toBe(true);
     expect(sameUrl('not a url', 'not a url')).toBe(true);
     expect(sameUrl('not a url', 'http://a/')).toBe(false);
   });

@@ -58,14 +58,23 @@ export function isMarkedDeleted(webhook: Webhook): boolean {
   return typeof webhook.deletedAt === 'string' && webhook.deletedAt.trim() !== '';
 }
 
-/** URLs compared as URLs: scheme and host case, default ports and dot segments do not make a registration foreign. */
+/**
+ * URLs compared as URLs: scheme and host case, default ports, dot segments and a trailing slash do
+ * not make a registration foreign. A service that stores our callback URL with a slash added would
+ * otherwise have every reconcile register it again (the route takes it with the slash too).
+ */
 export function sameUrl(a: string, b: string): boolean {
   if (a === b) return true;
   try {
-    return new URL(a).href === new URL(b).href;
+    return withoutTrailingSlash(new URL(a)) === withoutTrailingSlash(new URL(b));
   } catch {
     return false;
   }
+}
+
+function withoutTrailingSlash(url: URL): string {
+  url.pathname = url.pathname.replace(/\/+$/, '') || '/';
+  return url.href;
 }
 
 /** The same id listed twice is one registration (a list taken while it changed). */

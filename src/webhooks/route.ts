@@ -31,49 +31,52 @@ export function registerWebhookRoute(http: FastifyInstance, options: WebhookRout
       done();
     });
     scope.setErrorHandler((error: FastifyError, request, reply) => answerError(error, request, reply, metrics, log));
-    scope.route({
-      method: 'POST',
-      url: WEBHOOK_PATH,
-      bodyLimit: limit,
-      onRequest: (request, reply, done) => {
-        if (Number(request.headers['content-length']) > limit) {
-          tooLarge(reply, metrics);
-          return;
-        }
-        // The signature is over the bytes as sent, and API v2 shows no compression: a compressed body
-        // would only fail later as "not UTF-8" or a mismatch, which names the wrong thing.
-        const encoding = request.headers['content-encoding']?.trim().toLowerCase();
-        if (encoding && encoding !== 'identity') {
+    // With a trailing slash too: a service may store the callback URL so (reconcile-plan.ts, sameUrl).
+    for (const url of [WEBHOOK_PATH, `${WEBHOOK_PATH}/`]) {
+      scope.route({
+        method: 'POST',
+        url,
+        bodyLimit: limit,
+        onRequest: (request, reply, done) => {
+          if (Number(request.headers['content-length']) > limit) {
+            tooLarge(reply, metrics);
+            return;
+          }
+          // The signature is over the bytes as sent, and API v2 shows no compression: a compressed body
+          // would only fail later as "not UTF-8" or a mismatch, which names the wrong thing.
+          const encoding = request.headers['content-encoding']?.trim().toLowerCase();
+          if (encoding && encoding !== 'identity') {
+            metrics.received.inc();
+            metrics.rejected.inc({ reason: 'encoding' });
+            reply.code(415).header('connection', 'close').send({ error: 'encoding', detail: `Content-Encoding ${encoding.slice(0, 40)} is not read: send the body uncompressed` });
+            return;
+          }
+          // A missing or malformed signature is answered before any byte of the body is read or held.
+          const early = intake.screen(request.headers['webhook-signature']);
+          if (early) {
+            send(reply.header('connection', 'close'), early);
+            return;
+          }
+          // Fastify answers 415 to a malformed Content-Type before any parser runs; ours are all bytes.
+          if (request.headers['content-type'] !== undefined) request.headers['content-type'] = 'application/octet-stream';
+          done();
+        },
+        handler: async (request: FastifyRequest, reply: FastifyReply) => {
+          const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+          const answer = await intake.receive(request.headers['webhook-signature'], raw);
+          return send(reply, answer);
+        },
+      });
+      scope.route({
+        method: [...OTHER_METHODS],
+        url,
+        handler: async (_request, reply) => {
           metrics.received.inc();
-          metrics.rejected.inc({ reason: 'encoding' });
-          reply.code(415).header('connection', 'close').send({ error: 'encoding', detail: `Content-Encoding ${encoding.slice(0, 40)} is not read: send the body uncompressed` });
-          return;
-        }
-        // A missing or malformed signature is answered before any byte of the body is read or held.
-        const early = intake.screen(request.headers['webhook-signature']);
-        if (early) {
-          send(reply.header('connection', 'close'), early);
-          return;
-        }
-        // Fastify answers 415 to a malformed Content-Type before any parser runs; ours are all bytes.
-        if (request.headers['content-type'] !== undefined) request.headers['content-type'] = 'application/octet-stream';
-        done();
-      },
-      handler: async (request: FastifyRequest, reply: FastifyReply) => {
-        const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-        const answer = await intake.receive(request.headers['webhook-signature'], raw);
-        return send(reply, answer);
-      },
-    });
-    scope.route({
-      method: [...OTHER_METHODS],
-      url: WEBHOOK_PATH,
-      handler: async (_request, reply) => {
-        metrics.received.inc();
-        metrics.rejected.inc({ reason: 'method' });
-        return reply.code(405).header('allow', 'POST').send({ error: 'method not allowed: deliveries are POSTed' });
-      },
-    });
+          metrics.rejected.inc({ reason: 'method' });
+          return reply.code(405).header('allow', 'POST').send({ error: 'method not allowed: deliveries are POSTed' });
+        },
+      });
+    }
   });
 }
 
