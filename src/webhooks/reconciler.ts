@@ -123,8 +123,9 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
         if (signal.aborted) return;
         if (!first && isBridgeError(error) && error.code === 'webhooks.busy') return;
         const delay = reconcileDelay(attempts, policy, random());
-        // A later check that fails leaves the registrations as last converged (readiness stays): the
-        // service's outage is the poll's to report, and a load balancer must not drop every replica.
+        // A later check that fails leaves the registrations as last converged, and so this readiness
+        // check: they were converged, and nothing says they changed (the failed call is the
+        // `upstream` check's to report).
         if (first) setState({ status: 'pending', attempts, lastError: describeError(error), nextAttemptAt: new Date(clock.now() + delay).toISOString() });
         log.warn({ err: error, attempts, retryInMs: delay }, first ? 'webhook reconcile failed; retrying' : 'webhook registrations check failed; retrying');
         await clock.sleep(delay, signal).catch(() => {});
