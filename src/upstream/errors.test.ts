@@ -60,6 +60,13 @@ describe('errorFromStatus', () => {
     expect(errorFromStatus(429, '', header, now).message).toBe(message);
   });
 
+  it('names where a redirect points, by its origin alone', () => {
+    expect(errorFromStatus(301, '', undefined, now, 'https://school.example:8443/api/v2/students?token=x').message)
+      .toBe("upstream answered HTTP 301 (it redirects to https://school.example:8443: is that the service's address for upstream.baseUrl?)");
+    expect(errorFromStatus(302, '', undefined, now, '/elsewhere').message).toBe('upstream answered HTTP 302');
+    expect(errorFromStatus(404, '', undefined, now, 'https://school.example/').message).toBe('upstream answered HTTP 404');
+  });
+
   it('ignores Retry-After on an answer that is not retried', () => {
     expect(errorFromStatus(400, '', '5', now).retryAfterMs).toBeUndefined();
   });

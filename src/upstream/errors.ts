@@ -49,10 +49,10 @@ export function parseErrorBody(text: string): UpstreamErrorBody {
 }
 
 /** Classifies a non-2xx answer (decided in one place). */
-export function errorFromStatus(status: number, bodyText: string, retryAfter: string | string[] | undefined, now: number): BridgeError {
+export function errorFromStatus(status: number, bodyText: string, retryAfter: string | string[] | undefined, now: number, location?: string | string[]): BridgeError {
   const body = parseErrorBody(bodyText);
   const said = body.message ?? body.code;
-  const message = `upstream answered HTTP ${status}${said === undefined ? '' : `: ${said}`}`;
+  const message = `upstream answered HTTP ${status}${said === undefined ? '' : `: ${said}`}${movedTo(status, location)}`;
   const context = { upstreamCode: body.code, upstreamMessage: body.message };
   if (status === 401 || status === 403) {
     return new BridgeError('upstream.auth', message, { status, context });
@@ -68,6 +68,22 @@ export function errorFromStatus(status: number, bodyText: string, retryAfter: st
     context,
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
   });
+}
+
+/**
+ * Where a redirect points, by its origin: redirects are not followed (the token would go along), and
+ * the usual one (http to https, a new host) is fixed in upstream.baseUrl. The path is left out: it is
+ * ours, and its query could carry what is not for a log.
+ */
+function movedTo(status: number, location: string | string[] | undefined): string {
+  const raw = Array.isArray(location) ? location[0] : location;
+  if (status < 300 || status > 399 || !raw) return '';
+  try {
+    const { origin } = new URL(raw);
+    return origin === 'null' ? '' : ` (it redirects to ${origin}: is that the service's address for upstream.baseUrl?)`;
+  } catch {
+    return '';
+  }
 }
 
 /** A wait as people say it: seconds, minutes, hours or days. */

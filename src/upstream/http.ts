@@ -61,7 +61,7 @@ export function createHttp(options: HttpOptions): Http {
       if (exchange.stream) clearTimeout(timeout);
       if (response.statusCode < 200 || response.statusCode >= 300) {
         const text = await readLimited(body, ERROR_BODY_LIMIT);
-        throw errorFromStatus(response.statusCode, text, response.headers['retry-after'], options.now());
+        throw errorFromStatus(response.statusCode, text, response.headers['retry-after'], options.now(), response.headers.location);
       }
       return await read(body);
     } catch (error) {
