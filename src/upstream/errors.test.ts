@@ -84,6 +84,11 @@ describe('errorFromThrown', () => {
     expect(errorFromThrown(error, reason, 1000).code).toBe(code);
   });
 
+  it('tells a pause in the body from no answer, and names the key', () => {
+    expect(errorFromThrown(coded('UND_ERR_BODY_TIMEOUT'), undefined, 2000).message).toBe("upstream's answer stopped for more than 2000 ms (upstream.timeoutMs)");
+    expect(errorFromThrown(coded('UND_ERR_HEADERS_TIMEOUT'), undefined, 2000).message).toBe('upstream did not answer within 2000 ms (upstream.timeoutMs)');
+  });
+
   it('passes BridgeErrors through and rethrows bugs', () => {
     const known = new BridgeError('upstream.invalid_json', 'x');
     expect(errorFromThrown(known, undefined, 1)).toBe(known);

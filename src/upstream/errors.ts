@@ -101,7 +101,9 @@ export function errorFromThrown(error: unknown, reason: 'aborted' | 'timeout' | 
   if (reason === 'aborted') return new BridgeError('upstream.aborted', 'upstream call aborted', { cause: error });
   const code = (error as { code?: unknown } | null)?.code;
   if (reason === 'timeout' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
-    return new BridgeError('upstream.timeout', `upstream did not answer within ${timeoutMs} ms`, { retryable: true, cause: error });
+    // A pause in the middle of the body is not "no answer": say which it was, and the key that sets it.
+    const what = code === 'UND_ERR_BODY_TIMEOUT' ? `upstream's answer stopped for more than ${timeoutMs} ms` : `upstream did not answer within ${timeoutMs} ms`;
+    return new BridgeError('upstream.timeout', `${what} (upstream.timeoutMs)`, { retryable: true, cause: error });
   }
   // Any coded error from undici or the socket layer (premature close, length mismatch, reset) means
   // "the exchange did not complete"; uncoded errors are bugs and are rethrown.
