@@ -121,13 +121,16 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
         return;
       } catch (error) {
         if (signal.aborted) return;
-        if (!first && isBridgeError(error) && error.code === 'webhooks.busy') return;
+        if (!first) {
+          // A later check that fails is tried again at the next one, not in a burst at a service that
+          // fails; it leaves the registrations as last converged, and so this readiness check (the
+          // failed call is the `upstream` check's to report). Another replica reconciling is no failure.
+          if (!(isBridgeError(error) && error.code === 'webhooks.busy')) log.warn({ err: error }, 'webhook registrations check failed; trying again at the next check');
+          return;
+        }
         const delay = reconcileDelay(attempts, policy, random());
-        // A later check that fails leaves the registrations as last converged, and so this readiness
-        // check: they were converged, and nothing says they changed (the failed call is the
-        // `upstream` check's to report).
-        if (first) setState({ status: 'pending', attempts, lastError: describeError(error), nextAttemptAt: new Date(clock.now() + delay).toISOString() });
-        log.warn({ err: error, attempts, retryInMs: delay }, first ? 'webhook reconcile failed; retrying' : 'webhook registrations check failed; retrying');
+        setState({ status: 'pending', attempts, lastError: describeError(error), nextAttemptAt: new Date(clock.now() + delay).toISOString() });
+        log.warn({ err: error, attempts, retryInMs: delay }, 'webhook reconcile failed; retrying');
         await clock.sleep(delay, signal).catch(() => {});
       }
     }
