@@ -8,6 +8,7 @@ describe('publicError', () => {
     ['accounting.unavailable: the receiver answered 503', 'accounting.unavailable (HTTP 503)'],
     ['expired after 84 attempts; last error: webhook.unavailable: the receiver answered 503: jan@example.com', 'webhook.unavailable (HTTP 503); expired after 84 attempts'],
     ['webhook.network: no answer within 15000 ms (timeoutMs)', 'webhook.network'],
+    ['expired after 1 attempt (the receiver asks to wait 83 h, past delivery.maxAgeHours); last error: webhook.unavailable: the receiver answered 429', 'webhook.unavailable (HTTP 429); expired after 1 attempt'],
     ['sheets.unavailable: Sheets answered 502: backend error', 'sheets.unavailable (HTTP 502)'],
     ['sheets.forbidden: no access to spreadsheet abc (The caller does not have permission): share it', 'sheets.forbidden'],
     ['ECONNRESET: socket hang up', 'ECONNRESET'],

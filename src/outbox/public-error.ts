@@ -9,12 +9,12 @@
  * (classifyResponse, the Sheets connector). Pure.
  */
 export function publicError(lastError: string): string {
-  const expired = /^expired after (\d+) attempts; last error: /.exec(lastError);
+  const expired = /^expired after (\d+) attempts?(?: \([^;]*\))?; last error: /.exec(lastError);
   const rest = expired ? lastError.slice(expired[0].length) : lastError;
   const code = /^([A-Za-z][A-Za-z0-9_.-]{0,63}): /.exec(rest)?.[1];
   const status = code ? /\banswered (\d{3})\b/.exec(rest)?.[1] : undefined;
   const what = code ? `${code}${status ? ` (HTTP ${status})` : ''}` : rest === '' ? '' : 'error';
-  return expired ? `${what}; expired after ${expired[1]} attempts` : what;
+  return expired ? `${what}; expired after ${expired[1]} ${expired[1] === '1' ? 'attempt' : 'attempts'}` : what;
 }
 
 /**
@@ -22,5 +22,5 @@ export function publicError(lastError: string): string {
  * that deliveries failing the same way are one group however often each was tried.
  */
 export function errorGroup(lastError: string): string {
-  return publicError(lastError).replace(/; expired after \d+ attempts$/, '; gave up after retrying');
+  return publicError(lastError).replace(/; expired after \d+ attempts?$/, '; gave up after retrying');
 }

@@ -54,7 +54,7 @@ describe('nextAttempt', () => {
     ['the first failure', { attempts: 1, enqueuedAt: t0, now: t0 }, { status: 'pending', runAt: t0 + 1000, delayMs: 1000 }],
     ['Retry-After above the back-off', { attempts: 1, enqueuedAt: t0, now: t0, retryAfterMs: 30_000 }, { status: 'pending', runAt: t0 + 30_000, delayMs: 30_000 }],
     ['Retry-After above the cap', { attempts: 20, enqueuedAt: t0, now: t0, retryAfterMs: 2 * HOUR }, { status: 'pending', runAt: t0 + 2 * HOUR, delayMs: 2 * HOUR }],
-    ['Retry-After beyond the deadline', { attempts: 3, enqueuedAt: t0, now: t0 + 71 * HOUR, retryAfterMs: 2 * HOUR }, { status: 'dead', reason: 'expired' }],
+    ['Retry-After beyond the deadline', { attempts: 3, enqueuedAt: t0, now: t0 + 71 * HOUR, retryAfterMs: 2 * HOUR }, { status: 'dead', reason: 'waits_past_window', retryAfterMs: 2 * HOUR }],
     ['near the deadline: the last try at the deadline', { attempts: 80, enqueuedAt: t0, now: t0 + 72 * HOUR - 10_000 }, { status: 'pending', runAt: t0 + 72 * HOUR, delayMs: 10_000 }],
     ['at the deadline', { attempts: 80, enqueuedAt: t0, now: t0 + 72 * HOUR }, { status: 'dead', reason: 'expired' }],
   ])('%s', (_name, failure, expected) => {
@@ -67,7 +67,9 @@ describe('nextAttempt', () => {
         const now = t0 + elapsed;
         const next = nextAttempt({ attempts, enqueuedAt: t0, now, retryAfterMs }, p, r);
         if (next.status === 'dead') {
-          expect(next.reason).toBe('expired');
+          // Out of the window, or asked to wait past it.
+          if (next.reason === 'expired') expect(now).toBeGreaterThanOrEqual(t0 + p.maxAgeMs);
+          else expect(next).toEqual({ status: 'dead', reason: 'waits_past_window', retryAfterMs });
           expect(now >= t0 + p.maxAgeMs || now + (retryAfterMs ?? 0) > t0 + p.maxAgeMs).toBe(true);
           return;
         }

@@ -20,7 +20,10 @@ export const JITTER = 0.25;
 
 export type NextAttempt =
   | { status: 'pending'; runAt: number; delayMs: number }
-  | { status: 'dead'; reason: 'rejected' | 'expired' };
+  | { status: 'dead'; reason: 'rejected' }
+  | { status: 'dead'; reason: 'expired' }
+  /** The target asks to wait past the retry window: no attempt could be made in it. */
+  | { status: 'dead'; reason: 'waits_past_window'; retryAfterMs: number };
 
 export interface FailedAttempt {
   /** Attempts made so far, this failure included (≥ 1). */
@@ -45,7 +48,7 @@ export function nextAttempt(failure: FailedAttempt, policy: RetryPolicy, random:
   if (failure.now >= deadline) return { status: 'dead', reason: 'expired' };
   const retryAfterMs = Math.max(0, failure.retryAfterMs ?? 0);
   // The server will not take it before the deadline: waiting would only end in "expired" anyway.
-  if (failure.now + retryAfterMs > deadline) return { status: 'dead', reason: 'expired' };
+  if (failure.now + retryAfterMs > deadline) return { status: 'dead', reason: 'waits_past_window', retryAfterMs };
   const delay = Math.max(backoffDelay(failure.attempts, policy, random), retryAfterMs);
   const runAt = Math.min(failure.now + delay, deadline);
   return { status: 'pending', runAt, delayMs: runAt - failure.now };

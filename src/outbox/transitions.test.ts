@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { BridgeError } from '../errors.js';
 import type { Delivery } from '../store/index.js';
 import { checkOutcomes, failAll, settle } from './transitions.js';
+import { publicError } from './public-error.js';
 
 const HOUR = 3_600_000;
 const policy = { baseMs: 1000, maxMs: HOUR, maxAgeMs: 72 * HOUR };
@@ -41,7 +42,11 @@ describe('delivery transitions', () => {
 
   it('a failure past the retry window is dead, saying why', () => {
     const result = settle(claimed, { status: 'retry', error: transient }, { ...ctx, now: t0 + 72 * HOUR });
-    expect(result).toMatchObject({ kind: 'dead', settlement: { lastError: 'expired after 1 attempts; last error: x.unavailable: 503' } });
+    expect(result).toMatchObject({ kind: 'dead', settlement: { lastError: 'expired after 1 attempt; last error: x.unavailable: 503' } });
+    // Asked to wait past the window: said so, not as if the window had run out.
+    const waits = settle(claimed, { status: 'retry', error: transient, retryAfterMs: 300_000 * 1000 }, { ...ctx, now: t0 + HOUR });
+    expect(waits).toMatchObject({ kind: 'dead', settlement: { lastError: 'expired after 1 attempt (the receiver asks to wait 3 days, past delivery.maxAgeHours); last error: x.unavailable: 503' } });
+    expect(publicError(waits.delivery.lastError ?? '')).toBe('x.unavailable; expired after 1 attempt');
   });
 
   it('checks the connector kept its contract', () => {

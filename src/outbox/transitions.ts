@@ -2,6 +2,7 @@ import type { DeliveryOutcome } from '../connectors/types.js';
 import { BridgeError, describeError } from '../errors.js';
 import type { Delivery, Settlement } from '../store/index.js';
 import { nextAttempt, type RetryPolicy } from './retry-policy.js';
+import { waitText } from '../wait-text.js';
 
 /**
  * What becomes of a claimed delivery, as pure functions: done, pending again at a later
@@ -46,12 +47,18 @@ export function settle(claimed: Delivery, outcome: DeliveryOutcome, ctx: SettleC
     ctx.random,
   );
   if (next.status === 'pending') return pending(next.runAt, claimed.attempts);
-  const why = next.reason === 'expired' ? `expired after ${claimed.attempts} attempts; last error: ${lastError}` : lastError;
+  const why = next.reason === 'rejected' ? lastError : `${expiredText(claimed.attempts, next)}; last error: ${lastError}`;
   return {
     kind: 'dead', error,
     delivery: { ...base, status: 'dead', runAt: ctx.now, lastError: why },
     settlement: settlementOf(claimed, ctx, httpStatus, { status: 'dead', runAt: ctx.now, attempts: claimed.attempts, lastError: why }),
   };
+}
+
+/** Why a delivery died unrejected (public-error.ts reads its start back): out of its window, or asked to wait past it. */
+function expiredText(attempts: number, next: { reason: 'expired' } | { reason: 'waits_past_window'; retryAfterMs: number }): string {
+  const expired = `expired after ${attempts} ${attempts === 1 ? 'attempt' : 'attempts'}`;
+  return next.reason === 'expired' ? expired : `${expired} (the receiver asks to wait ${waitText(next.retryAfterMs)}, past delivery.maxAgeHours)`;
 }
 
 /**

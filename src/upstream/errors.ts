@@ -1,5 +1,6 @@
 import { BridgeError } from '../errors.js';
 import { isNetworkError, isRetryableStatus, parseRetryAfter } from '../http/failure-kind.js';
+import { waitText } from '../wait-text.js';
 
 /** The stable codes of upstream failures; documented in README.md. */
 export const UPSTREAM_ERROR_CODES = [
@@ -84,15 +85,6 @@ function movedTo(status: number, location: string | string[] | undefined): strin
   } catch {
     return '';
   }
-}
-
-/** A wait as people say it: seconds, minutes, hours or days. */
-function waitText(ms: number): string {
-  const seconds = Math.round(ms / 1000);
-  if (seconds < 120) return `${seconds} s`;
-  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
-  if (seconds < 172_800) return `${Math.round(seconds / 3600)} h`;
-  return `${Math.round(seconds / 86_400)} days`;
 }
 
 /** Wraps a thrown transport error; an abort by the caller is not a network failure. */
