@@ -73,6 +73,8 @@ export interface CycleResult {
   streams: StreamSummaries;
   /** Dry runs only: the changes that a real cycle would commit. */
   changes?: ChangeRecord[];
+  /** A failed cycle whose upstream asked to wait (Retry-After), in ms: scheduled cycles wait so long. */
+  retryAfterMs?: number;
 }
 
 export type StreamSummaries = Partial<Record<PolledStream, StreamSummary>>;

@@ -78,6 +78,7 @@ export function createPollPart(options: PollPartOptions): PollPart {
               name: 'poll', schedule: config.poll.schedule, timezone: config.poll.timezone, runOnStart: config.poll.onStart,
               run: (trigger, signal) => poller.runCycle({ trigger, signal }),
               isBusy: () => poller.busy(),
+              heldUntil: () => poller.heldUntil(),
             },
             {
               name: 'export', schedule: config.export.schedule, timezone: config.export.timezone ?? config.poll.timezone,

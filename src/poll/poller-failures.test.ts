@@ -5,6 +5,7 @@ import type { Store } from '../store/index.js';
 import type { Poller } from './poller.js';
 import { testStudent, testUser, type MemoryLists, type RecordingOutbox } from '../../test/support/poll.js';
 import { pollerPerTest } from '../../test/support/poller-setup.js';
+import { TEST_NOW_MS, testClock } from '../../test/support/clock.js';
 
 /** Cycles that abort or fail before they apply: the guards, failed reads and a stopped poller store nothing. */
 describe.each(ENGINES)('poller on %s', (engine) => {
@@ -12,7 +13,7 @@ describe.each(ENGINES)('poller on %s', (engine) => {
   let lists: MemoryLists;
   let outbox: RecordingOutbox;
   let poller: Poller;
-  pollerPerTest(engine, (fixture) => ({ store, lists, outbox, poller } = fixture));
+  const { makePoller } = pollerPerTest(engine, (fixture) => ({ store, lists, outbox, poller } = fixture));
 
   it('an empty list aborts without touching the snapshot, and readiness recovers on success', async () => {
     await poller.runCycle();
@@ -59,6 +60,27 @@ describe.each(ENGINES)('poller on %s', (engine) => {
     lists.listUsers = () => Promise.reject(new BridgeError('upstream.invalid_json', 'truncated body'));
     expect(await poller.runCycle()).toMatchObject({ outcome: 'failed', reason: 'upstream.invalid_json' });
     expect(await store.snapshot.size('students')).toBe(0);
+  });
+
+  it('an upstream that asks to wait holds scheduled cycles until then; a cycle that succeeds lets go', async () => {
+    const clock = testClock(TEST_NOW_MS);
+    await poller.stop();
+    poller = makePoller({ clock });
+    const listUsers = lists.listUsers;
+    lists.listUsers = () => Promise.reject(new BridgeError('upstream.http', 'upstream answered HTTP 429 (it asks to wait 45 s)', { status: 429, retryable: true, retryAfterMs: 45_000 }));
+    expect(await poller.runCycle()).toMatchObject({ outcome: 'failed', reason: 'upstream.http', retryAfterMs: 45_000 });
+    expect(poller.heldUntil()).toBe(new Date(TEST_NOW_MS + 45_000).toISOString());
+    clock.advance(45_001);
+    expect(poller.heldUntil()).toBeUndefined();
+    // A failure that asks nothing holds nothing; a success lets go.
+    clock.advance(-45_001);
+    expect(poller.heldUntil()).toBe(new Date(TEST_NOW_MS + 45_000).toISOString());
+    lists.listUsers = listUsers;
+    expect((await poller.runCycle()).outcome).toBe('ok');
+    expect(poller.heldUntil()).toBeUndefined();
+    lists.listUsers = () => Promise.reject(new BridgeError('upstream.http', 'upstream answered HTTP 503', { status: 503, retryable: true }));
+    expect(await poller.runCycle()).not.toHaveProperty('retryAfterMs');
+    expect(poller.heldUntil()).toBeUndefined();
   });
 
   it('a failed read stops the other before the cycle ends, so nothing of it is staged later', async () => {

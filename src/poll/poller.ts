@@ -57,6 +57,12 @@ export interface Poller extends Component {
   lastSuccessAt(): number | undefined;
   /** For /readyz: not ready after an aborted cycle, until a later one succeeds. */
   readiness(): ReadinessState;
+  /**
+   * Until when scheduled cycles wait (ISO 8601): the last cycle failed on an upstream that asked to
+   * wait (Retry-After), and polling it again before then only meets the same answer. Cycles asked for
+   * (sync, the admin API) still run.
+   */
+  heldUntil(): string | undefined;
   on(event: 'cycle', listener: (result: CycleResult) => void): () => void;
 }
 
@@ -93,11 +99,13 @@ export function createPoller(options: PollerOptions): Poller {
   let last: CycleResult | undefined;
   let lastSuccess: number | undefined;
   let notReady: string | undefined;
+  let holdUntil: number | undefined;
 
   const record = (result: CycleResult) => {
     observe(metrics, result);
     if (!result.dryRun) {
       last = result;
+      holdUntil = result.retryAfterMs !== undefined ? clock.now() + result.retryAfterMs : undefined;
       if (result.outcome === 'ok') {
         lastSuccess = clock.now();
         metrics.lastSuccess.set(lastSuccess / 1000);
@@ -150,6 +158,7 @@ export function createPoller(options: PollerOptions): Poller {
     lastResult: () => last,
     lastSuccessAt: () => lastSuccess,
     readiness: () => (notReady ? { ok: false, reason: notReady } : { ok: true }),
+    heldUntil: () => (holdUntil !== undefined && holdUntil > clock.now() ? new Date(holdUntil).toISOString() : undefined),
     on(_event, listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
@@ -172,7 +181,10 @@ async function runOne(deps: CycleDeps, opts: RunCycleOptions, signal: AbortSigna
   } catch (error) {
     if (error instanceof CycleAbort) return result({ outcome: 'aborted', reason: error.reason, stream: error.stream, message: error.message });
     if (signal.aborted) return result({ outcome: 'failed', reason: 'poll.stopped', message: 'stopped during the cycle' });
-    if (isBridgeError(error)) return result({ outcome: 'failed', reason: error.code, message: describeError(error) });
+    if (isBridgeError(error)) {
+      const wait = error.retryAfterMs !== undefined && error.retryAfterMs > 0 ? { retryAfterMs: error.retryAfterMs } : {};
+      return result({ outcome: 'failed', reason: error.code, message: describeError(error), ...wait });
+    }
     throw error;
   }
 }

@@ -48,6 +48,8 @@ describe('decideTick', () => {
     [{ stopped: false, running: false, busy: false }, 'run'],
     [{ stopped: false, running: true, busy: false }, 'skip-running'],
     [{ stopped: false, running: false, busy: true }, 'skip-busy'],
+    [{ stopped: false, running: false, busy: false, held: true }, 'skip-held'],
+    [{ stopped: false, running: true, busy: false, held: true }, 'skip-running'],
     [{ stopped: true, running: false, busy: false }, 'skip-stopped'],
     [{ stopped: true, running: true, busy: true }, 'skip-stopped'],
   ] as const)('%j → %s', (state, decision) => {
@@ -80,6 +82,22 @@ describe('scheduler', () => {
     await scheduler.start();
     expect(scheduler.tick('poll')).toBe('skip-busy');
     expect(poll.runs).toHaveLength(0);
+  });
+
+  it('skips ticks while the job is held (the upstream asked to wait), counts them, and runs once it is not', async () => {
+    const cron = manualCron();
+    let held: string | undefined = '2026-11-30T13:00:00.000Z';
+    const poll = heldJob('poll', { heldUntil: () => held });
+    const metrics = createMetricsRegistry();
+    scheduler = createScheduler({ jobs: [poll.job], log, metrics, cron: cron.factory });
+    await scheduler.start();
+    cron.fire('poll');
+    expect(scheduler.tick('poll')).toBe('skip-held');
+    expect(poll.runs).toHaveLength(0);
+    expect(await metrics.metrics()).toContain('schoolbridge_schedule_skipped_total{job="poll",reason="skip-held"} 2');
+    held = undefined;
+    cron.fire('poll');
+    expect(poll.runs).toHaveLength(1);
   });
 
   it('runs start-up jobs in order, reports next runs, and stop aborts runs and timers', async () => {

@@ -24,15 +24,18 @@ export interface ScheduledJob {
   run(trigger: string, signal: AbortSignal): Promise<unknown>;
   /** Another reason to skip a tick: the same work already under way for another caller. */
   isBusy?(): boolean;
+  /** Until when ticks wait (ISO 8601), when the job was asked to (an upstream's Retry-After); else undefined. */
+  heldUntil?(): string | undefined;
 }
 
-export type TickDecision = 'run' | 'skip-running' | 'skip-busy' | 'skip-stopped';
+export type TickDecision = 'run' | 'skip-running' | 'skip-busy' | 'skip-held' | 'skip-stopped';
 
 /** The scheduler's one decision. */
-export function decideTick(state: { stopped: boolean; running: boolean; busy: boolean }): TickDecision {
+export function decideTick(state: { stopped: boolean; running: boolean; busy: boolean; held?: boolean }): TickDecision {
   if (state.stopped) return 'skip-stopped';
   if (state.running) return 'skip-running';
   if (state.busy) return 'skip-busy';
+  if (state.held) return 'skip-held';
   return 'run';
 }
 
@@ -89,10 +92,13 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const runTick = (name: string, trigger: string, slot: number | undefined, lost?: () => void): TickDecision => {
     const job = jobs.find((candidate) => candidate.name === name);
     if (!job) throw new Error(`no scheduled job ${name}`);
-    const decision = decideTick({ stopped, running: running.has(name), busy: job.isBusy?.() ?? false });
+    const heldUntil = job.heldUntil?.();
+    const decision = decideTick({ stopped, running: running.has(name), busy: job.isBusy?.() ?? false, held: heldUntil !== undefined });
     if (decision !== 'run') {
       if (decision !== 'skip-stopped') skipped.inc({ job: name, reason: decision });
-      log.warn({ job: name, trigger, decision }, `${name} tick skipped: ${decision === 'skip-running' ? 'the previous run is still going' : decision === 'skip-busy' ? 'the same work is already under way' : 'stopped'}`);
+      // A wait asked for is no trouble of ours: an info line, the others a warning.
+      if (decision === 'skip-held') log.info({ job: name, trigger, decision, heldUntil }, `${name} tick skipped: the upstream asked to wait until ${heldUntil}`);
+      else log.warn({ job: name, trigger, decision }, `${name} tick skipped: ${decision === 'skip-running' ? 'the previous run is still going' : decision === 'skip-busy' ? 'the same work is already under way' : 'stopped'}`);
       return decision;
     }
     const signal = controller.signal;
