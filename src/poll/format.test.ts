@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChangeRecord } from '../records.js';
 import type { CycleResult } from './cycle.js';
-import { cycleJson, cycleLine } from './format.js';
+import { cycleJson, cycleLine, formatCycle } from './format.js';
 
 const change = (key: number, extra: Partial<ChangeRecord> = {}): ChangeRecord => ({
   id: `students:${key}:000000000000`, stream: 'students', op: 'updated', key, detectedAt: '2026-11-22T10:00:00.000Z',
@@ -33,5 +33,22 @@ describe('cycleLine', () => {
     expect(cycleLine(result({ streams: { students: stream(5, 0, 0, 0, 5), users: stream(9, 0, 0, 2) } }))).toBe('poll cycle done in 0.8 s: students 5 (5 recorded silently), users 9 (2 deleted)');
     expect(cycleLine(result({ outcome: 'aborted', reason: 'mass_delete', message: 'users would lose 90%' }))).toMatch(/^poll cycle aborted: users would lose 90% in 0\.8 s: /);
     expect(cycleLine(result({ dryRun: true }))).toMatch(/^poll dry run in 0\.8 s: /);
+  });
+});
+
+describe('formatCycle', () => {
+  const base: CycleResult = {
+    outcome: 'ok', dryRun: true, trigger: 'cli', startedAt: '', durationMs: 40, phases: {},
+    streams: { students: { fetched: 15, created: 0, updated: 0, deleted: 0, baselined: 0 } },
+  };
+
+  it('says a dry run stopped, and that its counts go only as far as it got', () => {
+    expect(formatCycle(base)).toBe('dry run (nothing written or delivered) in 40 ms\nstudents: 15 fetched, 0 created, 0 updated, 0 deleted');
+    expect(formatCycle({ ...base, outcome: 'aborted', reason: 'mass_delete', message: '5 of 20 students (25.0%) would be deleted, more than poll.maxDeleteRatio 0.2' })).toBe([
+      'dry run aborted (nothing written or delivered): 5 of 20 students (25.0%) would be deleted, more than poll.maxDeleteRatio 0.2 in 40 ms',
+      'students: 15 fetched, 0 created, 0 updated, 0 deleted',
+      '(counts up to where it stopped)',
+    ].join('\n'));
+    expect(formatCycle({ ...base, dryRun: false, outcome: 'failed', reason: 'upstream.timeout' }).split('\n')[0]).toBe('poll cycle failed: upstream.timeout in 40 ms');
   });
 });

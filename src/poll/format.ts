@@ -11,11 +11,15 @@ export function formatCycle(result: CycleResult): string {
     const baseline = s.baselined > 0 ? `, ${s.baselined} recorded silently (baseline)` : '';
     return `${stream}: ${s.fetched} fetched, ${s.created} created, ${s.updated} updated, ${s.deleted} deleted${baseline}`;
   });
-  const head = result.dryRun ? 'dry run (nothing written or delivered)' : `poll cycle ${result.outcome}`;
+  const head = result.dryRun
+    ? `dry run${result.outcome === 'ok' ? '' : ` ${result.outcome}`} (nothing written or delivered)`
+    : `poll cycle ${result.outcome}`;
   const why = result.outcome === 'ok' ? '' : `: ${result.message ?? result.reason}`;
   const { readMs, checkMs, commitMs } = result.phases ?? {};
   const phases = readMs === undefined ? '' : ` (read and diff ${readMs} ms${checkMs === undefined ? '' : `, checks ${checkMs} ms`}${commitMs === undefined ? '' : `, commit ${commitMs} ms`})`;
-  return [`${head}${why} in ${result.durationMs} ms${phases}`, ...lines].join('\n');
+  // A cycle that stopped early counted only what it had read and diffed by then.
+  const partial = result.outcome === 'ok' ? [] : ['(counts up to where it stopped)'];
+  return [`${head}${why} in ${result.durationMs} ms${phases}`, ...lines, ...partial].join('\n');
 }
 
 /** One line for a log: the outcome, the time, and per stream what was fetched and what changed. */
