@@ -15,7 +15,7 @@ import { applyConnectionCap, fastifyServerOptions, refuseLargeBeforeContinue } f
 import { liveness } from './http/liveness.js';
 import { createLifecycle, type Component } from './lifecycle.js';
 import { createMetricsRegistry } from './metrics.js';
-import { adminList, adminRetry, createConnectorInstances, createOutbox, type Outbox } from './outbox/index.js';
+import { adminList, adminRetry, createConnectorInstances, createOutbox, LIST_USAGE, listBody, RETRY_USAGE, retryBody, type Outbox } from './outbox/index.js';
 import { createPollPart, type PollPart } from './poll/index.js';
 import { createReadiness, type Readiness } from './readiness.js';
 import { resync, type ResyncProgress, type ResyncRequest, type ResyncResult } from './resync.js';
@@ -192,8 +192,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   registerAdminRoutes(http, config.server.adminToken, {
     '/admin/sync': withBody(adminBodies.dryRun, '{"dryRun"?: true|false}', ({ dryRun }) => poll.sync({ dryRun: dryRun === true, trigger: 'admin' })),
     '/admin/export': withBody(adminBodies.none, '{}', () => poll.exportRoster({ trigger: 'admin' })),
-    '/admin/deliveries/retry': (body) => adminRetry(outbox, body),
-    '/admin/deliveries/list': (body) => adminList(outbox, body),
+    '/admin/deliveries/retry': withBody(retryBody, RETRY_USAGE, (body) => adminRetry(outbox, body)),
+    '/admin/deliveries/list': withBody(listBody, LIST_USAGE, (body) => adminList(outbox, body)),
     '/admin/events/quarantine': withBody(adminBodies.none, '{}', async () => ({ items: await webhooks.operator.listQuarantine() })),
     '/admin/events/quarantine/release': withBody(adminBodies.id, '{"id":"<quarantined id>"}', ({ id }) => webhooks.operator.release(id)),
     '/admin/events/reprocess': withBody(adminBodies.id, '{"id":"<event id>"}', ({ id }) => webhooks.operator.reprocess(id)),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The bodies of the admin routes that take no outbox filter (those are in outbox/admin.ts): exactly these keys, of these types. */
+/** The bodies of the admin routes but the outbox's (outbox/admin.ts): exactly these keys, of these types. */
 export const adminBodies = {
   none: z.strictObject({}),
   dryRun: z.strictObject({ dryRun: z.boolean().optional() }),

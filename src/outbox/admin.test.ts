@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ListedDelivery } from '../store/index.js';
-import { adminRetry } from './admin.js';
+import { withBody } from '../http/admin-routes.js';
+import { adminRetry, RETRY_USAGE, retryBody } from './admin.js';
 import type { Outbox } from './outbox.js';
 
 const dead = (id: string, lastError: string) => ({ id, connector: 'hook', lastError }) as ListedDelivery;
@@ -29,10 +30,13 @@ describe('admin retry', () => {
     expect(retried).toEqual([['hook:a', 'hook:b']]);
   });
 
-  it('retries deliveries named by id, and refuses a body it does not know', async () => {
-    const { fake } = outbox();
+  it('retries deliveries named by id; its route refuses a body it does not know', async () => {
+    const { fake, retried } = outbox();
     expect(await adminRetry(fake, { ids: ['hook:c'] })).toEqual({ status: 200, body: { retried: ['hook:c'], delivered: ['hook:c'], failed: [] } });
-    expect((await adminRetry(fake, { ids: [] })).status).toBe(400);
-    expect((await adminRetry(fake, { group: { connector: 'hook' } })).status).toBe(400);
+    const route = withBody(retryBody, RETRY_USAGE, (body) => adminRetry(fake, body));
+    for (const body of [{ ids: [] }, { group: { connector: 'hook' } }, { id: 'hook:c', allDead: true }, { allDead: false }]) {
+      expect(await route(body)).toMatchObject({ status: 400, body: { error: 'bad_request', message: expect.stringContaining(`send ${RETRY_USAGE}`) as unknown } });
+    }
+    expect(retried).toEqual([['hook:c']]);
   });
 });

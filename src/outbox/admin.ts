@@ -6,34 +6,32 @@ import { retryAndReport, type RetryReport, type RetryTarget } from './retry-repo
 
 /**
  * What the admin API (`POST /admin/deliveries/retry`, `POST /admin/deliveries/list`) and the CLI's
- * way through it do with the outbox, so the routes stay one line each: validate the body, call the
- * outbox, answer `{ status, body }`.
+ * way through it do with the outbox, so the routes stay one line each: their bodies' schemas (checked
+ * by the routes, http/admin-routes.ts withBody), and the outbox's answer as `{ status, body }`.
  */
-const retryBody = z.union([
+export const retryBody = z.union([
   z.strictObject({ id: z.string().min(1) }),
   z.strictObject({ ids: z.array(z.string().min(1)).min(1).max(10_000) }),
   /** A group of the console's problems: the dead deliveries of a connector failing with one error (publicError). */
   z.strictObject({ group: z.strictObject({ connector: z.string().min(1), error: z.string() }) }),
   z.strictObject({ allDead: z.literal(true), connector: z.string().min(1).optional() }),
 ]);
+export const RETRY_USAGE = '{"id":"<delivery id>"}, {"ids":[…]}, {"group":{"connector":"<name>","error":"<error>"}} or {"allDead":true,"connector"?:"<name>"}';
 
-const listBody = z.strictObject({
+export const listBody = z.strictObject({
   state: z.enum(['pending', 'active', 'dead']).optional(),
   connector: z.string().min(1).optional(),
 });
+export const LIST_USAGE = '{"state"?: "pending"|"active"|"dead", "connector"?: "<name>"}';
 
-export type AdminAnswer<T> = { status: 200; body: T } | { status: 400 | 404; body: { error: string } };
+export type AdminAnswer<T> = { status: 200; body: T } | { status: 404; body: { error: string } };
 
 /** How long the daemon waits for the retried deliveries' outcomes before it answers. */
 export const RETRY_WAIT_MS = 120_000;
 
 /** Retries and answers once every retried delivery has an outcome (bounded): the CLI exits 1 unless all were delivered. */
-export async function adminRetry(outbox: Outbox, body: unknown, waitMs = RETRY_WAIT_MS): Promise<AdminAnswer<RetryReport>> {
-  const parsed = retryBody.safeParse(body ?? {});
-  if (!parsed.success) {
-    return { status: 400, body: { error: 'send {"id":"<delivery id>"}, {"ids":[…]}, {"group":{"connector":"<name>","error":"<error>"}} or {"allDead":true,"connector"?:"<name>"}' } };
-  }
-  const target = await targetOf(outbox, parsed.data);
+export async function adminRetry(outbox: Outbox, body: z.infer<typeof retryBody>, waitMs = RETRY_WAIT_MS): Promise<AdminAnswer<RetryReport>> {
+  const target = await targetOf(outbox, body);
   const report = await retryAndReport(outbox, target, waitMs);
   return report ? { status: 200, body: report } : { status: 404, body: { error: `no delivery "${'id' in target ? target.id : ''}"` } };
 }
@@ -49,8 +47,6 @@ async function targetOf(outbox: Outbox, body: z.infer<typeof retryBody>): Promis
   return body;
 }
 
-export async function adminList(outbox: Outbox, body: unknown): Promise<AdminAnswer<{ deliveries: ListedDelivery[] }>> {
-  const parsed = listBody.safeParse(body ?? {});
-  if (!parsed.success) return { status: 400, body: { error: 'send {"state"?: "pending"|"active"|"dead", "connector"?: "<name>"}' } };
-  return { status: 200, body: { deliveries: await outbox.list(parsed.data) } };
+export async function adminList(outbox: Outbox, body: z.infer<typeof listBody>): Promise<AdminAnswer<{ deliveries: ListedDelivery[] }>> {
+  return { status: 200, body: { deliveries: await outbox.list(body) } };
 }
