@@ -1,4 +1,4 @@
 export { configSchema, connectorConfigSchema, type Config, type ConnectorConfig } from './schema.js';
 export { loadConfig, parseConfig, resolveConfigPath, EMBEDDED_DEFAULT, type Env, type LoadedConfig } from './load.js';
-export { maskSecrets } from './mask.js';
+export { maskSecrets, secretValues } from './mask.js';
 export { formatPath } from './errors.js';

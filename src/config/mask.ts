@@ -5,7 +5,7 @@ import { isRedactedKey } from '../log.js';
  * that name secrets, header values, URL passwords, and the path of a connector's http(s) `url`.
  */
 export function maskSecrets(value: unknown, key = ''): unknown {
-  if (key !== '' && (isRedactedKey(key) || key === 'headers') && value !== undefined && value !== null && value !== '') {
+  if (isSecretKey(key) && value !== undefined && value !== null && value !== '') {
     if (Array.isArray(value)) return value.map(() => '***');
     if (typeof value === 'object') return Object.fromEntries(Object.keys(value).map((k) => [k, '***']));
     return '***';
@@ -18,31 +18,66 @@ export function maskSecrets(value: unknown, key = ''): unknown {
   return typeof value === 'string' ? maskUrlPassword(value) : value;
 }
 
+/** Keys whose values are secrets at any depth (a header's value: an API key of the receiver). */
+const isSecretKey = (key: string) => key !== '' && (isRedactedKey(key) || key === 'headers');
+
+/** Shorter values are not looked for in texts: "abc" would mask every word holding it, and no real credential is that short. */
+const SHORTEST_SECRET = 6;
+
+/**
+ * The secret values of a config block, each as it is written: what `maskSecrets` masks (values of
+ * secret keys, header values, the path and query of an http(s) `url`), to be masked where they show
+ * up in a text (a receiver's answer that echoes what it was sent).
+ */
+export function secretValues(value: unknown, key = '', out = new Set<string>()): Set<string> {
+  if (typeof value === 'string') {
+    const secrets = [isSecretKey(key) ? value : key === 'url' ? urlPathOf(value) : undefined, urlPasswordOf(value)];
+    for (const secret of secrets) if (secret !== undefined && secret.length >= SHORTEST_SECRET) out.add(secret);
+  } else if (Array.isArray(value)) {
+    for (const item of value) secretValues(item, key, out);
+  } else if (value !== null && typeof value === 'object') {
+    // Inside a secret key's object (headers) every value is secret.
+    for (const [k, v] of Object.entries(value)) secretValues(v, isSecretKey(key) ? key : k, out);
+  }
+  return out;
+}
+
+/** An http(s) URL's path and query, when there is more than "/". */
+function urlPathOf(text: string): string | undefined {
+  if (!/^https?:\/\//i.test(text)) return undefined;
+  try {
+    const url = new URL(text);
+    return (url.pathname === '/' || url.pathname === '') && url.search === '' ? undefined : `${url.pathname}${url.search}`;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * A connector's http(s) `url` with its path and query as "***": a Zapier or Make hook path is the
  * credential itself. The origin stays, to tell which endpoint it is. Other URLs as they are.
  */
 function maskUrlPath(text: string): string {
-  if (!/^https?:\/\//i.test(text)) return text;
-  try {
-    const url = new URL(text);
-    if ((url.pathname === '/' || url.pathname === '') && url.search === '') return text;
-    const auth = url.username ? `${url.username}${url.password ? `:${url.password}` : ''}@` : '';
-    return `${url.protocol}//${auth}${url.host}/***`;
-  } catch {
-    return text;
-  }
+  if (urlPathOf(text) === undefined) return text;
+  const url = new URL(text);
+  const auth = url.username ? `${url.username}${url.password ? `:${url.password}` : ''}@` : '';
+  return `${url.protocol}//${auth}${url.host}/***`;
 }
 
 /** A URL's password (`postgres://user:password@host/db`, store.url) as "***"; other text as it is. */
 function maskUrlPassword(text: string): string {
-  if (!/^[a-z][a-z0-9+.-]*:\/\/[^/@]*:[^/@]*@/i.test(text)) return text;
+  if (urlPasswordOf(text) === undefined) return text;
+  const url = new URL(text);
+  url.password = '***';
+  return url.toString();
+}
+
+/** A URL's password as written in it, if it has one. */
+function urlPasswordOf(text: string): string | undefined {
+  if (!/^[a-z][a-z0-9+.-]*:\/\/[^/@]*:[^/@]*@/i.test(text)) return undefined;
   try {
-    const url = new URL(text);
-    if (!url.password) return text;
-    url.password = '***';
-    return url.toString();
+    return new URL(text).password || undefined;
   } catch {
-    return text;
+    return undefined;
   }
 }

@@ -6,7 +6,8 @@ import { StoredRecord } from '../connectors/stored-record.js';
 import { BridgeError, describeError } from '../errors.js';
 import { createdChangeBody } from '../records.js';
 import type { Claimed, OutboxStore, RoleStore, Settlement } from '../store/index.js';
-import { maskOutcomes, secretsOf } from './config-secrets.js';
+import { secretValues } from '../config/index.js';
+import { maskOutcomes } from './mask-outcomes.js';
 import type { ConnectorInstance } from './connector-instance.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { ROLE_CHECK_MS, RoleHold } from './role-hold.js';
@@ -73,7 +74,7 @@ export class ConnectorWorker {
   private wake: { at: number; abort: AbortController } | undefined;
   /** The connector's role, for a connector one replica at a time serves. */
   readonly hold: RoleHold | undefined;
-  /** Its credentials, masked in the errors it gives (config-secrets.ts). */
+  /** Its credentials, masked in the errors it gives (mask-outcomes.ts). */
   private readonly secrets: ReadonlySet<string>;
 
   constructor(
@@ -84,7 +85,7 @@ export class ConnectorWorker {
     this.batchSize = Math.max(1, Math.floor(instance.connector.batchSize?.(instance.config) ?? 1));
     const own = instance.connector.maxConcurrency?.(instance.config) ?? Infinity;
     this.concurrency = Math.max(1, Math.floor(Math.min(host.concurrency, own)));
-    this.secrets = secretsOf(instance.config);
+    this.secrets = secretValues(instance.config);
     if (instance.connector.exclusive?.(instance.config)) {
       // A new term: what the cache knew (ids in a file, rows of a sheet) may have changed meanwhile.
       this.hold = new RoleHold(host.roles, `connector:${instance.name}`, host.clock, () => void releaseCache(ctx.cache));

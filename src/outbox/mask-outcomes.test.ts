@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BridgeError } from '../errors.js';
-import { maskOutcomes, secretsOf } from './config-secrets.js';
+import { secretValues } from '../config/index.js';
+import { maskOutcomes } from './mask-outcomes.js';
 
 describe('a connector\'s credentials in its errors', () => {
   const config = {
@@ -11,8 +12,9 @@ describe('a connector\'s credentials in its errors', () => {
   };
 
   it('are the secret keys\' values, the header values and a URL\'s path, but no short value', () => {
-    expect([...secretsOf(config)].sort()).toEqual(['/hooks/catch/123/abcdef/?k=1', 'apikey-SECRET-123', 'signing-secret-1']);
-    expect([...secretsOf({ url: 'https://books.example.com/', headers: {} })]).toEqual([]);
+    expect([...secretValues(config)].sort()).toEqual(['/hooks/catch/123/abcdef/?k=1', 'apikey-SECRET-123', 'signing-secret-1']);
+    expect([...secretValues({ url: 'https://books.example.com/', headers: {} })]).toEqual([]);
+    expect([...secretValues({ url: 'https://bridge:p4ssw0rd-x@books.example.com/' })]).toEqual(['p4ssw0rd-x']);
   });
 
   it('are masked in every failed outcome\'s message, the longest first; done outcomes and other text stay', () => {
@@ -22,7 +24,7 @@ describe('a connector\'s credentials in its errors', () => {
       { status: 'retry', error: shared },
       { status: 'done' },
       { status: 'retry', error: new BridgeError('accounting.unavailable', 'HTTP 503: signing-secret-1signing-secret-1') },
-    ], secretsOf(config));
+    ], secretValues(config));
     expect(outcomes.map((o) => (o.status === 'done' ? 'done' : o.error.message))).toEqual([
       'HTTP 400: invalid key *** for *** (tenant ab)',
       'HTTP 400: invalid key *** for *** (tenant ab)',
