@@ -34,17 +34,14 @@ export function fastifyServerOptions(limits: ServerLimits): Pick<FastifyHttpOpti
 }
 
 /**
- * A client that asks before it sends its body (`Expect: 100-continue`) with a Content-Length past
- * the limit is answered 413 at once. Node answers "100 Continue" by itself to every such request,
- * which invites the client to upload the body only to have it refused.
+ * A client that asks before it sends its body (`Expect: 100-continue`) is invited to send it only
+ * when its Content-Length is within the limit. Node answers "100 Continue" by itself to every such
+ * request, which invites a client to upload a body only to have it refused; without the invitation
+ * the request goes on to its route, which refuses it before reading (413 on the webhook route).
  */
 export function refuseLargeBeforeContinue(server: Server, bodyLimitBytes: number): void {
   server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
-    if (Number(request.headers['content-length']) > bodyLimitBytes) {
-      response.writeHead(413, { 'content-type': 'application/json; charset=utf-8', connection: 'close' }).end('{"error":"too_large"}');
-      return;
-    }
-    response.writeContinue();
+    if (!(Number(request.headers['content-length']) > bodyLimitBytes)) response.writeContinue();
     server.emit('request', request, response);
   });
 }
