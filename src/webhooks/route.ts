@@ -46,9 +46,7 @@ export function registerWebhookRoute(http: FastifyInstance, options: WebhookRout
           // would only fail later as "not UTF-8" or a mismatch, which names the wrong thing.
           const encoding = request.headers['content-encoding']?.trim().toLowerCase();
           if (encoding && encoding !== 'identity') {
-            metrics.received.inc();
-            metrics.rejected.inc({ reason: 'encoding' });
-            reply.code(415).header('connection', 'close').send({ error: 'encoding', detail: `Content-Encoding ${encoding.slice(0, 40)} is not read: send the body uncompressed` });
+            refuseUnread(reply, metrics, 415, 'encoding', { detail: `Content-Encoding ${encoding.slice(0, 40)} is not read: send the body uncompressed` });
             return;
           }
           // A missing or malformed signature is answered before any byte of the body is read or held.
@@ -88,10 +86,14 @@ function send(reply: FastifyReply, answer: IntakeAnswer): FastifyReply {
 }
 
 function tooLarge(reply: FastifyReply, metrics: IntakeMetrics): FastifyReply {
+  return refuseUnread(reply, metrics, 413, 'too_large');
+}
+
+/** A delivery refused before its body was read, counted; the connection is closed so that the unread body is not parsed as the next request. */
+function refuseUnread(reply: FastifyReply, metrics: IntakeMetrics, status: 413 | 415, reason: RejectReason, extra: Record<string, string> = {}): FastifyReply {
   metrics.received.inc();
-  metrics.rejected.inc({ reason: 'too_large' });
-  // Closing the connection: the unread body must not be parsed as the next request.
-  return reply.code(413).header('connection', 'close').send({ error: 'too_large' });
+  metrics.rejected.inc({ reason });
+  return reply.code(status).header('connection', 'close').send({ error: reason, ...extra });
 }
 
 /** Errors from fastify's own body reading (a chunked body past the limit, a short body) and bugs. */
