@@ -1,10 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { BridgeError } from '../errors.js';
 import type { OutboxStore } from '../store/index.js';
 import type { Outbox } from './outbox.js';
 import { eventually } from '../../test/support/net.js';
 import { change, nextEvent, roster, scriptedConnector } from '../../test/support/outbox.js';
-import { rejected, retryable, setup } from '../../test/support/outbox-setup.js';
+import { deferred, rejected, retryable, setup } from '../../test/support/outbox-setup.js';
 
 describe('outbox retries', () => {
   it('records a settlement the store could not take once it can again, and delivers nothing twice', async () => {
@@ -113,6 +113,50 @@ describe('outbox retries', () => {
     clock.advance(1);
     await delivered;
     expect(a.delivered()).toEqual([s1.id, s1.id]);
+  });
+
+  it.each(['sqlite', 'postgres'] as const)('retries a key when it is due while another key\'s delivery hangs (%s)', async (engine) => {
+    const hang = deferred();
+    const a = scriptedConnector(async (r, attempt) => {
+      if (r.id.startsWith('students:1:')) {
+        await hang.promise;
+        return { status: 'done' };
+      }
+      // Asked to wait: with these tests' random() of 0, a back-off alone would retry at once.
+      return attempt === 1 ? { ...retryable('429'), retryAfterMs: 2000 } : { status: 'done' };
+    });
+    // Claims in flight, watched: time moves on only once the worker has stopped claiming.
+    let claiming = 0;
+    const wrap = (target: OutboxStore): OutboxStore => new Proxy(target, {
+      get(object, prop, receiver) {
+        const value: unknown = Reflect.get(object, prop, receiver);
+        if (typeof value !== 'function') return value;
+        if (prop !== 'claim') return (value as (...a: unknown[]) => unknown).bind(object);
+        return async (...args: Parameters<OutboxStore['claim']>) => {
+          claiming += 1;
+          try {
+            return await object.claim(...args);
+          } finally {
+            claiming -= 1;
+          }
+        };
+      },
+    });
+    const { outbox, clock } = await setup([{ name: 'a', connector: a.connector }], { engine, wrap });
+    onTestFinished(() => hang.resolve());
+    const [s1, s2] = [change('students', 1), change('students', 2)];
+    const retry = nextEvent(outbox, 'retry');
+    await outbox.enqueue([s1, s2]);
+    const { runAt } = (await retry).delivery;
+    expect(a.delivered()).toEqual(expect.arrayContaining([s1.id, s2.id]));
+    // The wake-up the worker set when it was idle (5 s) is past the retry: only the retry's own time can wake it.
+    expect(runAt - clock.now()).toBe(2000);
+    await eventually(() => (claiming === 0 ? true : undefined), 5000, 'the claims after the retry was recorded');
+    clock.advance(runAt - clock.now());
+    await eventually(() => (a.delivered().filter((id) => id === s2.id).length === 2 ? true : undefined), 5000, `${s2.id} tried again while ${s1.id} hangs`);
+    expect(a.delivered().filter((id) => id === s1.id)).toHaveLength(1);
+    hang.resolve();
+    await outbox.whenIdle();
   });
 
   it('a delivery failing past maxAgeHours ends dead', async () => {

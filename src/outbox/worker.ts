@@ -263,7 +263,13 @@ export class ConnectorWorker {
       if (!late) return;
       recorded = late;
     }
-    this.host.settled(this, results.filter((r) => recorded.has(r.delivery.id)), startedAt);
+    const kept = results.filter((r) => recorded.has(r.delivery.id));
+    // A retry may fall due while another batch is in flight, when a claim finds nothing and asks
+    // for no wake-up (claimNext): its own time wakes the worker. Not once stopped: a timer set after
+    // stop cancelled the wake-ups would hold the process open until it fires.
+    const retryAt = Math.min(...kept.map((r) => (r.settlement.status === 'pending' ? r.settlement.runAt : Infinity)));
+    if (retryAt !== Infinity && this.host.isRunning()) this.setWake(retryAt);
+    this.host.settled(this, kept, startedAt);
   }
 
   /**
