@@ -27,19 +27,42 @@ export async function reconcileWebhooks(
   const plan = planReconcile(await api.listWebhooks(opts), wanted);
   const result: ReconcileResult = { plan, dryRun: options.dryRun === true, created: [], deleted: [] };
   if (options.dryRun) return result;
-  for (const event of plan.create) {
-    const webhook = await api.registerWebhook(event, wanted.callbackUrl, opts);
-    options.log?.info({ id: webhook.id, event, callbackUrl: wanted.callbackUrl }, `webhook registered: ${event} → ${wanted.callbackUrl}`);
-    result.created.push(webhook);
+  try {
+    for (const event of plan.create) {
+      const webhook = await api.registerWebhook(event, wanted.callbackUrl, opts);
+      options.log?.info({ id: webhook.id, event, callbackUrl: wanted.callbackUrl }, `webhook registered: ${event} → ${wanted.callbackUrl}`);
+      result.created.push(webhook);
+    }
+    const notFound: number[] = [];
+    for (const { webhook, why } of plan.delete) {
+      if (!(await deleteIfPresent(api, webhook.id, opts))) notFound.push(webhook.id);
+      options.log?.info({ id: webhook.id, event: webhook.event, why }, 'webhook registration deleted');
+      result.deleted.push(webhook.id);
+    }
+    if (notFound.length > 0) await confirmGone(api, notFound, opts);
+  } catch (error) {
+    throw withWhatWasDone(error, result, plan);
   }
-  const notFound: number[] = [];
-  for (const { webhook, why } of plan.delete) {
-    if (!(await deleteIfPresent(api, webhook.id, opts))) notFound.push(webhook.id);
-    options.log?.info({ id: webhook.id, event: webhook.event, why }, 'webhook registration deleted');
-    result.deleted.push(webhook.id);
-  }
-  if (notFound.length > 0) await confirmGone(api, notFound, opts);
   return result;
+}
+
+/**
+ * A failure halfway names what was changed before it: the registrations made and deleted stay so,
+ * and the operator who reads only the error (a command logs no progress) would not know.
+ */
+function withWhatWasDone(error: unknown, result: ReconcileResult, plan: ReconcilePlan): unknown {
+  const done = [
+    ...result.created.map((w) => `registered #${w.id} ${w.event}`),
+    ...result.deleted.map((id) => `deleted #${id} ${plan.delete.find((d) => d.webhook.id === id)?.webhook.event ?? ''}`.trimEnd()),
+  ];
+  if (done.length === 0 || !(error instanceof BridgeError)) return error;
+  return new BridgeError(error.code, `${error.message} (before that it ${done.join(', ')}; run it again to finish)`, {
+    retryable: error.retryable,
+    cause: error,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+    ...(error.context === undefined ? {} : { context: error.context }),
+  });
 }
 
 /** Deletes a registration; false when the upstream answered 404 (gone already, as we want, or so it says). */

@@ -176,6 +176,28 @@ describe('reconciler', () => {
     expect(reconciler.state()).toEqual({ status: 'disabled' });
   });
 
+  it('names what it changed before a failure halfway', async () => {
+    const { api, hooks } = fakeApi(0, [{ id: 1, event: 'invoice.created', callbackUrl: URL_ }, { id: 2, event: 'invoice.created', callbackUrl: URL_ }]);
+    const refusing: WebhookApi = {
+      ...api,
+      registerWebhook: async () => {
+        throw new BridgeError('upstream.http_error', 'upstream answered HTTP 422', { status: 422 });
+      },
+    };
+    const { clock } = steppedClock();
+    const { reconciler } = start(refusing, clock, false);
+    // Wanted: invoice.created (#1 kept, #2 a duplicate) and invoice.updated, whose creation comes first and fails.
+    await expect(reconciler.reconcile()).rejects.toMatchObject({ code: 'upstream.http_error', status: 422, message: 'upstream answered HTTP 422' });
+    expect(hooks().map((h) => h.id)).toEqual([1, 2]);
+    // Once a change was made, the error says which.
+    const deleting: WebhookApi = { ...api, deleteWebhook: async () => { throw new BridgeError('upstream.network', 'connection reset', { retryable: true }); } };
+    const second = start(deleting, clock, false).reconciler;
+    await expect(second.reconcile()).rejects.toMatchObject({
+      code: 'upstream.network', retryable: true,
+      message: 'connection reset (before that it registered #100 invoice.updated; run it again to finish)',
+    });
+  });
+
   it('dry run plans without writing or changing state; disabled is ready', async () => {
     const { api, writes } = fakeApi();
     const { clock } = steppedClock();
