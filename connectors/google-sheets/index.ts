@@ -40,7 +40,9 @@ async function settle(ctx: Ctx, session: Session, indexes: number[], outcomes: D
     const bridge = failure(error, ctx, session);
     if (bridge.code === 'sheets.tab_changed') session.meta = undefined;
     if (bridge.code === 'sheets.header') session.problem = bridge.message;
-    ctx.log.warn({ code: bridge.code, records: indexes.length }, describeError(bridge));
+    // At debug: the outbox reports failed attempts itself, once per connector and at most once a minute
+    // while they go on (delivery-report.ts), and each dead delivery; a line per try would repeat it.
+    ctx.log.debug({ code: bridge.code, records: indexes.length }, describeError(bridge));
     for (const i of indexes) outcomes[i] = outcomeOf(bridge);
   }
 }
