@@ -63,6 +63,8 @@ describe('answers', () => {
     on('GET', '/api/v2/students', cut, cut, cut, cut, cut);
     const error = await failure(client({ retry: { maxAttempts: 1 } }).list('students'));
     expect(error.code).toBe('upstream.network');
+    // Reached, and its answer cut off: not "unreachable".
+    expect(error.message).toMatch(/^upstream's answer broke off before its end: /);
   });
 
   it('fetchList hands the body to read unread, and a retried attempt reads the new body from its start', async () => {

@@ -87,8 +87,11 @@ function movedTo(status: number, location: string | string[] | undefined): strin
   }
 }
 
-/** Wraps a thrown transport error; an abort by the caller is not a network failure. */
-export function errorFromThrown(error: unknown, reason: 'aborted' | 'timeout' | undefined, timeoutMs: number): BridgeError {
+/**
+ * Wraps a thrown transport error; an abort by the caller is not a network failure. `answered`: the
+ * answer's headers had arrived, so the upstream was reached and its answer broke off.
+ */
+export function errorFromThrown(error: unknown, reason: 'aborted' | 'timeout' | undefined, timeoutMs: number, answered = false): BridgeError {
   if (error instanceof BridgeError) return error;
   if (reason === 'aborted') return new BridgeError('upstream.aborted', 'upstream call aborted', { cause: error });
   const code = (error as { code?: unknown } | null)?.code;
@@ -101,7 +104,8 @@ export function errorFromThrown(error: unknown, reason: 'aborted' | 'timeout' | 
   // "the exchange did not complete"; uncoded errors are bugs and are rethrown.
   if (isNetworkError(error) || typeof code === 'string') {
     const detail = error instanceof Error ? error.message : String(error);
-    return new BridgeError('upstream.network', `upstream unreachable: ${detail}`, { retryable: true, cause: error });
+    const what = answered ? "upstream's answer broke off before its end" : 'upstream unreachable';
+    return new BridgeError('upstream.network', `${what}: ${detail}`, { retryable: true, cause: error });
   }
   throw error; // a bug, not an expected failure
 }

@@ -66,7 +66,7 @@ export function createHttp(options: HttpOptions): Http {
       return await read(body);
     } catch (error) {
       const reason = exchange.signal?.aborted ? 'aborted' : timer.signal.aborted ? 'timeout' : undefined;
-      throw errorFromThrown(error, reason, options.timeoutMs);
+      throw errorFromThrown(error, reason, options.timeoutMs, body !== undefined);
     } finally {
       clearTimeout(timeout);
       if (body && !body.destroyed) {
