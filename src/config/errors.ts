@@ -43,6 +43,7 @@ export function formatIssues(
   issues: readonly z.core.$ZodIssue[],
   knownKeys: (path: readonly PropertyKey[]) => string[],
   valueAt: (path: readonly PropertyKey[]) => unknown = () => undefined,
+  writtenAt: (path: readonly PropertyKey[]) => unknown = valueAt,
 ): string[] {
   const lines: string[] = [];
   for (const issue of issues) {
@@ -51,8 +52,13 @@ export function formatIssues(
         const hint = suggestKey(key, knownKeys(issue.path));
         lines.push(`${formatPath([...issue.path, key])}: unknown key${hint ? ` (did you mean "${hint}"?)` : ''}`);
       }
-    } else if (issue.code === 'invalid_type' && issue.input === undefined) {
+    } else if (issue.code === 'invalid_type' && valueAt(issue.path) === undefined) {
       lines.push(`${formatPath(issue.path)}: required`);
+    } else if (issue.code === 'invalid_type') {
+      lines.push(typeLine(issue, valueAt(issue.path), writtenAt(issue.path)));
+    } else if (valueAt(issue.path) === null) {
+      // `baseUrl:` with nothing after it: whatever the key takes, it got nothing.
+      lines.push(`${formatPath(issue.path)}: ${describeValue(null)}`);
     } else if (issue.code === 'invalid_union' && 'discriminator' in issue) {
       lines.push(discriminatorLine(issue, valueAt));
     } else {
@@ -72,4 +78,32 @@ function discriminatorLine(issue: z.core.$ZodIssueInvalidUnion & { discriminator
   if (typeof value !== 'string' || options.length === 0) return `${formatPath(path)}: ${issue.message}`;
   const hint = suggestKey(value, options);
   return `${formatPath(path)}: unknown value "${value}"${hint ? ` (did you mean "${hint}"?)` : ''}; one of: ${options.join(', ')}`;
+}
+
+/** What a key takes, in the words of someone writing YAML. */
+const EXPECTED: Record<string, string> = {
+  number: 'a number', int: 'a whole number', string: 'text', boolean: 'true or false', object: 'keys under it', array: 'a list',
+};
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'nothing (the key is empty: give it a value, or remove it)';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'keys under it';
+  if (typeof value === 'string') return `the text ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'number' && Number.isNaN(value)) return 'not a number';
+  return `${typeof value === 'boolean' ? '' : 'the number '}${String(value)}`;
+}
+
+/**
+ * `server.port: expected a number, got the text "80a" (from ${PORT})`: a value of the wrong type is
+ * named as written, with the variable it came from, and the usual fix where there is one.
+ */
+function typeLine(issue: z.core.$ZodIssueInvalidType, value: unknown, written: unknown): string {
+  const expected = EXPECTED[issue.expected] ?? issue.expected;
+  const variables = typeof written === 'string' ? [...written.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => `\${${m[1]}}`) : [];
+  const from = variables.length > 0 && written !== value ? ` (from ${variables.join(', ')})` : '';
+  let hint = '';
+  if (issue.expected === 'string' && (typeof value === 'number' || typeof value === 'boolean')) hint = `: quote it, "${String(value)}"`;
+  else if (issue.expected === 'array' && (typeof value === 'string' || typeof value === 'number')) hint = `: write it as a list, [${String(value)}]`;
+  return `${formatPath(issue.path)}: expected ${expected}, got ${describeValue(value)}${from}${hint}`;
 }

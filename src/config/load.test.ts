@@ -60,6 +60,20 @@ describe('parseConfig', () => {
     expect(problems(text)).toEqual(['connectors[1].url: required']);
   });
 
+  it('names a value of the wrong type as written, with its variable and the usual fix, not as missing', () => {
+    expect(problems('server:\n  port: "80a"\n')).toEqual(['server.port: expected a number, got the text "80a"']);
+    expect(problems('server:\n  port: 80.5\n')).toEqual(['server.port: expected a whole number, got the number 80.5']);
+    expect(problems('server:\n  port: ${PORT:-8080}\n', { PORT: '80a' })).toEqual(['server.port: expected a number, got the text "80a" (from ${PORT})']);
+    expect(problems('upstream:\n  clientId: 12345\n  clientSecret: s\n')).toEqual(['upstream.clientId: expected text, got the number 12345: quote it, "12345"']);
+    expect(problems('webhooks:\n  events: invoice.created\n')).toEqual(['webhooks.events: expected a list, got the text "invoice.created": write it as a list, [invoice.created]']);
+    expect(problems('sandbox:\n  activity: yes\n')).toEqual(['sandbox.activity: expected true or false, got the text "yes"']);
+    expect(problems('connectors:\n  files:\n    type: file\n')).toEqual(['connectors: expected a list, got keys under it']);
+    expect(problems('- a\n- b\n')).toEqual(['(top level): expected keys under it, got a list']);
+    // A key left empty (its keys commented out, or its value forgotten) is named so.
+    expect(problems('server:\n')).toEqual(['server: expected keys under it, got nothing (the key is empty: give it a value, or remove it)']);
+    expect(problems('upstream:\n  baseUrl:\n')).toEqual(['upstream.baseUrl: nothing (the key is empty: give it a value, or remove it)']);
+  });
+
   it('names a missing environment variable, once', () => {
     const lines = problems('upstream:\n  baseUrl: https://school.example\n  token: ${SCHOOL_TOKEN}\n  clientSecret: s\n');
     expect(lines).toEqual(['upstream.token: environment variable SCHOOL_TOKEN is not set (set it, or write ${SCHOOL_TOKEN:-default})']);

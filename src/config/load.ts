@@ -49,7 +49,7 @@ export function parseConfig(text: string, file: string, env: Env): Config {
     // value it got instead would only repeat it.
     const unset = new Set(problems.map((p) => formatPath(p.path)));
     const issues = result.error.issues.filter((issue) => !unset.has(formatPath(issue.path)));
-    lines.push(...formatIssues(issues, (at) => knownKeys(at), (at) => valueAt(expanded, at)));
+    lines.push(...formatIssues(issues, (at) => knownKeys(at), (at) => valueAt(expanded, at), (at) => valueAt(raw, at)));
   }
   if (lines.length > 0) throw configError(file, lines);
   return result.data!;
