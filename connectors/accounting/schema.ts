@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { connectorBaseSchema } from '../../src/connectors/base-schema.js';
 import { csvFormatSchema } from '../../src/connectors/csv-schema.js';
-import { httpUrl, int, timezone } from '../../src/config/fields.js';
+import { httpUrl, millis, timezone } from '../../src/config/fields.js';
 
 export const accountingConfigSchema = connectorBaseSchema.extend({
   type: z.literal('accounting'),
@@ -24,7 +24,7 @@ export const accountingConfigSchema = connectorBaseSchema.extend({
   timezone: timezone().default('Europe/Warsaw'),
   /** Extra headers sent with every request (e.g. an API key of the accounting system); ours win on a clash. */
   headers: z.record(z.string(), z.string()).default({}),
-  timeoutMs: int({ min: 1 }).default(15000),
+  timeoutMs: millis().default(15000),
 });
 
 export type AccountingConfig = z.infer<typeof accountingConfigSchema>;

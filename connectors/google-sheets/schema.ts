@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { connectorBaseSchema } from '../../src/connectors/base-schema.js';
+import { millis } from '../../src/config/fields.js';
 import { STREAMS, type Stream } from '../../src/records.js';
 import { POLLED_STREAMS } from '../../src/streams/index.js';
 import { RESERVED_TITLES } from './columns.js';
@@ -44,7 +45,7 @@ export const googleSheetsConfigSchema = connectorBaseSchema
     batchSize: z.number().int().min(1).max(5000).default(500),
     /** Cells per roster write request; with the byte cap below it keeps requests near Google's 2 MB advice. */
     chunkCells: z.number().int().min(100).max(1_000_000).default(100_000),
-    timeoutMs: z.number().int().min(1000).default(60_000),
+    timeoutMs: millis(1000).default(60_000),
   })
   .superRefine((config, ctx) => {
     if (!config.credentialsFile === !config.accessToken) {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { connectorBaseSchema } from '../../src/connectors/base-schema.js';
-import { httpUrl, int } from '../../src/config/fields.js';
+import { httpUrl, millis } from '../../src/config/fields.js';
 
 export const webhookConfigSchema = connectorBaseSchema.extend({
   type: z.literal('webhook'),
@@ -9,7 +9,7 @@ export const webhookConfigSchema = connectorBaseSchema.extend({
   secret: z.string().min(1, 'required: the receiver verifies deliveries with it'),
   /** Extra headers sent with every request (e.g. an API key of the receiving service). */
   headers: z.record(z.string(), z.string()).default({}),
-  timeoutMs: int({ min: 1 }).default(15000),
+  timeoutMs: millis().default(15000),
 });
 
 export type WebhookConfig = z.infer<typeof webhookConfigSchema>;

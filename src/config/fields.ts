@@ -28,6 +28,13 @@ export const num = (bounds: Bounds = {}) => z.preprocess(fromString, bounded(z.n
 
 export const int = (bounds: Bounds = {}) => z.preprocess(fromString, bounded(z.number().int(), bounds));
 
+/** The longest a Node.js timer waits: a longer one fires after 1 ms. */
+export const TIMER_MAX_MS = 2 ** 31 - 1;
+
+/** Milliseconds a timer waits: a timeout, an interval. */
+export const millis = (min = 1) =>
+  z.preprocess(fromString, z.number().int().min(min).max(TIMER_MAX_MS, { message: `at most ${TIMER_MAX_MS} ms (about 24 days): a longer timer would fire at once` }));
+
 export const bool = () =>
   z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean());
 

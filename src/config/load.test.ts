@@ -74,6 +74,15 @@ describe('parseConfig', () => {
     expect(problems('upstream:\n  baseUrl:\n')).toEqual(['upstream.baseUrl: nothing (the key is empty: give it a value, or remove it)']);
   });
 
+  it('refuses a timer longer than Node.js can wait, which would fire at once', () => {
+    const line = 'at most 2147483647 ms (about 24 days): a longer timer would fire at once';
+    expect(problems('upstream:\n  timeoutMs: 3000000000\n')).toEqual([`upstream.timeoutMs: ${line}`]);
+    expect(problems('sandbox:\n  activityIntervalMs: 2147483648\n')).toEqual([`sandbox.activityIntervalMs: ${line}`]);
+    expect(problems('connectors:\n  - { name: hook, type: webhook, streams: [invoices], url: "http://127.0.0.1:1/x", secret: s, timeoutMs: 3000000000 }\n'))
+      .toEqual([`connectors[0].timeoutMs: ${line}`]);
+    expect(parseConfig('upstream:\n  timeoutMs: 2147483647\n', 'x.yaml', {}).upstream.timeoutMs).toBe(2147483647);
+  });
+
   it('names a missing environment variable, once', () => {
     const lines = problems('upstream:\n  baseUrl: https://school.example\n  token: ${SCHOOL_TOKEN}\n  clientSecret: s\n');
     expect(lines).toEqual(['upstream.token: environment variable SCHOOL_TOKEN is not set (set it, or write ${SCHOOL_TOKEN:-default})']);

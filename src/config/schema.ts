@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { validate as isValidCron } from 'node-cron';
 import { connectorTypes } from '../connectors/registry.js';
 import { POLLED_STREAM_NAMES } from '../streams/index.js';
-import { bool, httpUrl, int, num, optionalString, timezone } from './fields.js';
+import { bool, httpUrl, int, millis, num, optionalString, timezone } from './fields.js';
 
 /**
  * The one schema of schoolbridge's configuration (README "Configuration"): it gives the type, the defaults and
@@ -19,8 +19,8 @@ const upstreamSchema = z.strictObject({
   token: optionalString(),
   clientId: optionalString(),
   clientSecret: optionalString(),
-  timeoutMs: int({ min: 1 }).default(30000),
-  connectTimeoutMs: int({ min: 1 }).default(10000),
+  timeoutMs: millis().default(30000),
+  connectTimeoutMs: millis().default(10000),
 });
 
 const sandboxSchema = z.strictObject({
@@ -30,7 +30,7 @@ const sandboxSchema = z.strictObject({
   seed: int().default(1),
   /** A living school: new students, edits, archivals and invoices every `activityIntervalMs`. */
   activity: bool().default(false),
-  activityIntervalMs: int({ min: 1 }).default(5000),
+  activityIntervalMs: millis().default(5000),
   /** Multiplies the webhook retry schedule (1 = the real 3 days). */
   retryTimeScale: num({ gt: 0 }).default(1),
 });
@@ -46,9 +46,9 @@ const serverSchema = z.strictObject({
     z.string().min(ADMIN_TOKEN_MIN_LENGTH, `at least ${ADMIN_TOKEN_MIN_LENGTH} characters (e.g. \`openssl rand -hex 24\`), or leave it empty to disable /admin`).optional(),
   ),
   /** Headers and body of one request must arrive within this; a connection that sends nothing too. Then 408 and closed. */
-  requestTimeoutMs: int({ min: 100 }).default(30_000),
+  requestTimeoutMs: millis(100).default(30_000),
   /** A connection with no traffic either way for this long, while a request is handled or answered, is closed. */
-  connectionTimeoutMs: int({ min: 100 }).default(300_000),
+  connectionTimeoutMs: millis(100).default(300_000),
   /** Connections open at once at most; more are closed as they arrive. */
   maxConnections: int({ min: 1 }).default(256),
   /**
@@ -106,7 +106,7 @@ const storeSchema = z.strictObject({
 const deliverySchema = z.strictObject({
   maxAgeHours: num({ gt: 0 }).default(72),
   backoff: z
-    .strictObject({ baseMs: int({ min: 1 }).default(1000), maxMs: int({ min: 1 }).default(3_600_000) })
+    .strictObject({ baseMs: millis().default(1000), maxMs: millis().default(3_600_000) })
     .default({ baseMs: 1000, maxMs: 3_600_000 }),
   /** Deliveries in flight at once per connector. */
   concurrency: int({ min: 1, max: 64 }).default(4),
