@@ -51,7 +51,7 @@ describe('parseConfig', () => {
   });
 
   it('names unknown keys inside a connector', () => {
-    const text = 'connectors:\n  - { name: a, type: file, streams: [students] }\n  - { name: b, type: file, streams: [users], dri: x }\n';
+    const text = 'connectors:\n  - { name: a, type: file, streams: [students] }\n  - { name: b, type: file, streams: [users], dir: users, dri: x }\n';
     expect(problems(text)).toEqual(['connectors[1].dri: unknown key (did you mean "dir"?)']);
   });
 
@@ -81,6 +81,12 @@ describe('parseConfig', () => {
     expect(problems('connectors:\n  - { name: hook, type: webhook, streams: [invoices], url: "http://127.0.0.1:1/x", secret: s, timeoutMs: 3000000000 }\n'))
       .toEqual([`connectors[0].timeoutMs: ${line}`]);
     expect(parseConfig('upstream:\n  timeoutMs: 2147483647\n', 'x.yaml', {}).upstream.timeoutMs).toBe(2147483647);
+  });
+
+  it('refuses two connectors of one type writing one directory', () => {
+    const text = 'connectors:\n  - { name: a, type: file, streams: [students], dir: out/same }\n  - { name: b, type: file, streams: [users], dir: ./out/same/ }\n'
+      + '  - { name: c, type: file, streams: [users], dir: out/other }\n';
+    expect(problems(text)).toEqual(['connectors[1].dir: the same directory as connectors[0]: two file connectors would write the same files; give each its own']);
   });
 
   it('names a missing environment variable, once', () => {
@@ -123,7 +129,7 @@ describe('parseConfig', () => {
   });
 
   it('rejects duplicate connector names', () => {
-    const text = 'connectors:\n  - { name: a, type: file, streams: [students] }\n  - { name: a, type: file, streams: [users] }\n';
+    const text = 'connectors:\n  - { name: a, type: file, streams: [students] }\n  - { name: a, type: file, streams: [users], dir: users }\n';
     expect(problems(text)).toEqual(['connectors[1].name: duplicate name (also connectors[0])']);
   });
 

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { z } from 'zod';
 import { validate as isValidCron } from 'node-cron';
 import { connectorTypes } from '../connectors/registry.js';
@@ -174,7 +175,25 @@ export const configSchema = z
       }
       seen.set(connector.name, index);
     });
+    sharedDirectories(config.connectors, ctx);
   });
+
+/**
+ * Two connectors of one type writing one directory would write the same files, each unaware of the
+ * other's lines: every record twice, and one's clean-up of a torn append cutting off the other's.
+ */
+function sharedDirectories(connectors: readonly { type: string; dir?: unknown; ledgerDir?: unknown }[], ctx: z.RefinementCtx): void {
+  const owners = new Map<string, number>();
+  connectors.forEach((connector, index) => {
+    const key = connector.type === 'file' ? 'dir' : connector.type === 'accounting' ? 'ledgerDir' : undefined;
+    const dir = key ? connector[key] : undefined;
+    if (typeof dir !== 'string') return;
+    const normal = `${connector.type}\u0000${path.normalize(dir).replace(/(.)\/+$/, '$1')}`;
+    const first = owners.get(normal);
+    if (first === undefined) owners.set(normal, index);
+    else ctx.addIssue({ code: 'custom', path: ['connectors', index, key!], message: `the same directory as connectors[${first}]: two ${connector.type} connectors would write the same files; give each its own` });
+  });
+}
 
 export type Config = z.infer<typeof configSchema>;
 export type ConnectorConfig = z.infer<typeof connectorConfigSchema>;
