@@ -133,6 +133,19 @@ describe('parseConfig', () => {
     expect(problems(text)).toEqual(['connectors[1].name: duplicate name (also connectors[0])']);
   });
 
+  it('masks secrets on the lines a YAML error shows, as config check does', () => {
+    const shown = (text: string) => problems(text).join('\n');
+    const lines = shown('upstream:\n  clientSecret: hunter2-SECRET\n  token: tok-SECRET\n   x: 1\n');
+    expect(lines).toContain('2 |   clientSecret: ***');
+    expect(lines).toContain('3 |   token: ***');
+    expect(shown('server:\n  adminToken: "abcdefghijklmnop\n  port: 1\n')).toContain('adminToken: "***');
+    const flow = shown('connectors:\n  - { name: h, type: webhook, url: "https://hooks.example/abc/def", secret: s3cr3tvalue }\n  - [\n');
+    expect(flow).toContain('url: "https://hooks.example/***", secret: ***');
+    expect(shown('connectors:\n  - name: h\n    headers:\n      X-Api-Key: verysecret\n    bad: [\n')).toContain('X-Api-Key: ***');
+    expect(shown('store:\n  url: postgres://app:pa55word@db/x\n  dir: [\n')).toContain('url: postgres://app:***@db/x');
+    expect(shown('upstream:\n  clientSecret: hunter2-SECRET\n  token: tok-SECRET\n   x: 1\n')).not.toMatch(/hunter2|tok-SECRET/);
+  });
+
   it('reports a YAML syntax error once, with its line and a caret under the spot', () => {
     expect(problems('server:\n  port: 8080\n  host: [unclosed\nstore:\n  dir: ./d\n')).toEqual([
       'not valid YAML at line 4, column 1: Flow sequence in block collection must be sufficiently indented and end with a ]',

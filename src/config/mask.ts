@@ -18,6 +18,15 @@ export function maskSecrets(value: unknown, key = ''): unknown {
   return typeof value === 'string' ? maskUrlPassword(value) : value;
 }
 
+/**
+ * One written value of `key` as `maskSecrets` would print it, for text that quotes the config as
+ * written (a YAML error's lines).
+ */
+export function maskWritten(key: string, text: string): string {
+  if (isSecretKey(key) && text.trim() !== '') return '***';
+  return key === 'url' ? maskUrlPath(maskUrlPassword(text)) : maskUrlPassword(text);
+}
+
 /** Keys whose values are secrets at any depth (a header's value: an API key of the receiver). */
 const isSecretKey = (key: string) => key !== '' && (isRedactedKey(key) || key === 'headers');
 
