@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BridgeError } from '../errors.js';
-import { parseConfig } from './load.js';
+import { parseConfig, resolveConfigPath } from './load.js';
 import { maskSecrets } from './mask.js';
 
 function problems(text: string, env: Record<string, string> = {}): string[] {
@@ -176,6 +176,14 @@ describe('parseConfig', () => {
       };
       expect(() => parseConfig(readFileSync(file, 'utf8'), file, env)).not.toThrow();
     }
+  });
+});
+
+describe('resolveConfigPath', () => {
+  it('refuses an empty --config rather than taking the embedded default', () => {
+    expect(() => resolveConfigPath('', {}, '/srv')).toThrow(expect.objectContaining({ code: 'config.unreadable', message: expect.stringContaining('--config names no file') }));
+    expect(() => resolveConfigPath('  ', {}, '/srv')).toThrow(/--config names no file/);
+    expect(resolveConfigPath('sb.yaml', {}, '/srv')).toBe('/srv/sb.yaml');
   });
 });
 

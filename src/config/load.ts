@@ -20,6 +20,11 @@ export type Env = Readonly<Record<string, string | undefined>>;
  * ./config/schoolbridge.yaml if it exists, else the embedded config/default.yaml.
  */
 export function resolveConfigPath(explicit: string | undefined, env: Env, cwd: string): string {
+  // `--config "$CFG"` with CFG unset names no file: taking the embedded default would run a simulated
+  // school against ./data instead of the one meant.
+  if (explicit !== undefined && explicit.trim() === '') {
+    throw new BridgeError('config.unreadable', '--config names no file (an empty path: is the variable it came from unset?)');
+  }
   if (explicit) return path.resolve(cwd, explicit);
   if (env.SCHOOLBRIDGE_CONFIG) return path.resolve(cwd, env.SCHOOLBRIDGE_CONFIG);
   const local = path.resolve(cwd, 'config', 'schoolbridge.yaml');
