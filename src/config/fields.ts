@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /**
@@ -51,6 +52,45 @@ export const httpUrl = () =>
       return false;
     }
   }, 'must be an http(s) URL');
+
+/** Why a listen address is not one, or undefined: an IP address or a host name, nothing around it. */
+export function badHost(host: string): string | undefined {
+  if (host.trim() === '') return 'empty: write an address to listen on (127.0.0.1 for this machine only, 0.0.0.0 for every interface)';
+  if (isIP(host) !== 0) return undefined;
+  if (/^\d+(\.\d+){3}$/.test(host)) return `"${host}" is not an IPv4 address (each part is 0-255)`;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(host)) return `"${host}" is a URL: write the address alone (server.publicUrl takes the URL the upstream calls)`;
+  if (/^[^:]+:\d+$/.test(host)) return `"${host}" has a port: write it in server.port`;
+  const label = /^(?!-)[A-Za-z0-9_-]{1,63}(?<!-)$/;
+  if (host.length > 253 || !host.replace(/\.$/, '').split('.').every((part) => label.test(part))) return `${JSON.stringify(host)} is not an IP address or host name`;
+  return undefined;
+}
+
+/** An address to listen on (server.host). */
+export const listenHost = () =>
+  z.string().superRefine((v, ctx) => {
+    const why = badHost(v);
+    if (why) ctx.addIssue({ code: 'custom', message: why });
+  });
+
+/**
+ * The URL the upstream calls us at, without /webhooks/v2 (added to it): a URL with a query, a
+ * fragment or credentials, or one ending in the callback's path, would register a callback URL
+ * nothing answers.
+ */
+export const publicUrl = () =>
+  httpUrl().superRefine((v, ctx) => {
+    let url: URL;
+    try {
+      url = new URL(v);
+    } catch {
+      return;
+    }
+    const why = url.search || url.hash ? 'has a query or fragment: /webhooks/v2 is added after its path'
+      : url.username || url.password ? 'holds credentials: the upstream would be sent them with every callback, and logs would show them'
+        : /\/webhooks\/v2\/?$/.test(url.pathname) ? 'ends in /webhooks/v2, which is added to it: write the URL before it'
+          : undefined;
+    if (why) ctx.addIssue({ code: 'custom', message: why });
+  });
 
 /** An IANA timezone name that this Node.js knows (e.g. Europe/Warsaw). */
 export const timezone = () =>

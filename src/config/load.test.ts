@@ -89,6 +89,23 @@ describe('parseConfig', () => {
     expect(problems(text)).toEqual(['connectors[1].dir: the same directory as connectors[0]: two file connectors would write the same files; give each its own']);
   });
 
+  it('checks the listen address and the public URL as start would need them', () => {
+    const host = (value: string) => problems(`server:\n  host: ${JSON.stringify(value)}\n`);
+    expect(host('')).toEqual(['server.host: empty: write an address to listen on (127.0.0.1 for this machine only, 0.0.0.0 for every interface)']);
+    expect(host('999.1.1.1')).toEqual(['server.host: "999.1.1.1" is not an IPv4 address (each part is 0-255)']);
+    expect(host('http://127.0.0.1')).toEqual(['server.host: "http://127.0.0.1" is a URL: write the address alone (server.publicUrl takes the URL the upstream calls)']);
+    expect(host('127.0.0.1:8080')).toEqual(['server.host: "127.0.0.1:8080" has a port: write it in server.port']);
+    expect(host('a\nb')).toEqual(['server.host: "a\\nb" is not an IP address or host name']);
+    for (const good of ['0.0.0.0', '::', '::1', 'localhost', 'bridge.example.com', 'sb_daemon']) {
+      expect(parseConfig(`server:\n  host: "${good}"\n`, 'x.yaml', {}).server.host).toBe(good);
+    }
+    const url = (value: string) => problems(`server:\n  publicUrl: "${value}"\n`);
+    expect(url('https://bridge.example.com/webhooks/v2')).toEqual(['server.publicUrl: ends in /webhooks/v2, which is added to it: write the URL before it']);
+    expect(url('https://bridge.example.com?x=1')).toEqual(['server.publicUrl: has a query or fragment: /webhooks/v2 is added after its path']);
+    expect(url('https://user:pw@bridge.example.com')).toEqual(['server.publicUrl: holds credentials: the upstream would be sent them with every callback, and logs would show them']);
+    expect(parseConfig('server:\n  publicUrl: https://bridge.example.com/sb/\n', 'x.yaml', {}).server.publicUrl).toBe('https://bridge.example.com/sb/');
+  });
+
   it('names a missing environment variable, once', () => {
     const lines = problems('upstream:\n  baseUrl: https://school.example\n  token: ${SCHOOL_TOKEN}\n  clientSecret: s\n');
     expect(lines).toEqual(['upstream.token: environment variable SCHOOL_TOKEN is not set (set it, or write ${SCHOOL_TOKEN:-default})']);

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { validate as isValidCron } from 'node-cron';
 import { connectorTypes } from '../connectors/registry.js';
 import { POLLED_STREAM_NAMES } from '../streams/index.js';
-import { bool, httpUrl, int, millis, num, optionalString, timezone } from './fields.js';
+import { bool, httpUrl, int, listenHost, millis, num, optionalString, publicUrl, timezone } from './fields.js';
 
 /**
  * The one schema of schoolbridge's configuration (README "Configuration"): it gives the type, the defaults and
@@ -37,10 +37,10 @@ const sandboxSchema = z.strictObject({
 });
 
 const serverSchema = z.strictObject({
-  host: z.string().default('127.0.0.1'),
+  host: listenHost().default('127.0.0.1'),
   port: int({ min: 0, max: 65535 }).default(8080),
   /** What the upstream calls: callbackUrl = publicUrl + "/webhooks/v2". Defaults to http://host:port. */
-  publicUrl: httpUrl().optional(),
+  publicUrl: publicUrl().optional(),
   /** Bearer token of /admin/*; absent = /admin disabled. Long enough that it cannot be guessed. */
   adminToken: z.preprocess(
     (v) => (v === '' || v === null ? undefined : v),
