@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -101,6 +102,20 @@ describe('deliveries CLI', () => {
     expect(keys).toEqual([record.id, record.id]);
 
     expect(await cli('deliveries', 'list', '--json')).toMatchObject({ code: 0, stdout: '[]\n' });
+  });
+
+  it('a read-only command finding no store says so, and makes none', async () => {
+    const elsewhere = path.join(dir, 'elsewhere');
+    const config = path.join(dir, 'elsewhere.yaml');
+    await writeFile(config, `upstream: { baseUrl: "http://127.0.0.1:9", token: x }\nwebhooks: { events: [] }\nstore: { dir: ${JSON.stringify(elsewhere)} }\n`);
+    const run = (...args: string[]) => new Promise<{ code: number; stderr: string }>((resolve) => {
+      execFile(process.execPath, [BIN, '-c', config, ...args], { env: { ...process.env, NODE_NO_WARNINGS: '1' } }, (error, _stdout, stderr) =>
+        resolve({ code: error ? Number(error.code ?? 1) : 0, stderr }));
+    });
+    const line = `no store in ${elsewhere} (store.dir): nothing has run with this config there yet; is store.dir right, and relative to this directory?\n`;
+    expect(await run('deliveries', 'list')).toEqual({ code: 1, stderr: line });
+    expect(await run('events', 'quarantine', 'list')).toEqual({ code: 1, stderr: line });
+    expect(existsSync(elsewhere)).toBe(false);
   });
 
   it('usage errors exit 1 with one line', async () => {

@@ -1,3 +1,5 @@
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { Agent } from 'undici';
@@ -6,6 +8,7 @@ import type { Config } from '../config/index.js';
 import { createPoller, type CycleResult, type OutboxPort } from '../poll/index.js';
 import { openStore, type InboxStore, type LockInfo, type OutboxStore } from '../store/index.js';
 import { openStoreReader } from '../store/sqlite/reader.js';
+import { DATABASE_FILE } from '../store/sqlite/sqlite-store.js';
 import { createUpstream } from '../upstream-part.js';
 import { CliExit } from './errors.js';
 import { rethrowExplained } from './explain.js';
@@ -33,6 +36,11 @@ export async function withReadableStore<T>(config: Config, holder: LockInfo | un
       reader.close();
     }
   }
+  // Reading a store that is not there would make an empty one and report nothing found: a wrong
+  // store.dir, or a relative one from another directory, would look like an idle daemon.
+  if (config.store.driver === 'sqlite' && !existsSync(path.join(config.store.dir, DATABASE_FILE)) && !takenByOther(config.store.dir)) {
+    throw new CliExit(1, `no store in ${path.resolve(config.store.dir)} (store.dir): nothing has run with this config there yet; is store.dir right, and relative to this directory?`);
+  }
   const store = openStore(config.store, log.child({ component: 'store' }), { mode: 'oneshot' });
   await store.start().catch(rethrowExplained(config));
   try {
@@ -40,6 +48,11 @@ export async function withReadableStore<T>(config: Config, holder: LockInfo | un
   } finally {
     await store.stop();
   }
+}
+
+/** Whether something that is not a directory takes the path (opening the store names that). */
+function takenByOther(dir: string): boolean {
+  return statSync(dir, { throwIfNoEntry: false })?.isDirectory() === false;
 }
 
 /** The daemon's sandbox, when the upstream is the embedded one; it must have said where it answers. */
