@@ -52,8 +52,12 @@ export function resyncStreams(connectors: readonly ConnectorConfig[], request: R
   const taken = SNAPSHOT_STREAMS.filter((stream) => (connector.streams as readonly string[]).includes(stream));
   const asked = request.streams?.length ? request.streams : taken;
   for (const stream of asked) {
+    if (!(SNAPSHOT_STREAMS as readonly string[]).includes(stream)) {
+      // A stream the connector takes but no poll keeps (invoices, events): there is no snapshot of it.
+      throw new BridgeError('resync.invalid_stream', `"${stream}" is not a polled stream: resync sends the snapshot of ${SNAPSHOT_STREAMS.join(', ')} (the roster: export roster; webhook events are not kept as a snapshot)`);
+    }
     if (!taken.includes(stream as SnapshotStream)) {
-      throw new BridgeError('resync.invalid_stream', `connector "${connector.name}" does not take "${stream}" (it takes ${connector.streams.join(', ')}); resync sends the polled streams, ${SNAPSHOT_STREAMS.join(', ')} (the roster: export roster)`);
+      throw new BridgeError('resync.invalid_stream', `connector "${connector.name}" does not take "${stream}" (it takes ${connector.streams.join(', ')})`);
     }
   }
   if (asked.length === 0) throw new BridgeError('resync.invalid_stream', `connector "${connector.name}" takes none of the polled streams (${SNAPSHOT_STREAMS.join(', ')}): there is nothing to resync (the roster: export roster)`);

@@ -80,7 +80,12 @@ describe('resync', () => {
     const { config, open } = await setup();
     const app = await open(config(['files', 'sheet']));
     await expect(app.resync({ connector: 'nope' })).rejects.toMatchObject({ code: 'resync.not_found', message: 'no connector "nope" in the config (connectors: files, sheet)' });
-    await expect(app.resync({ connector: 'sheet', streams: ['users'] })).rejects.toMatchObject({ code: 'resync.invalid_stream', message: expect.stringMatching(/^connector "sheet" does not take "users" \(it takes students\)/) });
+    await expect(app.resync({ connector: 'sheet', streams: ['users'] })).rejects.toMatchObject({ code: 'resync.invalid_stream', message: 'connector "sheet" does not take "users" (it takes students)' });
+    // A stream the connector takes but no poll keeps: named as that, not as one it does not take.
+    await expect(app.resync({ connector: 'files', streams: ['invoices'] })).rejects.toMatchObject({
+      code: 'resync.invalid_stream',
+      message: expect.stringMatching(/^"invoices" is not a polled stream: resync sends the snapshot of students, users.* \(the roster: export roster; webhook events are not kept as a snapshot\)$/) as unknown,
+    });
     expect(await app.resync({ connector: 'sheet' })).toEqual({ connector: 'sheet', streams: { students: { records: 0, enqueued: 0 } } });
   });
 
