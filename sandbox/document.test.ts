@@ -90,4 +90,28 @@ describe('the sandbox document', () => {
     expect(bigger.control.students()).toHaveLength(7);
     await expect(document.read()).resolves.toMatchObject({ students: 7 });
   });
+
+  it('a document that is not a saved school stops the start, and is kept as it was', async () => {
+    const saved = async (value: unknown) => {
+      const document = new Memory<SandboxDocument>();
+      await document.write(value as SandboxDocument);
+      const sandbox = createSandbox({ students: 6, seed: 3, document });
+      cleanups.push(() => sandbox.stop());
+      const error = await sandbox.start().then(() => undefined, (e: unknown) => e as { code?: string; message?: string });
+      await expect(document.read()).resolves.toEqual(value);
+      return error;
+    };
+    const ends = 'move its file away to start a new school';
+    expect(await saved([1, 2])).toMatchObject({ code: 'sandbox.document_unreadable', message: `the sandbox's saved school cannot be restored (not a JSON object); ${ends}` });
+    expect(await saved({})).toMatchObject({ message: `the sandbox's saved school cannot be restored (its format is missing, and this version reads 1); ${ends}` });
+    expect(await saved({ format: 2, seed: 3, students: 6 })).toMatchObject({ message: expect.stringContaining('its format is 2') as unknown });
+    expect(await saved({ format: 1, seed: 3, students: 6, random: 1, school: 'x' })).toMatchObject({
+      message: `the sandbox's saved school cannot be restored (school, invoices, webhooks, deliveries missing or of the wrong type); ${ends}`,
+    });
+    const whole = new Memory<SandboxDocument>();
+    await (await started(whole)).stop();
+    const good = (await whole.read())!;
+    expect(await saved({ ...good, school: { ...good.school, students: null } })).toMatchObject({ message: expect.stringContaining('(school.students missing or of the wrong type)') as unknown });
+    expect(await saved({ ...good, webhooks: 'zzz' })).toMatchObject({ message: expect.stringContaining('(webhooks missing or of the wrong type)') as unknown });
+  });
 });

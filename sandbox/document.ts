@@ -1,4 +1,5 @@
 import type { Adapter } from 'lowdb';
+import { BridgeError } from '../src/errors.js';
 import type { Logger } from 'pino';
 import type { SandboxCore } from './core.js';
 import type { SavedDelivery } from './deliveries.js';
@@ -75,13 +76,18 @@ export function createDocumentKeeper(options: { adapter: Adapter<SandboxDocument
   return {
     async load() {
       const saved = await adapter.read();
+      if (saved !== null) checkShape(saved);
       const same = saved?.format === DOCUMENT_FORMAT && saved.seed === origin.seed && saved.students === origin.students;
       if (saved && same) {
-        core.school.restore(saved.school);
-        if (saved.groups) core.groups.restore(saved.groups);
-        core.invoices.restore(saved.invoices);
-        core.webhooks.restore(saved.webhooks);
-        core.random.restore(saved.random);
+        try {
+          core.school.restore(saved.school);
+          if (saved.groups) core.groups.restore(saved.groups);
+          core.invoices.restore(saved.invoices);
+          core.webhooks.restore(saved.webhooks);
+          core.random.restore(saved.random);
+        } catch (error) {
+          throw unreadable(error instanceof Error ? error.message : String(error), error);
+        }
       }
       core.events.on('changed', write);
       if (saved && same) core.deliverer.resume(saved.deliveries);
@@ -93,4 +99,28 @@ export function createDocumentKeeper(options: { adapter: Adapter<SandboxDocument
       while (writing) await writing;
     },
   };
+}
+
+/** A saved school that cannot be restored stops the start; it is never overwritten, so nothing in it is lost before someone looked. */
+function unreadable(reason: string, cause?: unknown): BridgeError {
+  return new BridgeError('sandbox.document_unreadable', `the sandbox's saved school cannot be restored (${reason}); move its file away to start a new school`, cause === undefined ? {} : { cause });
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * What load reads before it restores anything: the document's frame. A document of another format is
+ * refused rather than replaced (a newer version's school is not this one's to throw away).
+ */
+function checkShape(saved: unknown): void {
+  if (!isObject(saved)) throw unreadable('not a JSON object');
+  if (saved.format !== DOCUMENT_FORMAT) throw unreadable(`its format is ${JSON.stringify(saved.format) ?? 'missing'}, and this version reads ${DOCUMENT_FORMAT}`);
+  const wrong: string[] = [
+    ...['seed', 'students', 'random'].filter((key) => typeof saved[key] !== 'number'),
+    ...['school', 'invoices', 'webhooks'].filter((key) => !isObject(saved[key])),
+    ...(Array.isArray(saved.deliveries) ? [] : ['deliveries']),
+  ];
+  const school = saved.school;
+  if (isObject(school)) wrong.push(...['students', 'users'].filter((key) => !Array.isArray(school[key])).map((key) => `school.${key}`));
+  if (wrong.length > 0) throw unreadable(`${wrong.join(', ')} missing or of the wrong type`);
 }
