@@ -2,3 +2,4 @@ export { configSchema, connectorConfigSchema, type Config, type ConnectorConfig 
 export { loadConfig, parseConfig, resolveConfigPath, EMBEDDED_DEFAULT, type Env, type LoadedConfig } from './load.js';
 export { maskSecrets, secretValues } from './mask.js';
 export { formatPath } from './errors.js';
+export { configWarnings } from './warnings.js';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { stringify } from 'yaml';
-import { maskSecrets, type LoadedConfig } from '../../config/index.js';
+import { configWarnings, maskSecrets, type LoadedConfig } from '../../config/index.js';
 import { isBridgeError } from '../../errors.js';
 import { CliExit } from '../errors.js';
 import { runConnectChecks } from '../connect-checks.js';
@@ -22,13 +22,17 @@ export function registerConfigCommand(program: Command): void {
         throw error;
       }
       const masked = maskSecrets(loaded.config);
+      // YAML comments, so that the output stays a config; on stderr beside JSON.
+      const warnings = configWarnings(loaded.config);
+      if (options.json) for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
+      const header = `# ${loaded.file}: valid\n${warnings.map((w) => `# warning: ${w}\n`).join('')}`;
       if (!options.connect) {
-        process.stdout.write(options.json ? `${JSON.stringify(masked, null, 2)}\n` : `# ${loaded.file}: valid\n${stringify(masked)}`);
+        process.stdout.write(options.json ? `${JSON.stringify(masked, null, 2)}\n` : `${header}${stringify(masked)}`);
         return;
       }
       const checks = await runConnectChecks(loaded.config, await embeddedHolder(loaded.config));
       if (options.json) process.stdout.write(`${JSON.stringify({ file: loaded.file, checks }, null, 2)}\n`);
-      else process.stdout.write(`# ${loaded.file}: valid\n${checks.map((c) => `${c.ok ? 'ok  ' : 'FAIL'}  ${c.item}: ${c.detail}`).join('\n')}\n`);
+      else process.stdout.write(`${header}${checks.map((c) => `${c.ok ? 'ok  ' : 'FAIL'}  ${c.item}: ${c.detail}`).join('\n')}\n`);
       const failed = checks.filter((c) => !c.ok).length;
       if (failed > 0) throw new CliExit(1, `${failed} of ${checks.length} checks failed`);
     });

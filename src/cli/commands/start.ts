@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Logger } from 'pino';
 import { createApp, type App } from '../../app.js';
+import { configWarnings } from '../../config/index.js';
 import { createDeliveryReport } from '../../outbox/delivery-report.js';
 import { cliLogger, globalOptions, loadCliConfig } from '../context.js';
 import { checkStoreDir, explainFsError } from '../explain.js';
@@ -23,6 +24,7 @@ export function registerStartCommand(program: Command): void {
       const globals = globalOptions(command);
       const loaded = loadCliConfig(globals);
       const log = cliLogger(loaded, globals);
+      for (const warning of configWarnings(loaded.config)) log.warn({ config: loaded.file }, warning);
       await checkStoreDir(loaded.config);
       // The handlers go in before anything starts: the server listens during app.start(), and a
       // SIGTERM then (docker stop, npm passing it on) must stop the daemon cleanly, not kill it.
