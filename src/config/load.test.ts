@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BridgeError } from '../errors.js';
 import { parseConfig, resolveConfigPath } from './load.js';
-import { maskSecrets } from './mask.js';
+import { maskSecrets, secretValues } from './mask.js';
 
 function problems(text: string, env: Record<string, string> = {}): string[] {
   try {
@@ -216,6 +216,18 @@ describe('maskSecrets', () => {
     expect(text).toContain('https://s.example');
     expect(text).toContain('"clientId":"id"');
     expect(text).toContain('"x-api-key":"***"');
+  });
+
+  it('masks a URL password the URL parser gives up on (not percent-encoded)', () => {
+    for (const url of ['postgres://spec:Secr/t99@127.0.0.1:5432/sb', 'postgres://spec:Secr#t99@db/sb', 'postgres://spec:p@ss:w/rd#%?&x@db:5432/sb']) {
+      const masked = maskSecrets({ store: { driver: 'postgres', url } }) as { store: { url: string } };
+      expect(masked.store.url).toMatch(/^postgres:\/\/spec:\*\*\*@db|^postgres:\/\/spec:\*\*\*@127\.0\.0\.1/);
+      expect(masked.store.url).not.toMatch(/Secr|ss:w/);
+      expect([...secretValues({ url })].some((secret) => url.includes(`:${secret}@`))).toBe(true);
+    }
+    // As store.url it is refused, with the fix, and not shown.
+    const lines = problems('store:\n  driver: postgres\n  url: "postgres://spec:Secr/t99@db/sb"\n');
+    expect(lines).toEqual(['store.url: cannot be read as a URL: percent-encode the special characters of the user name and password (/ as %2F, # as %23, ? as %3F, @ as %40, : as %3A)']);
   });
 
   it('masks the path and query of a connector URL, which can be its credential', () => {

@@ -76,17 +76,22 @@ function maskUrlPath(text: string): string {
 /** A URL's password (`postgres://user:password@host/db`, store.url) as "***"; other text as it is. */
 function maskUrlPassword(text: string): string {
   if (urlPasswordOf(text) === undefined) return text;
+  if (!URL.canParse(text)) return text.replace(UNPARSED_PASSWORD, '$1***@$3');
   const url = new URL(text);
   url.password = '***';
   return url.toString();
 }
 
+/**
+ * A password a URL parser gives up on (a `/`, `#` or `?` not percent-encoded in it): everything
+ * between the user's colon and the last `@`. Such a URL is refused as store.url, but whatever shows
+ * it (config check, a log) must still not show the password.
+ */
+const UNPARSED_PASSWORD = /^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)(.*)@([^@]*)$/is;
+
 /** A URL's password as written in it, if it has one. */
 function urlPasswordOf(text: string): string | undefined {
-  if (!/^[a-z][a-z0-9+.-]*:\/\/[^/@]*:[^/@]*@/i.test(text)) return undefined;
-  try {
-    return new URL(text).password || undefined;
-  } catch {
-    return undefined;
-  }
+  if (!/^[a-z][a-z0-9+.-]*:\/\/[^/@]*:/i.test(text) || !text.includes('@')) return undefined;
+  if (!URL.canParse(text)) return UNPARSED_PASSWORD.exec(text)?.[2] || undefined;
+  return new URL(text).password || undefined;
 }

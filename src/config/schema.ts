@@ -166,6 +166,12 @@ export const configSchema = z
         ? 'required with store.driver: postgres: a postgres://user:password@host:5432/database URL'
         : 'must start with postgres:// or postgresql:// (postgres://user:password@host:5432/database)';
       ctx.addIssue({ code: 'custom', path: ['store', 'url'], message });
+    } else if (config.store.driver === 'postgres' && !URL.canParse(config.store.url!)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['store', 'url'],
+        message: 'cannot be read as a URL: percent-encode the special characters of the user name and password (/ as %2F, # as %23, ? as %3F, @ as %40, : as %3A)',
+      });
     }
     const seen = new Map<string, number>();
     config.connectors.forEach((connector, index) => {
