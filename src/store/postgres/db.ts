@@ -77,6 +77,25 @@ export async function fillPool(pool: pg.Pool, max: number): Promise<{ missing: n
 }
 
 /**
+ * Opens connections one at a time, each held until the last, until the pool holds `max` or the
+ * server refuses one: how many a role's or server's connection limit lets this process have, which
+ * connections opened all at once undercount (PostgreSQL counts each as it starts, so of several
+ * starting together more than the limit's excess may be refused). Resolves with the refusal, if any.
+ */
+export async function fillOneByOne(pool: pg.Pool, max: number): Promise<{ error?: unknown }> {
+  const held: pg.PoolClient[] = [];
+  try {
+    // Called at start, before any call runs: every client is this one's to hold.
+    while (held.length < max) held.push(await pool.connect());
+    return {};
+  } catch (error) {
+    return { error };
+  } finally {
+    for (const client of held) client.release();
+  }
+}
+
+/**
  * Runs `work` in one transaction on a client of its own. A transaction that is not `durable` commits
  * without waiting for its WAL to reach the disk (`synchronous_commit = off`): a crash may lose its
  * last fraction of a second, never part of it, and any durable commit after it makes it durable too.

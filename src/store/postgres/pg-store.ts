@@ -9,7 +9,7 @@ import { startHeartbeat } from '../heartbeat.js';
 import type { Store } from '../port.js';
 import type { StoreTimings } from '../timings.js';
 import { createPgCalls, isUnavailable } from './calls.js';
-import { createPool, fillPool } from './db.js';
+import { createPool, fillOneByOne, fillPool } from './db.js';
 import { createListener } from './listener.js';
 import { createNotifier } from './notifier.js';
 import { pgPortMethods, type Self } from './port-methods.js';
@@ -66,6 +66,11 @@ function fixFor(error: unknown, url: string): string {
   return `; the role creates the schema ${SCHEMA} and its tables at start: GRANT CREATE ON DATABASE ${database} TO ${role}, or create the schema ${SCHEMA} owned by that role`;
 }
 
+/** PostgreSQL's "too many connections" (a role's CONNECTION LIMIT, or max_connections for non-superusers). */
+const TOO_MANY_CONNECTIONS = '53300';
+/** The fewest pool connections a process runs on: the schema's least store.poolSize. */
+const LEAST_CONNECTIONS = 4;
+
 export function createPgStore(options: PgStoreOptions): Store {
   const { log } = options;
   const clock = options.clock ?? systemClock;
@@ -118,6 +123,33 @@ export function createPgStore(options: PgStoreOptions): Store {
     }).finally(() => (topping = undefined));
   }
 
+  /**
+   * Opens the pool's connections at start. Some refused for now (max_connections reached by others)
+   * are opened when needed. Refused by a connection limit (SQLSTATE 53300), they would be refused
+   * then too, and a call would fail instead of waiting for a connection: the pool then keeps to
+   * those it got, if they are enough to run on.
+   */
+  async function fill(pool: pg.Pool, size: number): Promise<void> {
+    const filled = await fillPool(pool, size);
+    granted = size - filled.missing;
+    if (filled.missing === 0) return;
+    if ((filled.error as { code?: unknown } | undefined)?.code !== TOO_MANY_CONNECTIONS) {
+      log.warn({ err: describeError(filled.error), missing: filled.missing, poolSize: size },
+        `${filled.missing} of the store's ${size} connections (store.poolSize) could not be opened at start; they are opened when needed`);
+      return;
+    }
+    const { error = filled.error } = await fillOneByOne(pool, size);
+    granted = pool.totalCount;
+    if (granted < LEAST_CONNECTIONS) {
+      throw new BridgeError('store.failed', `the PostgreSQL store lets this process open only ${granted} of its ${size} connections (store.poolSize; ${describeError(error)}): `
+        + `it needs ${LEAST_CONNECTIONS} besides its listener, as a poll cycle holds one per stream; raise the role's CONNECTION LIMIT or the server's max_connections, or run fewer replicas`);
+    }
+    pool.options.max = granted;
+    pool.options.min = granted;
+    log.warn({ err: describeError(error), missing: size - granted, poolSize: size },
+      `${size - granted} of the store's ${size} connections (store.poolSize) could not be opened at start (a connection limit): it runs on the ${granted} it got`);
+  }
+
   const store: Store = {
     name: 'store',
     engine: 'postgres',
@@ -161,18 +193,14 @@ export function createPgStore(options: PgStoreOptions): Store {
       await Promise.race([listener.start(), clock.sleep(LISTEN_FIRST_MS, bound.signal).catch(() => {})]);
       bound.abort();
       try {
-        if (options.fillAtStart !== false) {
-          const filled = await fillPool(pool, size);
-          granted = size - filled.missing;
-          if (filled.missing > 0) {
-            log.warn({ err: describeError(filled.error), missing: filled.missing, poolSize: size },
-              `${filled.missing} of the store's ${size} connections (store.poolSize) could not be opened at start; they are opened when needed`);
-          }
-        }
+        if (options.fillAtStart !== false) await fill(pool, size);
         open = true;
         await store.replicas.beat(clock.now());
       } catch (error) {
         await listener.stop();
+        await pool.end().catch(() => {});
+        pool = undefined;
+        open = false;
         throw error;
       }
       const beat = async () => {
