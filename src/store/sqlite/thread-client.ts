@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
@@ -39,17 +40,35 @@ const READS: ReadonlySet<OperationName> = new Set<OperationName>([
 /** How long a thread asked to close may take before it is terminated. */
 const CLOSE_WAIT_MS = 5000;
 
+/**
+ * What to do about a database SQLite finds damaged, or may not write: the file, and the fix. Other
+ * errors say enough with their code (a full disk) or are bugs.
+ */
+export function fixFor(code: string, file: string, named = false): string {
+  if (!file) return '';
+  const which = named ? 'the file' : file;
+  if (/^SQLITE_(CORRUPT|NOTADB)/.test(code)) {
+    return ` (${which} is damaged: stop the daemon and restore a backup as the README says, without the old -wal and -shm files, or move the three files away to start an empty store)`;
+  }
+  if (/^SQLITE_READONLY/.test(code)) {
+    return ` (${which}, or its -wal or -shm file beside it, may not be written by user ${userInfo().username}: make all three writable)`;
+  }
+  return '';
+}
+
 export function createThreadClient(options: { log: Logger; clock: Clock; health: HealthState; isOpen: () => boolean; timings?: StoreTimings | undefined }): ThreadClient {
   const { log, clock, health, timings } = options;
   const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void; op: OperationName }>();
   let nextId = 1;
   let thread: Worker | undefined;
   let closed: (() => void) | undefined;
+  /** The database file, named in what to do about an error that needs a person. */
+  let opened = '';
 
   function toError(op: OperationName, error: WireError): BridgeError {
     const unavailable = UNAVAILABLE.test(error.code);
     if (unavailable && !READS.has(op)) health.failed(`${error.code}: ${error.message}`, clock.now());
-    return storeError(unavailable, `${error.code}: ${error.message}`, error);
+    return storeError(unavailable, `${error.code}: ${error.message}${fixFor(error.code, opened)}`, error);
   }
 
   function onMessage(message: FromThread): void {
@@ -100,12 +119,13 @@ export function createThreadClient(options: { log: Logger; clock: Clock; health:
   }
 
   async function open(file: string, self: Self, restartFrames?: number): Promise<void> {
+    opened = file;
     const worker = new Worker(new URL('./db-thread-boot.mjs', import.meta.url));
     thread = worker;
     await new Promise<void>((resolve, reject) => {
       worker.once('message', (message: FromThread) => {
         if (message.t === 'opened') resolve();
-        else if (message.t === 'open-failed') reject(storeError(false, `cannot open ${file}: ${message.error.code}: ${message.error.message}`));
+        else if (message.t === 'open-failed') reject(storeError(false, `cannot open ${file}: ${message.error.code}: ${message.error.message}${fixFor(message.error.code, file, true)}`));
       });
       worker.once('error', reject);
       worker.postMessage({ t: 'open', file, self, restartFrames } satisfies ToThread);
