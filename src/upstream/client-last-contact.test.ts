@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { BridgeError } from '../errors.js';
 import { rejected as failure } from '../../test/support/errors.js';
 import { client, json, on, useUpstreamStub } from '../../test/support/upstream-server.js';
 
@@ -16,6 +17,17 @@ describe('lastContact', () => {
     await failure(upstream.listWebhooks());
     expect(upstream.lastContact()).toMatchObject({ ok: false, error: expect.stringContaining('upstream.http') });
     await failure(upstream.getStudent(1));
+    expect(upstream.lastContact()).toMatchObject({ ok: true });
+  });
+
+  it('does not blame the upstream for what failed on our side while its answer was read', async () => {
+    const upstream = client({ retry: { maxAttempts: 1 } });
+    on('GET', '/api/v2/students', json(200, { data: { students: [] } }));
+    // The poll stages the list as it reads it: a store that cannot write fails the read.
+    const full = new BridgeError('store.unavailable', 'the store cannot write: SQLITE_FULL: database or disk is full', { retryable: true });
+    await expect(upstream.fetchList('students', async () => {
+      throw full;
+    })).rejects.toBe(full);
     expect(upstream.lastContact()).toMatchObject({ ok: true });
   });
 });

@@ -124,9 +124,14 @@ function definedFields(input: UpdateStudentInput): Record<string, string> {
   return out;
 }
 
-/** A 404 or a refused write still means the upstream is there and answering; these do not. */
+/**
+ * A 404 or a refused write still means the upstream is there and answering; these do not. Nor does
+ * an error of ours met while its answer was read (the store that stages a list cannot write): the
+ * upstream answered, and readiness must not send an operator to it.
+ */
 function isContactFailure(error: unknown): boolean {
   if (!(error instanceof BridgeError)) return true;
+  if (!error.code.startsWith('upstream.')) return false;
   if (error.code === 'upstream.not_found') return false;
   if (error.code === 'upstream.http') return error.retryable;
   return true;
