@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { partOf } from '../log-parts.js';
 import type { Claimed, Store } from '../port.js';
 import { NOW, dead, done, event, outcome, record, retryLater, type Harness } from './support.js';
+import { TAKEOVER_GRACE_MS } from '../tables.js';
 
 /**
  * The deliveries of webhooks' records (`inbox.accept`), which an engine may keep apart from the
@@ -139,9 +140,10 @@ export function webhookCases({ open, claim, shared }: Harness): void {
       expect(batch.map((c) => c.delivery.recordId)).toEqual(['events:h1']);
       expect((await store.outbox.counts()).get('a')).toEqual({ depth: 2, dead: 1 });
       // The same once the batch's lease has run out, and once it is delivered.
-      await store.outbox.sweep(NOW + 60_001);
+      const over = NOW + 60_000 + TAKEOVER_GRACE_MS;
+      await store.outbox.sweep(over);
       expect((await store.outbox.counts()).get('a')).toEqual({ depth: 2, dead: 1 });
-      const again = await claim(store, 'a', 10, NOW + 60_001);
+      const again = await claim(store, 'a', 10, over);
       expect(again.map((c) => c.delivery.recordId)).toEqual(['events:h1']);
       await settleAll(store, again);
       expect((await store.outbox.counts()).get('a')).toEqual({ depth: 1, dead: 1 });
@@ -162,8 +164,9 @@ export function webhookCases({ open, claim, shared }: Harness): void {
       const store = await open();
       await accept(store, 'l1', 'events:l');
       const [first] = await claim(store);
-      expect((await store.outbox.sweep(NOW + 60_001)).reclaimed).toBeGreaterThanOrEqual(1);
-      const [second] = await claim(store, 'a', 10, NOW + 60_001);
+      const over = NOW + 60_000 + TAKEOVER_GRACE_MS;
+      expect((await store.outbox.sweep(over)).reclaimed).toBeGreaterThanOrEqual(1);
+      const [second] = await claim(store, 'a', 10, over);
       expect(second?.delivery.recordId).toBe('events:l1');
       expect(second!.delivery.fence).toBeGreaterThan(first!.delivery.fence);
       expect(await store.outbox.settle([outcome(first!, done)])).toEqual([]);

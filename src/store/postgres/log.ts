@@ -303,14 +303,14 @@ export async function logNextRunAt(db: Db, connector: string): Promise<number | 
 }
 
 /**
- * Leases of log batches past their time, or held by replicas that stopped, are free again; then the
+ * Leases of log batches past their time, or held by replicas (not `self`) that stopped, are free again; then the
  * records every connector they name has passed leave the log. A connector no longer configured keeps
  * only the records it was to take.
  */
-export async function sweepLog(db: Db, now: number): Promise<number> {
+export async function sweepLog(db: Db, now: number, self: string): Promise<number> {
   const reclaimed = await db.query(`UPDATE outbox_log_cursor SET lease_owner = NULL, lease_until = NULL, claimed_to = NULL
-    WHERE lease_owner IS NOT NULL AND (lease_until <= $1::bigint - ${TAKEOVER_GRACE_MS} OR lease_owner NOT IN (SELECT id FROM replica WHERE heartbeat_at > $2))`,
-  [now, now - REPLICA_TTL_MS]);
+    WHERE lease_owner IS NOT NULL AND (lease_until <= $1::bigint - ${TAKEOVER_GRACE_MS} OR (lease_owner <> $3 AND lease_owner NOT IN (SELECT id FROM replica WHERE heartbeat_at > $2)))`,
+  [now, now - REPLICA_TTL_MS, self]);
   await db.query(`DELETE FROM outbox_log l WHERE l.seq <= (SELECT max(c.after) FROM outbox_log_cursor c WHERE c.part = l.part)
     AND NOT EXISTS (SELECT 1 FROM outbox_log_cursor c WHERE c.part = l.part AND c.connector = ANY(l.connectors) AND c.after < l.seq)`);
   return reclaimed.rowCount ?? 0;

@@ -235,13 +235,14 @@ export async function nextRunAt(db: Db, connector: string): Promise<number | und
   }
 }
 
-export async function sweep(db: Db, now: number): Promise<{ reclaimed: number }> {
+export async function sweep(db: Db, now: number, self: string): Promise<{ reclaimed: number }> {
   // A claim takes a delivery whose lease ran out again by itself; ending such leases here says how
   // many there were, and ends early those of a replica that stopped (no index: a scan every sweep).
+  // Never its own: a replica that sweeps is running, whether or not its heartbeat could be written.
   const reclaimed = await db.query(`UPDATE outbox_delivery SET lease_owner = NULL, lease_until = NULL
-    WHERE lease_owner IS NOT NULL AND (lease_until <= $1::bigint - ${TAKEOVER_GRACE_MS} OR lease_owner NOT IN (SELECT id FROM replica WHERE heartbeat_at > $2))`,
-  [now, now - REPLICA_TTL_MS]);
-  const total = (reclaimed.rowCount ?? 0) + (await reclaimRanges(db, now)) + (await sweepLog(db, now)) + (await promoteOrphans(db));
+    WHERE lease_owner IS NOT NULL AND (lease_until <= $1::bigint - ${TAKEOVER_GRACE_MS} OR (lease_owner <> $3 AND lease_owner NOT IN (SELECT id FROM replica WHERE heartbeat_at > $2)))`,
+  [now, now - REPLICA_TTL_MS, self]);
+  const total = (reclaimed.rowCount ?? 0) + (await reclaimRanges(db, now, self)) + (await sweepLog(db, now, self)) + (await promoteOrphans(db));
   if (total > 0) db.tell('outbox');
   return { reclaimed: total };
 }

@@ -73,7 +73,7 @@ export function pgPortMethods(calls: PgCalls, self: Self, clock: Clock, advertis
       counts: () => read((db) => outbox.counts(db)),
       nextRunAt: (connector) => read((db) => outbox.nextRunAt(db, connector)),
       ranges: () => read((db) => ranges.ranges(db)),
-      sweep: (now) => write((db) => outbox.sweep(db, now)),
+      sweep: (now) => write((db) => outbox.sweep(db, now, self.id)),
       lookup: (query) => read((db) => outboxLookup.lookup(db, query, clock.now())),
       retrying: () => read((db) => outboxLookup.retrying(db)),
     },

@@ -151,6 +151,29 @@ describe('postgres poll staging', () => {
     }));
 });
 
+describe('postgres leases of a replica that stopped', () => {
+  it('another replica\'s sweep returns them once the heartbeat is gone; its own never does', async () => {
+    const url = await testDatabase('stopped');
+    const [first, second] = [createPgStore({ url, log, poolSize: 4 }), createPgStore({ url, log, poolSize: 4 })];
+    await first.start();
+    await second.start();
+    try {
+      await first.outbox.enqueue([record('h1', 'k:h')]);
+      const now = Date.now();
+      expect(await first.outbox.claim({ connector: 'a', limit: 10, now, leaseMs: 600_000 })).toHaveLength(1);
+      await first.replicas.beat(now);
+      await second.replicas.beat(now + 40_000);
+      // Forty seconds on, the first replica's heartbeat is stale: its own sweep keeps its lease, the other's returns it.
+      expect(await first.outbox.sweep(now + 40_000)).toEqual({ reclaimed: 0 });
+      expect(await second.outbox.sweep(now + 40_000)).toEqual({ reclaimed: 1 });
+      expect((await second.outbox.claim({ connector: 'a', limit: 10, now: now + 40_000, leaseMs: 600_000 })).map((c) => c.delivery.recordId)).toEqual(['h1']);
+    } finally {
+      await second.stop();
+      await first.stop();
+    }
+  });
+});
+
 describe('postgres per-key order under races', () => {
   it('sends a delivery left waiting behind no head (an enqueue and a settle that crossed) first, still in order', async () => {
     const url = await testDatabase('orphan');

@@ -212,9 +212,9 @@ export async function ranges(db: Db): Promise<CreatedRange[]> {
   }));
 }
 
-/** Leases of ranges past their time, or held by replicas that stopped, are free again. */
-export async function reclaimRanges(db: Db, now: number): Promise<number> {
+/** Leases of ranges past their time, or held by replicas (not `self`) that stopped, are free again. */
+export async function reclaimRanges(db: Db, now: number, self: string): Promise<number> {
   const result = await db.query(`UPDATE outbox_range SET lease_owner = NULL, lease_until = NULL, claimed_to = NULL, claimed_to_text = NULL, claimed_count = NULL
-    WHERE lease_owner IS NOT NULL AND (lease_until <= $1::bigint - ${TAKEOVER_GRACE_MS} OR lease_owner NOT IN (SELECT id FROM replica WHERE heartbeat_at > $2))`, [now, now - REPLICA_TTL_MS]);
+    WHERE lease_owner IS NOT NULL AND (lease_until <= $1::bigint - ${TAKEOVER_GRACE_MS} OR (lease_owner <> $3 AND lease_owner NOT IN (SELECT id FROM replica WHERE heartbeat_at > $2)))`, [now, now - REPLICA_TTL_MS, self]);
   return result.rowCount ?? 0;
 }

@@ -41,7 +41,7 @@ export function operations(self: Self) {
     rowCounts: outbox.rowCounts,
     owedCounts,
     nextRunAt: outbox.nextRunAt,
-    sweep: outbox.sweep,
+    sweep: (db: Database.Database, now: number) => outbox.sweep(db, now, self.id),
     lookup: outboxLookup.lookup,
     retrying: outboxLookup.retrying,
 

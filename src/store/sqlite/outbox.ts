@@ -315,8 +315,11 @@ export function nextRunAt(db: Db, connector: string, now: number): number | unde
   return others === Infinity ? undefined : others;
 }
 
-export function sweep(db: Db, now: number): { reclaimed: number } {
+export function sweep(db: Db, now: number, self: string): { reclaimed: number } {
   // A lease ends at its time, or with its replica: one whose heartbeat stopped no longer delivers.
+  // Never this one's by its heartbeat: it is running, and a heartbeat it could not write (a full
+  // disk) must not hand its batches in flight to its own next claims, to be delivered again.
   const live = new Set((sql(db, 'SELECT id FROM replica WHERE heartbeat_at > ?').all(now - REPLICA_TTL_MS) as { id: string }[]).map((r) => r.id));
+  live.add(self);
   return { reclaimed: leasesOf(db).reclaim(now, (owner) => live.has(owner)) };
 }
