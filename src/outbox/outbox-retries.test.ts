@@ -36,6 +36,37 @@ describe('outbox retries', () => {
     expect(await outbox.counts()).toEqual(new Map());
   });
 
+  it('starts no batch while the store cannot record what was delivered', async () => {
+    const a = scriptedConnector(() => ({ status: 'done' }));
+    let failing = 3;
+    const wrap = (target: OutboxStore): OutboxStore => new Proxy(target, {
+      get(object, prop, receiver) {
+        const value: unknown = Reflect.get(object, prop, receiver);
+        if (typeof value !== 'function') return value;
+        return async (...args: unknown[]) => {
+          if (prop === 'settle' && failing > 0) {
+            failing -= 1;
+            throw new BridgeError('store.unavailable', 'the store cannot write now', { retryable: true });
+          }
+          return (value as (...a: unknown[]) => unknown).apply(object, args);
+        };
+      },
+    });
+    const { outbox, clock } = await setup([{ name: 'a', connector: a.connector }], { wrap, concurrency: 1 });
+    const records = [1, 2, 3].map((key) => change('students', key));
+    await outbox.enqueue(records);
+    for (let tries = 1; tries <= 3; tries++) {
+      await eventually(() => (clock.slept.filter((ms) => ms === 1000).length >= tries ? true : undefined), 10_000, `the worker's wait #${tries}`);
+      // Meanwhile only the batch whose outcome waits, and the one claimed beside its settlement (on
+      // its way before the settlement failed), were delivered.
+      expect(a.delivered()).toEqual([records[0]!.id, records[1]!.id]);
+      clock.advance(1000);
+    }
+    await outbox.whenIdle();
+    expect(a.delivered()).toEqual(records.map((r) => r.id));
+    expect(await outbox.counts()).toEqual(new Map());
+  });
+
   it('retryAllDead puts every dead delivery back, of one connector or of all', async () => {
     let reject = true;
     const a = scriptedConnector(() => (reject ? rejected() : { status: 'done' }));

@@ -71,6 +71,8 @@ export class ConnectorWorker {
    */
   private ahead: (() => void) | undefined;
   private lingering: NodeJS.Timeout | undefined;
+  /** Settlements the store could not take, being sent again (settleLater): no batch starts meanwhile. */
+  private unrecorded = 0;
   private wake: { at: number; abort: AbortController } | undefined;
   /** The connector's role, for a connector one replica at a time serves. */
   readonly hold: RoleHold | undefined;
@@ -108,6 +110,9 @@ export class ConnectorWorker {
 
   pump(): void {
     if (!this.host.isRunning() || this.host.isHeld()) return;
+    // Deliveries pause while the store cannot record what was delivered: a batch delivered now
+    // could not be recorded either, and would go out again if its lease ran out meanwhile.
+    if (this.unrecorded > 0) return;
     if (this.lingering) return;
     if (this.drained && this.host.lingerMs > 0 && !this.claiming) {
       this.lingering = setTimeout(() => {
@@ -287,19 +292,28 @@ export class ConnectorWorker {
       log.warn({ connector: this.name, err: describeError(first), count: settlements.length }, 'could not record delivery outcomes; trying again');
     }
     let last = first;
-    while (retryable(last) && this.host.isRunning() && clock.now() + CLAIM_RETRY_MS < until) {
-      try {
-        await clock.sleep(CLAIM_RETRY_MS, this.ctx.signal);
-      } catch {
-        break; // the outbox stopped
+    this.unrecorded += 1;
+    try {
+      while (retryable(last) && this.host.isRunning() && clock.now() + CLAIM_RETRY_MS < until) {
+        try {
+          await clock.sleep(CLAIM_RETRY_MS, this.ctx.signal);
+        } catch {
+          break; // the outbox stopped
+        }
+        try {
+          const recorded = new Set(await store.settle(settlements));
+          // The store refuses those whose lease moved on meanwhile: they go out again, under the same ids.
+          const lost = settlements.length - recorded.size;
+          log.info({ connector: this.name, count: recorded.size, ...(lost > 0 ? { refused: lost } : {}) },
+            `recorded ${recorded.size} delivery outcome(s) once the store could write again${lost > 0 ? `; ${lost} refused, their leases taken over: they will be delivered again` : ''}`);
+          return recorded;
+        } catch (error) {
+          last = error;
+        }
       }
-      try {
-        const recorded = new Set(await store.settle(settlements));
-        log.info({ connector: this.name, count: settlements.length }, 'recorded delivery outcomes after the store came back');
-        return recorded;
-      } catch (error) {
-        last = error;
-      }
+    } finally {
+      this.unrecorded -= 1;
+      this.pump();
     }
     log.error({ connector: this.name, err: describeError(last), count: settlements.length }, 'could not record delivery outcomes; they will be delivered again');
     return undefined;
