@@ -106,6 +106,12 @@ describe('parseConfig', () => {
     expect(parseConfig('server:\n  publicUrl: https://bridge.example.com/sb/\n', 'x.yaml', {}).server.publicUrl).toBe('https://bridge.example.com/sb/');
   });
 
+  it('refuses a back-off whose longest wait is shorter than its first', () => {
+    expect(problems('delivery:\n  backoff: { baseMs: 60000, maxMs: 1000 }\n')).toEqual([
+      'delivery.backoff.maxMs: 1000 is less than delivery.backoff.baseMs (60000): the longest wait between tries cannot be shorter than the first',
+    ]);
+  });
+
   it('names a missing environment variable, once', () => {
     const lines = problems('upstream:\n  baseUrl: https://school.example\n  token: ${SCHOOL_TOKEN}\n  clientSecret: s\n');
     expect(lines).toEqual(['upstream.token: environment variable SCHOOL_TOKEN is not set (set it, or write ${SCHOOL_TOKEN:-default})']);

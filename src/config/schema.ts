@@ -182,6 +182,10 @@ export const configSchema = z
       seen.set(connector.name, index);
     });
     sharedDirectories(config.connectors, ctx);
+    const { baseMs, maxMs } = config.delivery.backoff;
+    if (baseMs > maxMs) {
+      ctx.addIssue({ code: 'custom', path: ['delivery', 'backoff', 'maxMs'], message: `${maxMs} is less than delivery.backoff.baseMs (${baseMs}): the longest wait between tries cannot be shorter than the first` });
+    }
   });
 
 /**
