@@ -120,5 +120,10 @@ describe('deliveries CLI', () => {
 
   it('usage errors exit 1 with one line', async () => {
     expect(await cli('deliveries', 'retry')).toMatchObject({ code: 1, stderr: 'name one delivery id, or pass --all-dead\n' });
+    expect(await cli('deliveries', 'retry', 'hook:x', '--all-dead')).toMatchObject({ code: 1, stderr: 'name one delivery id or pass --all-dead, not both\n' });
+    const unknown = 'no connector "nope" in the config, and nothing owed to one of that name (connectors: hook)\n';
+    expect(await cli('deliveries', 'list', '--connector', 'nope')).toMatchObject({ code: 1, stderr: unknown });
+    expect(await cli('deliveries', 'retry', '--all-dead', '--connector', 'nope')).toMatchObject({ code: 1, stderr: unknown });
+    expect(await cli('deliveries', 'list', '--connector', 'hook')).toMatchObject({ code: 0 });
   });
 });

@@ -29,6 +29,8 @@ export function registerDeliveriesCommand(program: Command): void {
     .action(async (options: ListOptions, command: Command) => {
       const filter = parseFilter(options);
       const entries = await listDeliveries(command, filter);
+      // A connector taken out of the config keeps what it was owed, so its name may still list some.
+      if (entries.length === 0 && filter.connector !== undefined) unknownConnector(command, filter.connector);
       process.stdout.write(options.json ? `${JSON.stringify(entries, null, 2)}\n` : formatDeliveries(entries, Date.now()));
     });
   deliveries
@@ -39,7 +41,9 @@ export function registerDeliveriesCommand(program: Command): void {
     .option('--connector <name>', 'with --all-dead: only this connector')
     .option('--json', 'print JSON')
     .action(async (id: string | undefined, options: RetryOptions, command: Command) => {
-      if (!id === !options.allDead) throw new CliExit(1, 'name one delivery id, or pass --all-dead');
+      if (id && options.allDead) throw new CliExit(1, 'name one delivery id or pass --all-dead, not both');
+      if (!id && !options.allDead) throw new CliExit(1, 'name one delivery id, or pass --all-dead');
+      if (id && options.connector) throw new CliExit(1, '--connector goes with --all-dead; a delivery id names its connector already');
       const body = id ? { id } : { allDead: true as const, ...(options.connector ? { connector: options.connector } : {}) };
       // In-process or through the daemon, the same report: each retried delivery's next outcome.
       const report = await runOneShot(
@@ -47,8 +51,16 @@ export function registerDeliveriesCommand(program: Command): void {
         (app) => retryHere(app, body),
         async (call) => (await call('/admin/deliveries/retry', body)) as RetryReport,
       );
+      if (report.retried.length === 0 && options.connector !== undefined) unknownConnector(command, options.connector);
       printRetry(report, Boolean(options.json));
     });
+}
+
+/** A connector named on the command line that the config does not have, and that nothing is owed to. */
+function unknownConnector(command: Command, name: string): void {
+  const { connectors } = loadCliConfig(globalOptions(command)).config;
+  if (connectors.some((c) => c.name === name)) return;
+  throw new CliExit(1, `no connector "${name}" in the config, and nothing owed to one of that name (connectors: ${connectors.map((c) => c.name).join(', ') || 'none'})`);
 }
 
 function parseFilter(options: ListOptions): DeliveryFilter {
