@@ -58,7 +58,7 @@ async function signalOnListen(prefix: string, signal: (child: ChildProcess, stde
 }
 
 describe('start', () => {
-  it.each(['SIGTERM', 'SIGINT'] as const)('stops cleanly on %s sent as soon as the server listens', async (signal) => {
+  it.each(['SIGTERM', 'SIGINT', 'SIGHUP'] as const)('stops cleanly on %s sent as soon as the server listens', async (signal) => {
     const { exit, stderr } = await signalOnListen('sb-start-signal-', async (child) => void child.kill(signal));
     expect(exit, stderr.slice(-1500)).toEqual({ code: 0, signal: null });
     expect(stderr).toMatch(/"msg":"stopped"/);

@@ -60,6 +60,8 @@ export function registerStartCommand(program: Command): void {
  * and, milliseconds later, passed on by npm. `dispose` gives the signals back to Node.js (a start
  * that failed must not outlive them).
  */
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+
 function stopSignal(log: Logger): { signalled: Promise<NodeJS.Signals>; dispose(): void } {
   let first: { signal: NodeJS.Signals; at: number } | undefined;
   let resolve!: (signal: NodeJS.Signals) => void;
@@ -79,13 +81,12 @@ function stopSignal(log: Logger): { signalled: Promise<NodeJS.Signals>; dispose(
     deadline.unref();
     resolve(signal);
   };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  // SIGHUP too: the terminal a daemon was started from closed. Node.js would end it at once.
+  for (const name of STOP_SIGNALS) process.on(name, onSignal);
   return {
     signalled,
     dispose() {
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
+      for (const name of STOP_SIGNALS) process.off(name, onSignal);
     },
   };
 }
