@@ -53,7 +53,12 @@ export interface PgStoreOptions {
  * `store.url` may not create the schema and its tables (SQLSTATE 42501, insufficient privilege).
  */
 function fixFor(error: unknown, url: string): string {
-  if ((error as { code?: unknown }).code !== '42501') return '';
+  const code = (error as { code?: unknown }).code;
+  if (code === '3F000') {
+    // The schema is there (search_path names it) but the role may not use it: made by another role.
+    return `; the schema ${SCHEMA} exists but ${roleOf(url)} may not create in it: ALTER SCHEMA ${SCHEMA} OWNER TO ${roleOf(url)}, or drop it and let the role create it`;
+  }
+  if (code !== '42501') return '';
   let role = 'the role of store.url';
   let database = 'its database';
   try {
@@ -70,6 +75,17 @@ function fixFor(error: unknown, url: string): string {
 const TOO_MANY_CONNECTIONS = '53300';
 /** The fewest pool connections a process runs on: the schema's least store.poolSize. */
 const LEAST_CONNECTIONS = 4;
+
+/** The role of store.url, quoted as SQL names it, for a fix to paste. */
+function roleOf(url: string): string {
+  try {
+    const { username } = new URL(url);
+    if (username) return `"${decodeURIComponent(username)}"`;
+  } catch {
+    // A URL the driver read but URL does not: the generic name does.
+  }
+  return 'the role of store.url';
+}
 
 export function createPgStore(options: PgStoreOptions): Store {
   const { log } = options;

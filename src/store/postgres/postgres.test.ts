@@ -361,6 +361,24 @@ describe('postgres connections', () => {
     }
   });
 
+  it('tells a role that a schema of another role\'s is in its way', async () => {
+    const url = await testDatabase('owned');
+    const role = `owned_${process.pid}`;
+    await withClient(url, async (admin) => {
+      await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'x'`);
+      await admin.query(`GRANT CREATE ON DATABASE ${admin.database} TO ${role}`);
+      await admin.query('CREATE SCHEMA schoolbridge');
+    });
+    const limited = new URL(url);
+    limited.username = role;
+    limited.password = 'x';
+    const refused = createPgStore({ url: limited.toString(), log });
+    await expect(refused.start()).rejects.toMatchObject({
+      code: 'store.failed',
+      message: expect.stringMatching(new RegExp(`^cannot open the PostgreSQL store \\(store\\.url\\): 3F000: .*; the schema schoolbridge exists but "${role}" may not create in it: ALTER SCHEMA schoolbridge OWNER TO "${role}", or drop it and let the role create it$`)) as unknown,
+    });
+  });
+
   it('starts with the connections the server grants when it refuses some, the listener first, and says so', async () => {
     const url = await testDatabase('pool_short');
     const role = `pool_short_${process.pid}`;
