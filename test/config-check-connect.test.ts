@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../sandbox/index.js';
 import { startAccountingReceiver, type AccountingReceiver } from './accounting-receiver.js';
 import { freePort } from './support/net.js';
-import { testDatabase } from './support/pg-database.js';
+import { testDatabase, withClient } from './support/pg-database.js';
 import { tempDir } from './support/temp.js';
 
 /**
@@ -78,12 +78,27 @@ describe('config check --connect', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toBe('4 of 4 checks failed\n');
     const lines = result.stdout.trim().split('\n').slice(1);
-    expect(lines[0]).toMatch(/^FAIL {2}store: cannot use the database at postgres:\/\/nobody:\*\*\*@127\.0\.0\.1:\d+\/none: .*; fix store\.url/);
+    expect(lines[0]).toMatch(/^FAIL {2}store: cannot use the database at postgres:\/\/nobody:\*\*\*@127\.0\.0\.1:\d+\/none: .*; is PostgreSQL running there\? Else fix store\.url/);
     expect(lines[0]).not.toContain('secret');
     expect(lines[1]).toMatch(new RegExp(`^FAIL  upstream: ${sandbox.url}: it refuses the credentials: fix upstream\\.clientId and upstream\\.clientSecret \\(upstream\\.auth: `));
     expect(lines[2]).toMatch(/^FAIL {2}connectors\[0\] files \(file\): cannot make the directory .*a-file\/out: a file takes its path; set this connector's dir to a directory$/);
     expect(lines[3]).toMatch(/^FAIL {2}connectors\[1\] books \(accounting\): cannot reach http:\/\/127\.0\.0\.1:\d+: /);
   });
+  it('fails a store whose role start would refuse, with the grant that fixes it', async () => {
+    const url = await testDatabase('connect_grants');
+    const role = `connect_grants_${process.pid}`;
+    const database = await withClient(url, async (admin) => {
+      await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'x'`);
+      return admin.database!;
+    });
+    const limited = new URL(url);
+    limited.username = role;
+    limited.password = 'x';
+    const result = await check('grants', [upstream('right-secret'), `store: { driver: postgres, url: "${limited.toString()}" }`]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(new RegExp(`FAIL {2}store: PostgreSQL \\S+ at postgres://${role}:\\*\\*\\*@.* answers, but "${role}" may not create the schema schoolbridge: GRANT CREATE ON DATABASE "${database}" TO "${role}", or create the schema schoolbridge owned by that role\n`));
+  });
+
   it('tells an upstream that is down or busy from a wrong URL', async () => {
     const busy = createServer((_request, response) => response.writeHead(503, { 'retry-after': '600' }).end('<html>maintenance</html>'));
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));

@@ -11,6 +11,7 @@ import { makeDir } from '../files/make-dir.js';
 import { createConnectorInstances } from '../outbox/index.js';
 import { describeError, isBridgeError } from '../errors.js';
 import type { LockInfo } from '../store/index.js';
+import { SCHEMA } from '../store/postgres/schema.js';
 import { createUpstream } from '../upstream-part.js';
 import { explainFsError } from './explain.js';
 
@@ -36,6 +37,22 @@ export async function runConnectChecks(config: Config, holder: LockInfo | undefi
   }
 }
 
+/**
+ * What would stop the daemon's start at the schema it creates and migrates (pg-store.ts): with no
+ * schema, the right to create one in the database; with one, the right to create in it.
+ */
+async function schemaRefusal(client: pg.Client): Promise<string | undefined> {
+  const { rows: [row] } = await client.query<{ role: string; database: string; exists: boolean; may: boolean }>(
+    `SELECT current_user AS role, current_database() AS database, EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS exists,
+       CASE WHEN EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) THEN has_schema_privilege($1, 'CREATE')
+         ELSE has_database_privilege(current_database(), 'CREATE') END AS may`, [SCHEMA]);
+  if (!row || row.may) return undefined;
+  const role = `"${row.role}"`;
+  return row.exists
+    ? `the schema ${SCHEMA} exists and ${role} may not create in it: ALTER SCHEMA ${SCHEMA} OWNER TO ${role}`
+    : `${role} may not create the schema ${SCHEMA}: GRANT CREATE ON DATABASE "${row.database}" TO ${role}, or create the schema ${SCHEMA} owned by that role`;
+}
+
 async function checkStore(config: Config): Promise<ConnectCheck> {
   if (config.store.driver === 'postgres') {
     const where = String(maskSecrets(config.store.url));
@@ -43,9 +60,14 @@ async function checkStore(config: Config): Promise<ConnectCheck> {
     try {
       await client.connect();
       const { rows } = await client.query<{ server_version: string }>('SHOW server_version');
-      return { item: 'store', ok: true, detail: `PostgreSQL ${rows[0]?.server_version ?? ''} at ${where} answers` };
+      const answers = `PostgreSQL ${rows[0]?.server_version ?? ''} at ${where} answers`;
+      const refused = await schemaRefusal(client);
+      return refused ? { item: 'store', ok: false, detail: `${answers}, but ${refused}` } : { item: 'store', ok: true, detail: answers };
     } catch (error) {
-      return { item: 'store', ok: false, detail: `cannot use the database at ${where}: ${describeError(error)}; fix store.url (DATABASE_URL in the examples)` };
+      // Nothing listening is a server that is down as often as a wrong address.
+      const down = ['ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH'].includes(String((error as { code?: unknown }).code)) || /timeout/i.test(String((error as Error).message));
+      const fix = down ? 'is PostgreSQL running there? Else fix store.url (DATABASE_URL in the examples)' : 'fix store.url (DATABASE_URL in the examples)';
+      return { item: 'store', ok: false, detail: `cannot use the database at ${where}: ${describeError(error)}; ${fix}` };
     } finally {
       await client.end().catch(() => {});
     }
