@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../test/support/temp.js';
@@ -30,5 +30,16 @@ describe('the sandbox document file', () => {
     const saved = { format: 1, seed: 2, students: 3 } as unknown as Parameters<typeof document.write>[0];
     await document.write(saved);
     expect(await document.read()).toEqual(saved);
+  });
+
+  it('leaves no temporary file behind when a write fails', async () => {
+    const { dir, cleanup } = await tempDir('sb-sandbox-doc-');
+    cleanups.push(cleanup);
+    // The temporary file is written, and then cannot take the document's place (a directory has it).
+    const file = path.join(dir, 'sandbox.json');
+    await mkdir(path.join(file, 'taken'), { recursive: true });
+    const saved = { format: 1, seed: 2, students: 3 } as unknown as Parameters<ReturnType<typeof sandboxDocument>['write']>[0];
+    await expect(sandboxDocument(file).write(saved)).rejects.toThrow();
+    expect(await readdir(dir)).toEqual(['sandbox.json']);
   });
 });

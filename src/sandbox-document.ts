@@ -1,3 +1,5 @@
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
 import type { Adapter } from 'lowdb';
 import { JSONFile } from 'lowdb/node';
 import type { SandboxDocument } from '../sandbox/index.js';
@@ -20,6 +22,15 @@ export function sandboxDocument(file: string): Adapter<SandboxDocument> {
         throw new BridgeError('sandbox.document_unreadable', `cannot read the sandbox's school from ${file} (${reason}); move the file away to start a new school`, { cause: error });
       }
     },
-    write: (document) => inner.write(document),
+    async write(document) {
+      try {
+        await inner.write(document);
+      } catch (error) {
+        // lowdb writes a whole temporary file first: one a full disk cut short would stay beside the
+        // document, megabytes that keep the disk full (the store's with it), until the next write.
+        await rm(path.join(path.dirname(file), `.${path.basename(file)}.tmp`), { force: true }).catch(() => {});
+        throw error;
+      }
+    },
   };
 }
