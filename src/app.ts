@@ -24,6 +24,7 @@ import { createServer, type Server } from './server.js';
 import { registerReplicaMetrics } from './status/replicas.js';
 import { registerStatusRoutes } from './status/status.js';
 import { createStoreMetrics, openStore, type Store } from './store/index.js';
+import { refuseOldFormat } from './store/old-format.js';
 import { createUpstream } from './upstream-part.js';
 import type { UpstreamClient } from './upstream/index.js';
 import { createWebhooks, type Webhooks } from './webhooks/index.js';
@@ -102,6 +103,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
 
   // --- upstream: the embedded sandbox when baseUrl is "sandbox", and the API v2 client -----------
+  // Before the embedded sandbox keeps its school in store.dir: a directory of the old format is
+  // refused as it was found, with nothing written into it.
+  if (config.store.driver === 'sqlite' && !options.store) await refuseOldFormat(config.store.dir);
   const { sandbox, upstream, secrets: webhookSecrets } = await createUpstream(config, { clock, dispatcher, log, mode });
   if (sandbox) components.push({ name: 'sandbox', start: () => sandbox.start(), stop: () => sandbox.stop() });
   readiness.register('upstream', () => {

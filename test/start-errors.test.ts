@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -31,6 +31,24 @@ function run(args: string[], options: { cwd: string; env?: Record<string, string
 }
 
 describe('start-up failures', () => {
+  it('a store.dir of the old format is refused as found, nothing written into it, and one that holds the new database is not', async () => {
+    const { dir, cleanup } = await tempDir('sb-old-');
+    cleanups.push(cleanup);
+    const data = path.join(dir, 'data');
+    await mkdir(data);
+    await writeFile(path.join(data, 'wal-00000001.log'), '');
+    const config = configSchema.parse({ sandbox: { students: 3 }, store: { dir: data } });
+    await expect(createApp({ config, log: pino({ level: 'silent' }), mode: 'oneshot' })).rejects.toMatchObject({ code: 'store.old_format' });
+    // The embedded sandbox did not keep its school there first.
+    expect(await readdir(data)).toEqual(['wal-00000001.log']);
+    // A database of this version beside a stray old file: this version has run here.
+    await writeFile(path.join(data, 'schoolbridge.db'), '');
+    const app = await createApp({ config, log: pino({ level: 'silent' }), mode: 'oneshot' });
+    await app.start();
+    await app.stop();
+  });
+
+
   it('a port in use stops the start before any poll or export has run, naming server.port', async () => {
     const { dir, cleanup } = await tempDir('sb-port-');
     cleanups.push(cleanup);

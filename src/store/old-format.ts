@@ -7,6 +7,8 @@ import { BridgeError } from '../errors.js';
  */
 export async function refuseOldFormat(dir: string): Promise<void> {
   const files = await readdir(dir).catch(() => [] as string[]);
+  // A database of the new store beside them: this version has run here, whatever else is in it.
+  if (files.includes('schoolbridge.db')) return;
   if (!files.some((f) => /^wal-.*\.log$/.test(f) || f.endsWith('.db.json'))) return;
   throw new BridgeError(
     'store.old_format',
