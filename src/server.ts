@@ -55,13 +55,23 @@ export function createServer(http: FastifyInstance, options: { host: string; por
   };
 }
 
-/** Why the server cannot listen, naming the setting that fixes it (the embedded default reads SCHOOLBRIDGE_PORT). */
-export function listenError(error: unknown, at: { host: string; port: number }): unknown {
+/** The settings a listening socket's address comes from, named in what fixes it. */
+export interface ListenSettings {
+  /** The error codes' prefix: `server`, `sandbox`. */
+  code: string;
+  port: string;
+  host: string;
+}
+
+const SERVER_SETTINGS: ListenSettings = { code: 'server', port: 'server.port (SCHOOLBRIDGE_PORT in the embedded default)', host: 'server.host' };
+
+/** Why a socket cannot listen, naming the setting that fixes it (the embedded default reads SCHOOLBRIDGE_PORT). */
+export function listenError(error: unknown, at: { host: string; port: number }, settings: ListenSettings = SERVER_SETTINGS): unknown {
   const code = (error as { code?: unknown }).code;
   const where = `${at.host}:${at.port}`;
-  const fix = 'choose another with server.port (SCHOOLBRIDGE_PORT in the embedded default)';
-  if (code === 'EADDRINUSE') return new BridgeError('server.port_in_use', `cannot listen on ${where}: another process uses the port; stop it, or ${fix}`, { cause: error });
-  if (code === 'EACCES') return new BridgeError('server.port_denied', `cannot listen on ${where}: ports below 1024 need privileges this user lacks; ${fix}`, { cause: error });
-  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new BridgeError('server.host', `cannot listen on ${where}: no such address on this machine; fix server.host (127.0.0.1, or 0.0.0.0 for every interface)`, { cause: error });
+  const fix = `choose another with ${settings.port}`;
+  if (code === 'EADDRINUSE') return new BridgeError(`${settings.code}.port_in_use`, `cannot listen on ${where}: another process uses the port; stop it, or ${fix}`, { cause: error });
+  if (code === 'EACCES') return new BridgeError(`${settings.code}.port_denied`, `cannot listen on ${where}: ports below 1024 need privileges this user lacks; ${fix}`, { cause: error });
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new BridgeError(`${settings.code}.host`, `cannot listen on ${where}: no such address on this machine; fix ${settings.host} (127.0.0.1, or 0.0.0.0 for every interface)`, { cause: error });
   return error;
 }

@@ -6,6 +6,7 @@ import type { Config } from './config/index.js';
 import { createSandbox, type Sandbox } from '../sandbox/index.js';
 import { makeDir } from './files/make-dir.js';
 import { sandboxDocument } from './sandbox-document.js';
+import { listenError } from './server.js';
 import { createUpstreamClient, type UpstreamClient } from './upstream/index.js';
 
 /** The embedded sandbox's school, kept between runs beside the store (sandbox/document.ts). */
@@ -51,7 +52,10 @@ export async function createUpstream(config: Config, deps: UpstreamDeps): Promis
       clock,
       log: log.child({ component: 'sandbox' }),
     });
-    await sandbox.start();
+    const embedded = sandbox;
+    await embedded.start().catch((error: unknown) => {
+      throw listenError(error, { host: '127.0.0.1', port: config.sandbox.port }, { code: 'sandbox', port: 'sandbox.port (0: any free port)', host: 'the loopback interface: the embedded sandbox listens on 127.0.0.1' });
+    });
   }
   const upstream = createUpstreamClient({
     baseUrl: sandbox ? sandbox.url : isSandbox ? deps.sandboxUrl! : config.upstream.baseUrl,

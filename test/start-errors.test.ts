@@ -70,6 +70,17 @@ describe('start-up failures', () => {
     expect(app.sandbox!.control.requestCount('GET', '/api/v2/students')).toBe(0);
   });
 
+  it('a port in use by the embedded sandbox names sandbox.port', async () => {
+    const { dir, cleanup } = await tempDir('sb-sandbox-port-');
+    cleanups.push(cleanup);
+    const port = await takenPort();
+    const config = configSchema.parse({ sandbox: { students: 3, port }, store: { dir: path.join(dir, 'data') } });
+    await expect(createApp({ config, log: pino({ level: 'silent' }), mode: 'oneshot' })).rejects.toMatchObject({
+      code: 'sandbox.port_in_use',
+      message: `cannot listen on 127.0.0.1:${port}: another process uses the port; stop it, or choose another with sandbox.port (0: any free port)`,
+    });
+  });
+
   it('on the command line: the error once, as the last line, with no poll, export or stack trace before it', async () => {
     const { dir, cleanup } = await tempDir('sb-port-cli-');
     cleanups.push(cleanup);

@@ -112,6 +112,12 @@ describe('parseConfig', () => {
     ]);
   });
 
+  it('refuses the embedded sandbox on the server\'s own port', () => {
+    expect(problems('server:\n  port: 8181\nsandbox:\n  port: 8181\n')).toEqual([
+      'sandbox.port: the same port as server.port (8181): the embedded sandbox listens on one of its own (0 picks a free one)',
+    ]);
+  });
+
   it('names a missing environment variable, once', () => {
     const lines = problems('upstream:\n  baseUrl: https://school.example\n  token: ${SCHOOL_TOKEN}\n  clientSecret: s\n');
     expect(lines).toEqual(['upstream.token: environment variable SCHOOL_TOKEN is not set (set it, or write ${SCHOOL_TOKEN:-default})']);

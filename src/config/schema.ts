@@ -182,6 +182,9 @@ export const configSchema = z
       seen.set(connector.name, index);
     });
     sharedDirectories(config.connectors, ctx);
+    if (upstream.baseUrl === 'sandbox' && config.sandbox.port !== 0 && config.sandbox.port === config.server.port) {
+      ctx.addIssue({ code: 'custom', path: ['sandbox', 'port'], message: `the same port as server.port (${config.server.port}): the embedded sandbox listens on one of its own (0 picks a free one)` });
+    }
     const { baseMs, maxMs } = config.delivery.backoff;
     if (baseMs > maxMs) {
       ctx.addIssue({ code: 'custom', path: ['delivery', 'backoff', 'maxMs'], message: `${maxMs} is less than delivery.backoff.baseMs (${baseMs}): the longest wait between tries cannot be shorter than the first` });

@@ -1,5 +1,6 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { createLogger } from '../../log.js';
+import { listenError } from '../../server.js';
 import { POLLED_STREAMS } from '../../streams/index.js';
 import { createSandbox } from '../../../sandbox/index.js';
 import { describeControlEndpoints } from '../../../sandbox/control-endpoints.js';
@@ -22,9 +23,11 @@ interface SandboxCommandOptions {
   staticToken?: string;
 }
 
-const integer = (min: number) => (value: string): number => {
+const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => (value: string): number => {
   const number = Number(value);
-  if (!Number.isInteger(number) || number < min) throw new InvalidArgumentError(`expected an integer ≥ ${min}`);
+  if (!Number.isInteger(number) || number < min || number > max) {
+    throw new InvalidArgumentError(max === Number.MAX_SAFE_INTEGER ? `expected an integer ≥ ${min}` : `expected an integer from ${min} to ${max}`);
+  }
   return number;
 };
 
@@ -72,7 +75,7 @@ export function registerSandboxCommand(program: Command): void {
     .command('sandbox')
     .description('run the simulated upstream (API v2, webhook deliveries, control API under /_sandbox/)')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('-p, --port <port>', 'port to listen on', integer(0), 8090)
+    .option('-p, --port <port>', 'port to listen on', integer(0, 65535), 8090)
     .option('--students <n>', 'seeded students (each with a student user and a parent user)', integer(0), 50)
     .option('--seed <n>', 'data seed: the same seed gives the same school', integer(0), 1)
     .option('--activity', 'a living school: new students, edits, archivals and invoices over time', false)
@@ -90,7 +93,9 @@ export function registerSandboxCommand(program: Command): void {
         retryTimeScale: options.retryTimeScale, log: log.child({ component: 'sandbox' }),
         activity: options.activity ? { intervalMs: options.activityInterval } : false,
       });
-      await sandbox.start();
+      await sandbox.start().catch((error: unknown) => {
+        throw listenError(error, { host: options.host, port: options.port }, { code: 'sandbox', port: '--port', host: '--host' });
+      });
       process.stdout.write(`sandbox listening on ${sandbox.url} (${options.students} students, client id "${options.clientId}")\n`);
       await new Promise<void>((resolve) => {
         const onSignal = () => resolve();
