@@ -51,4 +51,12 @@ describe('formatCycle', () => {
     ].join('\n'));
     expect(formatCycle({ ...base, dryRun: false, outcome: 'failed', reason: 'upstream.timeout' }).split('\n')[0]).toBe('poll cycle failed: upstream.timeout in 40 ms');
   });
+
+  it('shows no counts for a cycle refused before it read anything', () => {
+    const refused: CycleResult = {
+      ...base, dryRun: false, outcome: 'failed', reason: 'poll.busy', message: 'another process is running a poll cycle on this database (stream students); try again when it is done',
+      streams: { students: { fetched: 0, created: 0, updated: 0, deleted: 0, baselined: 0 }, users: { fetched: 0, created: 0, updated: 0, deleted: 0, baselined: 0 } },
+    };
+    expect(formatCycle(refused)).toBe('poll cycle failed: another process is running a poll cycle on this database (stream students); try again when it is done in 40 ms');
+  });
 });

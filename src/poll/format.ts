@@ -7,7 +7,9 @@ export const summaries = (result: Pick<CycleResult, 'streams'>) => Object.entrie
 
 /** Human-readable lines for `schoolbridge sync` (the --json output is the result itself). */
 export function formatCycle(result: CycleResult): string {
-  const lines = summaries(result).map(([stream, s]) => {
+  // A cycle refused before it read anything (another one running) has no counts to show.
+  const readNothing = result.outcome !== 'ok' && summaries(result).every(([, s]) => s.fetched + s.created + s.updated + s.deleted + s.baselined === 0);
+  const lines = readNothing ? [] : summaries(result).map(([stream, s]) => {
     const baseline = s.baselined > 0 ? `, ${s.baselined} recorded silently (baseline)` : '';
     return `${stream}: ${s.fetched} fetched, ${s.created} created, ${s.updated} updated, ${s.deleted} deleted${baseline}`;
   });
@@ -18,7 +20,7 @@ export function formatCycle(result: CycleResult): string {
   const { readMs, checkMs, commitMs } = result.phases ?? {};
   const phases = readMs === undefined ? '' : ` (read and diff ${readMs} ms${checkMs === undefined ? '' : `, checks ${checkMs} ms`}${commitMs === undefined ? '' : `, commit ${commitMs} ms`})`;
   // A cycle that stopped early counted only what it had read and diffed by then.
-  const partial = result.outcome === 'ok' ? [] : ['(counts up to where it stopped)'];
+  const partial = result.outcome === 'ok' || readNothing ? [] : ['(counts up to where it stopped)'];
   return [`${head}${why} in ${result.durationMs} ms${phases}`, ...lines, ...partial].join('\n');
 }
 
