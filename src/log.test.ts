@@ -69,6 +69,17 @@ describe('logger redaction', () => {
 });
 
 describe('logged errors', () => {
+  it('name a cause once when their message quotes it already', () => {
+    const { lines, log } = capture();
+    const full = { code: 'SQLITE_FULL', message: 'database or disk is full' };
+    log.error({ err: new Error('the store cannot write: SQLITE_FULL: database or disk is full', { cause: full }) }, 'not acknowledged');
+    log.error({ err: new Error('could not save', { cause: new Error('ENOSPC: no space left on device') }) }, 'other');
+    const [quoted, appended] = lines.map((line) => (JSON.parse(line) as { err: { message: string } }).err.message);
+    expect(quoted).toBe('the store cannot write: SQLITE_FULL: database or disk is full');
+    expect(appended).toBe('could not save: ENOSPC: no space left on device');
+  });
+
+
   it('carry no stack trace but at debug level (--verbose), and keep their message and code', () => {
     const error = Object.assign(new Error('listen EADDRINUSE'), { code: 'EADDRINUSE' });
     for (const [level, stack] of [['info', false], ['warn', false], ['debug', true]] as const) {

@@ -60,8 +60,25 @@ export function redactDeep(value: unknown, depth = 0): unknown {
 export function errorSerializer(error: unknown, withStack = true): unknown {
   const serialized = pino.stdSerializers.err(error as Error) as unknown;
   if (typeof serialized === 'string') return redactPersonalText(serialized);
+  if (serialized && typeof serialized === 'object' && error instanceof Error) (serialized as { message?: string }).message = messageOf(error);
   if (!withStack && serialized && typeof serialized === 'object') delete (serialized as { stack?: string }).stack;
   return redactErrorTexts(serialized, 0);
+}
+
+/**
+ * An error's message with its causes' after it, as pino gives it, but for a cause whose message
+ * the message holds already: ours quote their cause ("the store cannot write: SQLITE_FULL: database
+ * or disk is full"), which pino would repeat after it.
+ */
+function messageOf(error: Error): string {
+  let message = error.message;
+  const seen = new Set<unknown>([error]);
+  for (let cause: unknown = error.cause; cause && typeof (cause as { message?: unknown }).message === 'string' && !seen.has(cause) && seen.size < 8; cause = (cause as { cause?: unknown }).cause) {
+    seen.add(cause);
+    const text = (cause as { message: string }).message;
+    if (text !== '' && !message.includes(text)) message += `: ${text}`;
+  }
+  return message;
 }
 
 function redactErrorTexts(value: unknown, depth: number): unknown {
