@@ -100,7 +100,9 @@ describe('commands beside a running daemon on the embedded store', () => {
     expect(await cli(['events', 'quarantine', 'list'])).toMatchObject({ code: 0, stdout: 'quarantine is empty\n' });
 
     // Removing a registration beside the daemon removes it from the daemon's upstream.
-    const hooks = JSON.parse((await cli(['webhooks', 'list', '--json'])).stdout) as { id: number; event: string }[];
+    const hooks = JSON.parse((await cli(['webhooks', 'list', '--json'])).stdout) as { id: number; event: string; ours: boolean }[];
+    // Each marked as the text marks it: the daemon's own registrations.
+    expect(hooks.map((h) => [h.event, h.ours])).toEqual([['invoice.created', true], ['invoice.updated', true]]);
     const updated = hooks.find((h) => h.event === 'invoice.updated')!;
     expect(await cli(['webhooks', 'delete', String(updated.id)])).toMatchObject({ code: 0 });
     expect(((await control('GET', 'webhooks')) as { event: string }[]).map((h) => h.event)).toEqual(['invoice.created']);

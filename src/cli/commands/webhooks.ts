@@ -20,7 +20,8 @@ export function registerWebhooksCommand(program: Command): void {
     .action((options: { json?: boolean }, command: Command) =>
       upstreamOnly(command, async (app) => {
         const list = await app.upstream.listWebhooks();
-        if (options.json) return print(JSON.stringify(list, null, 2));
+        // `ours` as the text marks them: the callback URL is this daemon's.
+        if (options.json) return print(JSON.stringify(list.map((w) => ({ ...w, ours: sameUrl(w.callbackUrl, app.callbackUrl()) })), null, 2));
         print(list.length === 0 ? 'no registrations' : list.map((w) => describeHook(w, app.callbackUrl())).join('\n'));
       }),
     );
