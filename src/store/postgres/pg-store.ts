@@ -59,16 +59,7 @@ function fixFor(error: unknown, url: string): string {
     return `; the schema ${SCHEMA} exists but ${roleOf(url)} may not create in it: ALTER SCHEMA ${SCHEMA} OWNER TO ${roleOf(url)}, or drop it and let the role create it`;
   }
   if (code !== '42501') return '';
-  let role = 'the role of store.url';
-  let database = 'its database';
-  try {
-    const parsed = new URL(url);
-    if (parsed.username) role = `"${decodeURIComponent(parsed.username)}"`;
-    if (parsed.pathname.length > 1) database = `"${decodeURIComponent(parsed.pathname.slice(1))}"`;
-  } catch {
-    // A URL the driver read but URL does not: the generic names do.
-  }
-  return `; the role creates the schema ${SCHEMA} and its tables at start: GRANT CREATE ON DATABASE ${database} TO ${role}, or create the schema ${SCHEMA} owned by that role`;
+  return `; the role creates the schema ${SCHEMA} and its tables at start: GRANT CREATE ON DATABASE ${databaseOf(url)} TO ${roleOf(url)}, or create the schema ${SCHEMA} owned by that role`;
 }
 
 /** PostgreSQL's "too many connections" (a role's CONNECTION LIMIT, or max_connections for non-superusers). */
@@ -76,15 +67,16 @@ const TOO_MANY_CONNECTIONS = '53300';
 /** The fewest pool connections a process runs on: the schema's least store.poolSize. */
 const LEAST_CONNECTIONS = 4;
 
-/** The role of store.url, quoted as SQL names it, for a fix to paste. */
+/** The role of store.url, quoted as SQL names it, for a fix to paste; a URL the driver read but URL does not gets the generic name. */
 function roleOf(url: string): string {
-  try {
-    const { username } = new URL(url);
-    if (username) return `"${decodeURIComponent(username)}"`;
-  } catch {
-    // A URL the driver read but URL does not: the generic name does.
-  }
-  return 'the role of store.url';
+  const username = URL.canParse(url) ? new URL(url).username : '';
+  return username ? `"${decodeURIComponent(username)}"` : 'the role of store.url';
+}
+
+/** The database of store.url, quoted as SQL names it. */
+function databaseOf(url: string): string {
+  const pathname = URL.canParse(url) ? new URL(url).pathname : '';
+  return pathname.length > 1 ? `"${decodeURIComponent(pathname.slice(1))}"` : 'its database';
 }
 
 export function createPgStore(options: PgStoreOptions): Store {
