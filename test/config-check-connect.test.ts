@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../sandbox/index.js';
 import { startAccountingReceiver, type AccountingReceiver } from './accounting-receiver.js';
 import { freePort } from './support/net.js';
-import { testDatabase, withClient } from './support/pg-database.js';
+import { roleDatabase, testDatabase } from './support/pg-database.js';
 import { tempDir } from './support/temp.js';
 
 /**
@@ -85,16 +85,8 @@ describe('config check --connect', () => {
     expect(lines[3]).toMatch(/^FAIL {2}connectors\[1\] books \(accounting\): cannot reach http:\/\/127\.0\.0\.1:\d+: /);
   });
   it('fails a store whose role start would refuse, with the grant that fixes it', async () => {
-    const url = await testDatabase('connect_grants');
-    const role = `connect_grants_${process.pid}`;
-    const database = await withClient(url, async (admin) => {
-      await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'x'`);
-      return admin.database!;
-    });
-    const limited = new URL(url);
-    limited.username = role;
-    limited.password = 'x';
-    const result = await check('grants', [upstream('right-secret'), `store: { driver: postgres, url: "${limited.toString()}" }`]);
+    const { url, role, database } = await roleDatabase('connect_grants');
+    const result = await check('grants', [upstream('right-secret'), `store: { driver: postgres, url: "${url}" }`]);
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(new RegExp(`FAIL {2}store: PostgreSQL \\S+ at postgres://${role}:\\*\\*\\*@.* answers, but "${role}" may not create the schema schoolbridge: GRANT CREATE ON DATABASE "${database}" TO "${role}", or create the schema schoolbridge owned by that role\n`));
   });

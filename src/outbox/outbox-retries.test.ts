@@ -6,24 +6,30 @@ import { eventually } from '../../test/support/net.js';
 import { change, nextEvent, roster, scriptedConnector } from '../../test/support/outbox.js';
 import { deferred, rejected, retryable, setup } from '../../test/support/outbox-setup.js';
 
+/** The store's outbox with its first `count` settlements refused as a store that cannot write refuses them. */
+function failingSettles(count: number) {
+  let left = count;
+  const wrap = (target: OutboxStore): OutboxStore => new Proxy(target, {
+    get(object, prop, receiver) {
+      const value: unknown = Reflect.get(object, prop, receiver);
+      if (typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        if (prop === 'settle' && left > 0) {
+          left -= 1;
+          throw new BridgeError('store.unavailable', 'the store cannot write now', { retryable: true });
+        }
+        return (value as (...a: unknown[]) => unknown).apply(object, args);
+      };
+    },
+  });
+  return { wrap, left: () => left };
+}
+
 describe('outbox retries', () => {
   it('records a settlement the store could not take once it can again, and delivers nothing twice', async () => {
     const a = scriptedConnector(() => ({ status: 'done' }));
-    let failing = 2;
-    const wrap = (target: OutboxStore): OutboxStore => new Proxy(target, {
-      get(object, prop, receiver) {
-        const value: unknown = Reflect.get(object, prop, receiver);
-        if (typeof value !== 'function') return value;
-        return async (...args: unknown[]) => {
-          if (prop === 'settle' && failing > 0) {
-            failing -= 1;
-            throw new BridgeError('store.unavailable', 'the store cannot write now', { retryable: true });
-          }
-          return (value as (...a: unknown[]) => unknown).apply(object, args);
-        };
-      },
-    });
-    const { outbox, clock } = await setup([{ name: 'a', connector: a.connector }], { wrap });
+    const failing = failingSettles(2);
+    const { outbox, clock } = await setup([{ name: 'a', connector: a.connector }], { wrap: failing.wrap });
     await outbox.enqueue([change('students', 1)]);
     // The worker waits a second between tries: time moves on as each wait begins.
     for (let tries = 1; tries <= 2; tries++) {
@@ -31,27 +37,14 @@ describe('outbox retries', () => {
       clock.advance(1000);
     }
     await outbox.whenIdle();
-    expect(failing).toBe(0);
+    expect(failing.left()).toBe(0);
     expect(a.delivered()).toHaveLength(1);
     expect(await outbox.counts()).toEqual(new Map());
   });
 
   it('starts no batch while the store cannot record what was delivered', async () => {
     const a = scriptedConnector(() => ({ status: 'done' }));
-    let failing = 3;
-    const wrap = (target: OutboxStore): OutboxStore => new Proxy(target, {
-      get(object, prop, receiver) {
-        const value: unknown = Reflect.get(object, prop, receiver);
-        if (typeof value !== 'function') return value;
-        return async (...args: unknown[]) => {
-          if (prop === 'settle' && failing > 0) {
-            failing -= 1;
-            throw new BridgeError('store.unavailable', 'the store cannot write now', { retryable: true });
-          }
-          return (value as (...a: unknown[]) => unknown).apply(object, args);
-        };
-      },
-    });
+    const { wrap } = failingSettles(3);
     const { outbox, clock } = await setup([{ name: 'a', connector: a.connector }], { wrap, concurrency: 1 });
     const records = [1, 2, 3].map((key) => change('students', key));
     await outbox.enqueue(records);

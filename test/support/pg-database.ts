@@ -25,6 +25,25 @@ export async function testDatabase(prefix = 'sb'): Promise<string> {
 }
 
 /**
+ * A new database and a login role of its own (password `x`, what `setup` grants it or makes for
+ * it), with the role's URL: a test of what the store does for a role with fewer rights than its
+ * owner's, or a connection limit.
+ */
+export async function roleDatabase(prefix: string, setup: (admin: pg.Client, role: string) => Promise<unknown> = async () => {}, limit?: number): Promise<{ url: string; admin: string; role: string; database: string }> {
+  const admin = await testDatabase(prefix);
+  const role = `${prefix}_${process.pid}`;
+  const database = await withClient(admin, async (client) => {
+    await client.query(`CREATE ROLE ${role} LOGIN PASSWORD 'x'${limit === undefined ? '' : ` CONNECTION LIMIT ${limit}`}`);
+    await setup(client, role);
+    return client.database!;
+  });
+  const url = new URL(admin);
+  url.username = role;
+  url.password = 'x';
+  return { url: url.toString(), admin, role, database };
+}
+
+/**
  * Makes the replica that ran as process `pid` look as it does once REPLICA_TTL_MS has passed since
  * its last heartbeat: for a test of what survives a kill -9, not of how long finding it dead takes
  * (test/replicas-roles.test.ts waits that out with the real clock).

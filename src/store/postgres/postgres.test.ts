@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
-import { testDatabase, withClient } from '../../../test/support/pg-database.js';
+import { roleDatabase, testDatabase, withClient } from '../../../test/support/pg-database.js';
 import { describeStoreConformance, event, freshRows, record } from '../conformance.js';
 import { describeHistoryConformance } from '../conformance-history.js';
 import { createPool, fillPool } from './db.js';
@@ -336,22 +336,14 @@ describe('postgres connections', () => {
   });
 
   it('tells a role that may not create the schema how to fix it, and starts once it has a schema of its own', async () => {
-    const url = await testDatabase('grants');
-    const role = `grants_${process.pid}`;
-    const database = await withClient(url, async (admin) => {
-      await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'x'`);
-      return admin.database!;
-    });
-    const limited = new URL(url);
-    limited.username = role;
-    limited.password = 'x';
-    const refused = createPgStore({ url: limited.toString(), log });
+    const { url, admin, role, database } = await roleDatabase('grants');
+    const refused = createPgStore({ url, log });
     await expect(refused.start()).rejects.toMatchObject({
       code: 'store.failed',
       message: `cannot open the PostgreSQL store (store.url): 42501: permission denied for database ${database}; the role creates the schema schoolbridge and its tables at start: GRANT CREATE ON DATABASE "${database}" TO "${role}", or create the schema schoolbridge owned by that role`,
     });
-    await withClient(url, (admin) => admin.query(`CREATE SCHEMA schoolbridge AUTHORIZATION ${role}`));
-    const store = createPgStore({ url: limited.toString(), log });
+    await withClient(admin, (client) => client.query(`CREATE SCHEMA schoolbridge AUTHORIZATION ${role}`));
+    const store = createPgStore({ url, log });
     try {
       await store.start();
       await store.state.put({ probe: 'x' });
@@ -362,17 +354,11 @@ describe('postgres connections', () => {
   });
 
   it('tells a role that a schema of another role\'s is in its way', async () => {
-    const url = await testDatabase('owned');
-    const role = `owned_${process.pid}`;
-    await withClient(url, async (admin) => {
-      await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'x'`);
-      await admin.query(`GRANT CREATE ON DATABASE ${admin.database} TO ${role}`);
+    const { url, role } = await roleDatabase('owned', async (admin, name) => {
+      await admin.query(`GRANT CREATE ON DATABASE ${admin.database} TO ${name}`);
       await admin.query('CREATE SCHEMA schoolbridge');
     });
-    const limited = new URL(url);
-    limited.username = role;
-    limited.password = 'x';
-    const refused = createPgStore({ url: limited.toString(), log });
+    const refused = createPgStore({ url, log });
     await expect(refused.start()).rejects.toMatchObject({
       code: 'store.failed',
       message: expect.stringMatching(new RegExp(`^cannot open the PostgreSQL store \\(store\\.url\\): 3F000: .*; the schema schoolbridge exists but "${role}" may not create in it: ALTER SCHEMA schoolbridge OWNER TO "${role}", or drop it and let the role create it$`)) as unknown,
@@ -380,24 +366,16 @@ describe('postgres connections', () => {
   });
 
   it('starts with the connections the server grants when it refuses some, the listener first, and says so', async () => {
-    const url = await testDatabase('pool_short');
-    const role = `pool_short_${process.pid}`;
-    await withClient(url, async (admin) => {
-      await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'x' CONNECTION LIMIT 5`);
-      await admin.query(`GRANT ALL ON DATABASE ${admin.database} TO ${role}`);
-    });
-    const limited = new URL(url);
-    limited.username = role;
-    limited.password = 'x';
+    const { url, admin, role } = await roleDatabase('pool_short', (client, name) => client.query(`GRANT ALL ON DATABASE ${client.database} TO ${name}`), 5);
     const warnings: string[] = [];
-    const store = createPgStore({ url: limited.toString(), log: pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) }), poolSize: 5 });
+    const store = createPgStore({ url, log: pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) }), poolSize: 5 });
     try {
       await store.start();
       // Five in all: the listener's and four of the pool's. Those it opens at once undercount them
       // (PostgreSQL counts a role's connections as each starts), so it opens them again one by one.
       expect(warnings.some((line) => /"missing":1,.*1 of the store's 5 connections \(store\.poolSize\) could not be opened at start \(a connection limit\): it runs on the 4 it got/.test(line)), warnings.join('')).toBe(true);
       expect(warnings.filter((line) => /cannot listen/.test(line))).toEqual([]);
-      const listening = await withClient(url, (admin) => admin.query<{ n: number }>(
+      const listening = await withClient(admin, (client) => client.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM pg_stat_activity WHERE usename = $1 AND application_name LIKE '% listener'`, [role]));
       expect(listening.rows[0]!.n).toBe(1);
       await store.state.put({ probe: 'x' });
@@ -411,21 +389,13 @@ describe('postgres connections', () => {
   });
 
   it('refuses to start on fewer connections than a poll cycle holds, saying what to raise', async () => {
-    const url = await testDatabase('pool_tiny');
-    const role = `pool_tiny_${process.pid}`;
-    await withClient(url, async (admin) => {
-      await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'x' CONNECTION LIMIT 3`);
-      await admin.query(`GRANT ALL ON DATABASE ${admin.database} TO ${role}`);
-    });
-    const limited = new URL(url);
-    limited.username = role;
-    limited.password = 'x';
-    const store = createPgStore({ url: limited.toString(), log, poolSize: 5 });
+    const { url, admin, role } = await roleDatabase('pool_tiny', (client, name) => client.query(`GRANT ALL ON DATABASE ${client.database} TO ${name}`), 3);
+    const store = createPgStore({ url, log, poolSize: 5 });
     await expect(store.start()).rejects.toMatchObject({
       code: 'store.failed',
       message: expect.stringMatching(/^the PostgreSQL store lets this process open only 2 of its 5 connections \(store\.poolSize; 53300: too many connections for role "[a-z_0-9]+"\): it needs 4 besides its listener, as a poll cycle holds one per stream; raise the role's CONNECTION LIMIT or the server's max_connections, or run fewer replicas$/) as unknown,
     });
     // Nothing of it stays connected.
-    await expect.poll(() => withClient(url, async (admin) => (await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE usename = $1', [role])).rows[0]!.n)).toBe(0);
+    await expect.poll(() => withClient(admin, async (client) => (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE usename = $1', [role])).rows[0]!.n)).toBe(0);
   });
 });
