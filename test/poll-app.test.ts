@@ -109,4 +109,16 @@ describe('poll in the app', () => {
     expect(next.export).toMatch(/T0[01]:00:00\.000Z$/);
     expect((await app.poll.status()).poll).toMatchObject({ lastOutcome: 'ok', nextRunAt: next.poll });
   });
+
+  it('runs a failed scheduled export again within the hour, not the next night', async () => {
+    const lines: string[] = [];
+    const captured = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    app = await createApp({ config: config({ poll: { schedule: '0 0 1 1 *', onStart: false }, export: { schedule: '0 2 * * *', onStart: true } }), log: captured, mode: 'daemon' });
+    // Its fresh poll is refused the students list: failed, and the export with it.
+    app.sandbox!.control.injectFault({ route: 'GET /api/v2/students', kind: 'status', status: 400, times: 'always' });
+    await app.start();
+    await app.poll.scheduler!.whenIdle();
+    const retry = lines.map((line) => JSON.parse(line) as { msg: string; job?: string; retryInMs?: number }).find((line) => line.job === 'export' && line.retryInMs !== undefined);
+    expect(retry).toMatchObject({ msg: 'export failed; it runs again in 60 s', retryInMs: 60_000 });
+  });
 });

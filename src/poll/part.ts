@@ -9,7 +9,7 @@ import { streamsToPoll } from '../streams/index.js';
 import type { CycleResult } from './cycle.js';
 import { createPoller, LAST_CYCLE_KEY, type LastCycle, type Poller, type RunCycleOptions } from './poller.js';
 import type { ListSource, OutboxPort } from './ports.js';
-import { createRosterExporter, LAST_EXPORT_KEY, type ExportResult, type RosterExporter } from './roster-export.js';
+import { createRosterExporter, EXPORT_RETRY_MS, exportFailed, LAST_EXPORT_KEY, type ExportResult, type RosterExporter } from './roster-export.js';
 import { createScheduler, type Scheduler } from './scheduler.js';
 
 /**
@@ -68,6 +68,7 @@ export function createPollPart(options: PollPartOptions): PollPart {
       ? createScheduler({
           log: options.log.child({ component: 'scheduler' }),
           metrics,
+          now: () => clock.now(),
           // Each tick runs on one replica: the one whose claim of it the store takes first.
           claimTick: (job, slot) => store.roles.claimTick(job, slot, clock.now()),
           // A start-up run whose slot another replica took claims it again once that one would be
@@ -83,6 +84,8 @@ export function createPollPart(options: PollPartOptions): PollPart {
             {
               name: 'export', schedule: config.export.schedule, timezone: config.export.timezone ?? config.poll.timezone,
               runOnStart: config.export.onStart, run: (trigger, signal) => exportRoster({ trigger, signal }),
+              // A nightly export that met an outage is tried again within the hour, not the next night.
+              retry: { failed: (result) => exportFailed(result as ExportResult), delaysMs: EXPORT_RETRY_MS },
             },
           ],
         })

@@ -59,6 +59,14 @@ export const LAST_EXPORT_KEY = 'roster.lastExport';
 /** Students read from the snapshot per store call. */
 const PAGE = 1000;
 
+/** Whether an export failed for a reason a later try may not meet (one stopped with the daemon is not tried again). */
+export function exportFailed(result: ExportResult): boolean {
+  return result.outcome === 'failed' && result.reason !== 'export.stopped';
+}
+
+/** The waits before a failed scheduled export runs again: within the hour, then every half hour. */
+export const EXPORT_RETRY_MS = [60_000, 2 * 60_000, 5 * 60_000, 10 * 60_000, 30 * 60_000] as const;
+
 export function createRosterExporter(options: RosterExporterOptions): RosterExporter {
   const { poller, snapshot, state, outbox, log } = options;
   const clock = options.clock ?? systemClock;

@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMetricsRegistry } from '../metrics.js';
 import type { CronFactory, CronSpec } from './cron.js';
-import { createScheduler, decideTick, type ScheduledJob, type Scheduler } from './scheduler.js';
+import { createScheduler, decideTick, retryBeforeNextTick, type ScheduledJob, type Scheduler } from './scheduler.js';
 
 const log = pino({ level: 'silent' });
 
@@ -73,6 +73,41 @@ describe('scheduler', () => {
     await scheduler.whenIdle();
     cron.fire('poll');
     expect(poll.runs.map((r) => r.trigger)).toEqual(['schedule', 'schedule']);
+  });
+
+  it('runs a failed run again after its waits until one succeeds, unless the next tick comes first', async () => {
+    const cron = manualCron();
+    const NEXT_TICK = Date.UTC(2026, 10, 22, 2);
+    let now = NEXT_TICK - 3_600_000;
+    const outcomes = ['failed', 'failed', 'ok'];
+    const triggers: string[] = [];
+    const job: ScheduledJob = {
+      name: 'export', schedule: '0 2 * * *', timezone: 'Europe/Warsaw', runOnStart: false,
+      run: async (trigger) => {
+        triggers.push(trigger);
+        return { outcome: outcomes.shift() ?? 'ok' };
+      },
+      retry: { failed: (result) => (result as { outcome: string }).outcome === 'failed', delaysMs: [20, 40] },
+    };
+    scheduler = createScheduler({ jobs: [job], log, metrics: createMetricsRegistry(), cron: cron.factory, now: () => now });
+    await scheduler.start();
+    cron.fire('export');
+    await expect.poll(() => triggers).toEqual(['schedule', 'retry', 'retry']);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(triggers).toHaveLength(3);
+    // A failure a wait before the next tick is left to that tick.
+    outcomes.push('failed');
+    now = NEXT_TICK - 10;
+    cron.fire('export');
+    await scheduler.whenIdle();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(triggers).toEqual(['schedule', 'retry', 'retry', 'schedule']);
+  });
+
+  it('decides a retry comes before the next tick only when it does', () => {
+    expect(retryBeforeNextTick(1000, 500, 2000)).toBe(true);
+    expect(retryBeforeNextTick(1000, 1000, 2000)).toBe(false);
+    expect(retryBeforeNextTick(1000, 5000, undefined)).toBe(true);
   });
 
   it('skips when the work is busy for another caller', async () => {

@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import { describeError } from '../errors.js';
 import type { Component } from '../lifecycle.js';
 import { counter } from '../metrics.js';
+import { waitText } from '../wait-text.js';
 import { nodeCronFactory, type CronFactory, type CronTimer } from './cron.js';
 
 /**
@@ -26,6 +27,17 @@ export interface ScheduledJob {
   isBusy?(): boolean;
   /** Until when ticks wait (ISO 8601), when the job was asked to (an upstream's Retry-After); else undefined. */
   heldUntil?(): string | undefined;
+  /**
+   * A run that failed is run again after these waits (the last one repeated), on this replica,
+   * until one succeeds or the schedule's next tick would come first: a daily job (the roster
+   * export) whose run met an outage would otherwise wait a day.
+   */
+  retry?: { failed(result: unknown): boolean; delaysMs: readonly number[] };
+}
+
+/** Whether a failed run is tried again after `delayMs`, or left to the schedule's next tick (sooner, or as soon). */
+export function retryBeforeNextTick(now: number, delayMs: number, nextTick: number | undefined): boolean {
+  return nextTick === undefined || now + delayMs < nextTick;
 }
 
 export type TickDecision = 'run' | 'skip-running' | 'skip-busy' | 'skip-held' | 'skip-stopped';
@@ -61,6 +73,7 @@ export interface SchedulerOptions {
   claimTick?: (job: string, slot: number) => Promise<boolean>;
   /** How long after a start-up run lost its claim it claims once more (longer than a replica takes to be found dead); none when absent. */
   startUpRetryMs?: number;
+  now?: () => number;
 }
 
 export function createScheduler(options: SchedulerOptions): Scheduler {
@@ -71,6 +84,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   let timers: { job: ScheduledJob; timer: CronTimer }[] = [];
   let controller = new AbortController();
   let stopped = true;
+  const now = options.now ?? Date.now;
+  /** Failed runs in a row per job, for its retry waits. */
+  const failures = new Map<string, number>();
 
   /** Whether this replica runs the tick at `slot`: a claim that fails (the store is down) is a skip. */
   const claimed = async (name: string, trigger: string, slot: number): Promise<'mine' | 'other' | 'failed'> => {
@@ -111,12 +127,33 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       });
     const run = started
       .then(
-        () => undefined,
+        (result) => {
+          if (!job.retry) return;
+          if (result !== undefined && job.retry.failed(result)) retryLater(job, signal);
+          else if (result !== undefined) failures.delete(name);
+        },
         (error: unknown) => log.error({ job: name, trigger, err: error }, `${name} run failed: ${describeError(error)}`),
       )
       .finally(() => running.delete(name));
     running.set(name, run);
     return decision;
+  };
+
+  /** Runs a job whose run failed again after its next wait, unless its schedule comes first. */
+  const retryLater = (job: ScheduledJob, signal: AbortSignal): void => {
+    const failed = (failures.get(job.name) ?? 0) + 1;
+    const delays = job.retry!.delaysMs;
+    const delay = delays[Math.min(failed, delays.length) - 1]!;
+    const next = timers.find((t) => t.job === job)?.timer.nextRun()?.getTime();
+    if (signal.aborted || !retryBeforeNextTick(now(), delay, next)) {
+      failures.delete(job.name);
+      return;
+    }
+    failures.set(job.name, failed);
+    log.info({ job: job.name, failed, retryInMs: delay }, `${job.name} failed; it runs again in ${waitText(delay)}`);
+    const retry = setTimeout(() => signal.aborted || runTick(job.name, 'retry', undefined), delay);
+    retry.unref();
+    signal.addEventListener('abort', () => clearTimeout(retry), { once: true });
   };
 
   return {
