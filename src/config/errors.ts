@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { isSecretKey } from './mask.js';
 
 /** Formats a key path the way a user reads it in YAML: `connectors[1].spreadsheetId`. */
 export function formatPath(path: readonly PropertyKey[]): string {
@@ -102,8 +103,18 @@ function typeLine(issue: z.core.$ZodIssueInvalidType, value: unknown, written: u
   const expected = EXPECTED[issue.expected] ?? issue.expected;
   const variables = typeof written === 'string' ? [...written.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => `\${${m[1]}}`) : [];
   const from = variables.length > 0 && written !== value ? ` (from ${variables.join(', ')})` : '';
+  // A secret is named by its type only: the line goes to logs.
+  const secret = issue.path.some((part) => typeof part === 'string' && isSecretKey(part));
+  const got = secret ? describeType(value) : describeValue(value);
   let hint = '';
-  if (issue.expected === 'string' && (typeof value === 'number' || typeof value === 'boolean')) hint = `: quote it, "${String(value)}"`;
-  else if (issue.expected === 'array' && (typeof value === 'string' || typeof value === 'number')) hint = `: write it as a list, [${String(value)}]`;
-  return `${formatPath(issue.path)}: expected ${expected}, got ${describeValue(value)}${from}${hint}`;
+  // The parser has read the number already: 0123 came out as 123, so the fix is to quote what was written.
+  if (issue.expected === 'string' && (typeof value === 'number' || typeof value === 'boolean')) hint = ': quote it as written (in "…")';
+  else if (issue.expected === 'array' && !secret && (typeof value === 'string' || typeof value === 'number')) hint = `: write it as a list, [${String(value)}]`;
+  return `${formatPath(issue.path)}: expected ${expected}, got ${got}${from}${hint}`;
+}
+
+/** What a value is, without what it says. */
+function describeType(value: unknown): string {
+  if (value === null || Array.isArray(value) || typeof value === 'object') return describeValue(value);
+  return typeof value === 'string' ? 'text' : typeof value === 'boolean' ? 'true or false' : 'a number';
 }

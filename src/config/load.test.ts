@@ -64,7 +64,12 @@ describe('parseConfig', () => {
     expect(problems('server:\n  port: "80a"\n')).toEqual(['server.port: expected a number, got the text "80a"']);
     expect(problems('server:\n  port: 80.5\n')).toEqual(['server.port: expected a whole number, got the number 80.5']);
     expect(problems('server:\n  port: ${PORT:-8080}\n', { PORT: '80a' })).toEqual(['server.port: expected a number, got the text "80a" (from ${PORT})']);
-    expect(problems('upstream:\n  clientId: 12345\n  clientSecret: s\n')).toEqual(['upstream.clientId: expected text, got the number 12345: quote it, "12345"']);
+    expect(problems('upstream:\n  clientId: 0123\n  clientSecret: s\n')).toEqual(['upstream.clientId: expected text, got the number 123: quote it as written (in "…")']);
+    // A secret's value is not shown: the line goes to logs.
+    expect(problems('upstream:\n  clientId: c\n  clientSecret: 98765432123\nserver:\n  adminToken: 5551234567\n')).toEqual([
+      'upstream.clientSecret: expected text, got a number: quote it as written (in "…")',
+      'server.adminToken: expected text, got a number: quote it as written (in "…")',
+    ]);
     expect(problems('webhooks:\n  events: invoice.created\n')).toEqual(['webhooks.events: expected a list, got the text "invoice.created": write it as a list, [invoice.created]']);
     expect(problems('sandbox:\n  activity: yes\n')).toEqual(['sandbox.activity: expected true or false, got the text "yes"']);
     expect(problems('connectors:\n  files:\n    type: file\n')).toEqual(['connectors: expected a list, got keys under it']);
@@ -173,6 +178,19 @@ describe('parseConfig', () => {
     expect(shown('connectors:\n  - name: h\n    headers:\n      X-Api-Key: verysecret\n    bad: [\n')).toContain('X-Api-Key: ***');
     expect(shown('store:\n  url: postgres://app:pa55word@db/x\n  dir: [\n')).toContain('url: postgres://app:***@db/x');
     expect(shown('upstream:\n  clientSecret: hunter2-SECRET\n  token: tok-SECRET\n   x: 1\n')).not.toMatch(/hunter2|tok-SECRET/);
+    // The first key of a flow map, a value on the next line, a list's items, a value holding # or a comma.
+    for (const [text, secret] of [
+      ['upstream: {clientSecret: TOPSECRET}\n  x: [\n', 'TOPSECRET'],
+      ['store: { url: "postgres://u:PGPASS@h/db" }\n  x: [\n', 'PGPASS'],
+      ['upstream:\n  clientSecret:\n    NEXTLINE\n  x: [\n', 'NEXTLINE'],
+      ['webhooks:\n  previousSecrets:\n  - OLDSECRET2\n  x: [\n', 'OLDSECRET2'],
+      ['webhooks:\n  previousSecrets:\n    - OLDSECRET3\n  x: [\n', 'OLDSECRET3'],
+      ['store:\n  url: postgres://u:PG/PA#SS@h/db\n  x: [\n', 'PA#SS'],
+      ['upstream:\n  clientSecret: abc,defgh #c\n  x: [\n', 'defgh'],
+    ] as const) {
+      expect(shown(text), text).not.toContain(secret);
+      expect(shown(text), text).toContain('***');
+    }
   });
 
   it('reports a YAML syntax error once, with its line and a caret under the spot', () => {
@@ -231,7 +249,7 @@ describe('maskSecrets', () => {
   });
 
   it('masks a URL password the URL parser gives up on (not percent-encoded)', () => {
-    for (const url of ['postgres://spec:Secr/t99@127.0.0.1:5432/sb', 'postgres://spec:Secr#t99@db/sb', 'postgres://spec:p@ss:w/rd#%?&x@db:5432/sb']) {
+    for (const url of ['postgres://spec:Secr/t99@127.0.0.1:5432/sb', 'postgres://spec:Secr#t99@db/sb', 'postgres://spec:p@ss:w/rd#%?&x@db:5432/sb', 'postgres://spec:Se@c/ret@db/sb']) {
       const masked = maskSecrets({ store: { driver: 'postgres', url } }) as { store: { url: string } };
       expect(masked.store.url).toMatch(/^postgres:\/\/spec:\*\*\*@db|^postgres:\/\/spec:\*\*\*@127\.0\.0\.1/);
       expect(masked.store.url).not.toMatch(/Secr|ss:w/);
@@ -240,6 +258,8 @@ describe('maskSecrets', () => {
     // As store.url it is refused, with the fix, and not shown.
     const lines = problems('store:\n  driver: postgres\n  url: "postgres://spec:Secr/t99@db/sb"\n');
     expect(lines).toEqual(['store.url: cannot be read as a URL: percent-encode the special characters of the user name and password (/ as %2F, # as %23, ? as %3F, @ as %40, : as %3A)']);
+    // An @ in it is read as the end of the password, and what follows as the host: refused too.
+    expect(problems('store:\n  driver: postgres\n  url: "postgres://spec:Se@c/ret@db/sb"\n')).toEqual(lines);
   });
 
   it('masks the path and query of a connector URL, which can be its credential', () => {

@@ -28,7 +28,7 @@ export function maskWritten(key: string, text: string): string {
 }
 
 /** Keys whose values are secrets at any depth (a header's value: an API key of the receiver). */
-const isSecretKey = (key: string) => key !== '' && (isRedactedKey(key) || key === 'headers');
+export const isSecretKey = (key: string) => key !== '' && (isRedactedKey(key) || key === 'headers');
 
 /** Shorter values are not looked for in texts: "abc" would mask every word holding it, and no real credential is that short. */
 const SHORTEST_SECRET = 6;
@@ -76,7 +76,7 @@ function maskUrlPath(text: string): string {
 /** A URL's password (`postgres://user:password@host/db`, store.url) as "***"; other text as it is. */
 function maskUrlPassword(text: string): string {
   if (urlPasswordOf(text) === undefined) return text;
-  if (!URL.canParse(text)) return text.replace(UNPARSED_PASSWORD, '$1***@$3');
+  if (!readableUrl(text)) return text.replace(UNPARSED_PASSWORD, '$1***@$3');
   const url = new URL(text);
   url.password = '***';
   return url.toString();
@@ -89,9 +89,18 @@ function maskUrlPassword(text: string): string {
  */
 const UNPARSED_PASSWORD = /^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)(.*)@([^@]*)$/is;
 
+/**
+ * Whether a URL reads as written: a parser reads it, and with one `@` before its query. A second
+ * one is a password's `@` not percent-encoded, and the parser takes what follows it for the host
+ * (`postgres://user:a@b/c@db/sb` has host `b`).
+ */
+export function readableUrl(text: string): boolean {
+  return URL.canParse(text) && (text.split('?')[0]!.match(/@/g)?.length ?? 0) <= 1;
+}
+
 /** A URL's password as written in it, if it has one. */
 function urlPasswordOf(text: string): string | undefined {
   if (!/^[a-z][a-z0-9+.-]*:\/\/[^/@]*:/i.test(text) || !text.includes('@')) return undefined;
-  if (!URL.canParse(text)) return UNPARSED_PASSWORD.exec(text)?.[2] || undefined;
+  if (!readableUrl(text)) return UNPARSED_PASSWORD.exec(text)?.[2] || undefined;
   return new URL(text).password || undefined;
 }

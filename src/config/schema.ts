@@ -4,6 +4,7 @@ import { validate as isValidCron } from 'node-cron';
 import { connectorTypes } from '../connectors/registry.js';
 import { POLLED_STREAM_NAMES } from '../streams/index.js';
 import { bool, httpUrl, int, listenHost, millis, num, optionalString, publicUrl, timezone } from './fields.js';
+import { readableUrl } from './mask.js';
 
 /**
  * The one schema of schoolbridge's configuration (README "Configuration"): it gives the type, the defaults and
@@ -166,7 +167,7 @@ export const configSchema = z
         ? 'required with store.driver: postgres: a postgres://user:password@host:5432/database URL'
         : 'must start with postgres:// or postgresql:// (postgres://user:password@host:5432/database)';
       ctx.addIssue({ code: 'custom', path: ['store', 'url'], message });
-    } else if (config.store.driver === 'postgres' && !URL.canParse(config.store.url!)) {
+    } else if (config.store.driver === 'postgres' && !readableUrl(config.store.url!)) {
       ctx.addIssue({
         code: 'custom',
         path: ['store', 'url'],
