@@ -1,4 +1,5 @@
 import { Memory } from 'lowdb';
+import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SandboxDocument } from './document.js';
 import { createSandbox } from './sandbox.js';
@@ -89,6 +90,29 @@ describe('the sandbox document', () => {
     const bigger = await started(document, { students: 7 });
     expect(bigger.control.students()).toHaveLength(7);
     await expect(document.read()).resolves.toMatchObject({ students: 7 });
+  });
+
+  it('says once a minute, not at each change, that it cannot save its school', async () => {
+    const warnings: string[] = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) });
+    let failing = true;
+    const document = new Memory<SandboxDocument>();
+    const write = document.write.bind(document);
+    document.write = async (value) => {
+      if (failing) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+      return write(value);
+    };
+    const sandbox = await started(document, { log });
+    for (let i = 0; i < 5; i++) {
+      sandbox.control.createStudent();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await expect.poll(() => warnings.length).toBe(1);
+    failing = false;
+    sandbox.control.createStudent();
+    await expect.poll(async () => (await document.read())?.school.students.length).toBeGreaterThan(6);
+    expect(warnings).toHaveLength(1);
+    expect(JSON.parse(warnings[0]!)).toMatchObject({ msg: 'the sandbox could not save its school; it tries again at each change' });
   });
 
   it('a document that is not a saved school stops the start, and is kept as it was', async () => {

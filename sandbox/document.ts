@@ -34,6 +34,9 @@ export interface SandboxDocument {
   deliveries: SavedDelivery[];
 }
 
+/** While its writes fail (a full disk), the sandbox says so at most this often. */
+const WARN_EVERY_MS = 60_000;
+
 export interface Origin {
   seed: number;
   students: number;
@@ -57,6 +60,9 @@ export function createDocumentKeeper(options: { adapter: Adapter<SandboxDocument
   const { adapter, core, origin, log } = options;
   let writing: Promise<void> | undefined;
   let dirty = false;
+  /** Writes that failed since the last warning, and when that was: one warning a minute while they go on. */
+  let failedWrites = 0;
+  let warnedAt = -Infinity;
 
   const write = (): void => {
     if (writing) {
@@ -66,7 +72,15 @@ export function createDocumentKeeper(options: { adapter: Adapter<SandboxDocument
     dirty = false;
     writing = adapter
       .write(documentOf(core, origin))
-      .catch((error: unknown) => log.warn({ err: error }, 'the sandbox could not save its school; it tries again at the next change'))
+      .then(() => {
+        if (failedWrites > 0) log.info({ failedWrites }, 'the sandbox saves its school again');
+        failedWrites = 0;
+      }, (error: unknown) => {
+        failedWrites += 1;
+        if (Date.now() - warnedAt < WARN_EVERY_MS) return;
+        warnedAt = Date.now();
+        log.warn({ err: error, failedWrites }, 'the sandbox could not save its school; it tries again at each change');
+      })
       .finally(() => {
         writing = undefined;
         if (dirty) write();

@@ -33,6 +33,9 @@ describe('cycleLine', () => {
     expect(cycleLine(result({ streams: { students: stream(5, 0, 0, 0, 5), users: stream(9, 0, 0, 2) } }))).toBe('poll cycle done in 0.8 s: students 5 (5 recorded silently), users 9 (2 deleted)');
     expect(cycleLine(result({ outcome: 'aborted', reason: 'mass_delete', message: 'users would lose 90%' }))).toMatch(/^poll cycle aborted: users would lose 90% in 0\.8 s: /);
     expect(cycleLine(result({ dryRun: true }))).toMatch(/^poll dry run in 0\.8 s: /);
+    const none = { fetched: 0, created: 0, updated: 0, deleted: 0, baselined: 0 };
+    expect(cycleLine(result({ outcome: 'failed', reason: 'store.unavailable', message: 'the store cannot write: SQLITE_FULL', streams: { students: none, users: none } })))
+      .toBe('poll cycle failed: the store cannot write: SQLITE_FULL in 0.8 s');
   });
 });
 

@@ -5,11 +5,15 @@ import type { CycleResult, StreamSummary } from './cycle.js';
 /** The cycle's streams with their summaries, in the order it polled them. */
 export const summaries = (result: Pick<CycleResult, 'streams'>) => Object.entries(result.streams) as [PolledStreamName, StreamSummary][];
 
+/** A cycle that failed before it read anything (another one running, the store out) has no counts to show. */
+function readNothing(result: CycleResult): boolean {
+  return result.outcome !== 'ok' && summaries(result).every(([, s]) => s.fetched + s.created + s.updated + s.deleted + s.baselined === 0);
+}
+
 /** Human-readable lines for `schoolbridge sync` (the --json output is the result itself). */
 export function formatCycle(result: CycleResult): string {
-  // A cycle refused before it read anything (another one running) has no counts to show.
-  const readNothing = result.outcome !== 'ok' && summaries(result).every(([, s]) => s.fetched + s.created + s.updated + s.deleted + s.baselined === 0);
-  const lines = readNothing ? [] : summaries(result).map(([stream, s]) => {
+  const nothing = readNothing(result);
+  const lines = nothing ? [] : summaries(result).map(([stream, s]) => {
     const baseline = s.baselined > 0 ? `, ${s.baselined} recorded silently (baseline)` : '';
     return `${stream}: ${s.fetched} fetched, ${s.created} created, ${s.updated} updated, ${s.deleted} deleted${baseline}`;
   });
@@ -20,20 +24,20 @@ export function formatCycle(result: CycleResult): string {
   const { readMs, checkMs, commitMs } = result.phases ?? {};
   const phases = readMs === undefined ? '' : ` (read and diff ${readMs} ms${checkMs === undefined ? '' : `, checks ${checkMs} ms`}${commitMs === undefined ? '' : `, commit ${commitMs} ms`})`;
   // A cycle that stopped early counted only what it had read and diffed by then.
-  const partial = result.outcome === 'ok' || readNothing ? [] : ['(counts up to where it stopped)'];
+  const partial = result.outcome === 'ok' || nothing ? [] : ['(counts up to where it stopped)'];
   return [`${head}${why} in ${result.durationMs} ms${phases}`, ...lines, ...partial].join('\n');
 }
 
 /** One line for a log: the outcome, the time, and per stream what was fetched and what changed. */
 export function cycleLine(result: CycleResult): string {
-  const streams = summaries(result).map(([stream, s]) => {
+  const streams = readNothing(result) ? [] : summaries(result).map(([stream, s]) => {
     const changes = [['created', s.created], ['updated', s.updated], ['deleted', s.deleted], ['recorded silently', s.baselined]]
       .filter(([, n]) => (n as number) > 0)
       .map(([what, n]) => `${n} ${what}`);
     return `${stream} ${s.fetched} (${changes.length > 0 ? changes.join(', ') : 'no change'})`;
   });
   const head = result.dryRun ? 'poll dry run' : result.outcome === 'ok' ? 'poll cycle done' : `poll cycle ${result.outcome}: ${result.message ?? result.reason}`;
-  return `${head} in ${(result.durationMs / 1000).toFixed(1)} s: ${streams.join(', ')}`;
+  return `${head} in ${(result.durationMs / 1000).toFixed(1)} s${streams.length > 0 ? `: ${streams.join(', ')}` : ''}`;
 }
 
 export function formatChange(change: ChangeRecord): string {
