@@ -16,7 +16,11 @@ describe('configWarnings', () => {
     expect(warnings(`${UPSTREAM}server: { host: 0.0.0.0, port: 8181 }\n${FILES}`)).toEqual([
       'server.publicUrl: not set, so the upstream is told to call http://0.0.0.0:8181/webhooks/v2, an address only this machine reaches; set the URL the upstream reaches this daemon at',
     ]);
-    // With a public URL, the embedded sandbox (this machine), or no webhooks, there is nothing to say.
+    expect(warnings(`${UPSTREAM}${FILES}`)).toEqual([
+      'server.publicUrl: not set, so the upstream is told to call http://127.0.0.1:8080/webhooks/v2, an address only this machine reaches; set the URL the upstream reaches this daemon at',
+    ]);
+    // With a public URL, the embedded sandbox or an upstream on this machine, or no webhooks, there is nothing to say.
+    expect(warnings(`upstream: { baseUrl: "http://127.0.0.1:8090", token: t, clientSecret: s }\n${FILES}`)).toEqual([]);
     expect(warnings(`${UPSTREAM}server: { host: 0.0.0.0, publicUrl: "https://bridge.example" }\n${FILES}`)).toEqual([]);
     expect(warnings(`server: { host: 0.0.0.0 }\n${FILES}`)).toEqual([]);
     expect(warnings(`${UPSTREAM}webhooks: { events: [] }\nserver: { host: 0.0.0.0 }\n${FILES}`)).toEqual([]);

@@ -10,8 +10,16 @@ export function configWarnings(config: Config): string[] {
     warnings.push('connectors: none: polls and webhooks are recorded as seen but delivered nowhere (a connector added later gets the snapshot with `resync`)');
   }
   const { host, publicUrl, port } = config.server;
-  if (!publicUrl && (host === '0.0.0.0' || host === '::') && config.upstream.baseUrl !== 'sandbox' && config.webhooks.events.length > 0) {
-    warnings.push(`server.publicUrl: not set, so the upstream is told to call http://${host === '::' ? '[::]' : host}:${port}/webhooks/v2, an address only this machine reaches; set the URL the upstream reaches this daemon at`);
+  const { baseUrl } = config.upstream;
+  // An upstream on this machine reaches a callback on it; one elsewhere does not.
+  const remote = baseUrl !== 'sandbox' && URL.canParse(baseUrl) && !isLocal(new URL(baseUrl).hostname.replace(/^\[|\]$/g, ''));
+  if (!publicUrl && isLocal(host) && remote && config.webhooks.events.length > 0) {
+    warnings.push(`server.publicUrl: not set, so the upstream is told to call http://${host.includes(':') ? `[${host}]` : host}:${port}/webhooks/v2, an address only this machine reaches; set the URL the upstream reaches this daemon at`);
   }
   return warnings;
+}
+
+/** An address only this machine reaches: a loopback one, or "every interface" (0.0.0.0, ::). */
+function isLocal(host: string): boolean {
+  return host === 'localhost' || host === '0.0.0.0' || host === '::' || host === '::1' || /^127\./.test(host);
 }
