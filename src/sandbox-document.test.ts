@@ -22,6 +22,14 @@ describe('the sandbox document file', () => {
     expect(await readFile(file, 'utf8')).toBe('{"format":1,"seed":');
   });
 
+  it('refuses a file holding null, which lowdb reads as no file', async () => {
+    const { dir, cleanup } = await tempDir('sb-sandbox-doc-');
+    cleanups.push(cleanup);
+    const file = path.join(dir, 'sandbox.json');
+    await writeFile(file, 'null');
+    await expect(sandboxDocument(file).read()).rejects.toMatchObject({ code: 'sandbox.document_unreadable', message: expect.stringContaining(`${file} (it holds null, not a saved school)`) as unknown });
+  });
+
   it('reads nothing from a missing file, and reads back what it wrote', async () => {
     const { dir, cleanup } = await tempDir('sb-sandbox-doc-');
     cleanups.push(cleanup);

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Adapter } from 'lowdb';
@@ -16,7 +17,10 @@ export function sandboxDocument(file: string): Adapter<SandboxDocument> {
   return {
     async read() {
       try {
-        return await inner.read();
+        const document = await inner.read();
+        // lowdb reads a missing file as null, and a file holding `null` too: that one is not a school.
+        if (document === null && existsSync(file)) throw new Error('it holds null, not a saved school');
+        return document;
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
         throw new BridgeError('sandbox.document_unreadable', `cannot read the sandbox's school from ${file} (${reason}); move the file away to start a new school`, { cause: error });

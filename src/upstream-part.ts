@@ -6,6 +6,7 @@ import type { Config } from './config/index.js';
 import { createSandbox, type Sandbox } from '../sandbox/index.js';
 import { makeDir } from './files/make-dir.js';
 import { sandboxDocument } from './sandbox-document.js';
+import { BridgeError } from './errors.js';
 import { listenError } from './server.js';
 import { createUpstreamClient, type UpstreamClient } from './upstream/index.js';
 
@@ -53,7 +54,12 @@ export async function createUpstream(config: Config, deps: UpstreamDeps): Promis
       log: log.child({ component: 'sandbox' }),
     });
     const embedded = sandbox;
+    const file = path.join(config.store.dir, SANDBOX_DOCUMENT);
     await embedded.start().catch((error: unknown) => {
+      // The sandbox's own refusal of a saved school names no file: this one is where it keeps it.
+      if (error instanceof BridgeError && error.code === 'sandbox.document_unreadable' && !error.message.includes(file)) {
+        throw new BridgeError(error.code, `${file}: ${error.message}`, { cause: error });
+      }
       throw listenError(error, { host: '127.0.0.1', port: config.sandbox.port }, { code: 'sandbox', port: 'sandbox.port (0: any free port)', host: 'the loopback interface: the embedded sandbox listens on 127.0.0.1' });
     });
   }

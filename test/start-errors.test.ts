@@ -70,6 +70,19 @@ describe('start-up failures', () => {
     expect(app.sandbox!.control.requestCount('GET', '/api/v2/students')).toBe(0);
   });
 
+  it('a sandbox.json that is JSON but not a school is refused naming the file', async () => {
+    const { dir, cleanup } = await tempDir('sb-sandbox-doc-');
+    cleanups.push(cleanup);
+    const data = path.join(dir, 'data');
+    await mkdir(data);
+    await writeFile(path.join(data, 'sandbox.json'), '{"format":1,"seed":1,"students":3,"random":1,"school":"x"}');
+    const config = configSchema.parse({ sandbox: { students: 3 }, store: { dir: data } });
+    await expect(createApp({ config, log: pino({ level: 'silent' }), mode: 'oneshot' })).rejects.toMatchObject({
+      code: 'sandbox.document_unreadable',
+      message: expect.stringMatching(new RegExp(`^${path.join(data, 'sandbox.json').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: the sandbox's saved school cannot be restored \\(`)) as unknown,
+    });
+  });
+
   it('a port in use by the embedded sandbox names sandbox.port', async () => {
     const { dir, cleanup } = await tempDir('sb-sandbox-port-');
     cleanups.push(cleanup);
