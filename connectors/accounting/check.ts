@@ -3,7 +3,7 @@ import { access } from 'node:fs/promises';
 import type { CheckResult, ConnectorContext } from '../../src/connectors/types.js';
 import { describeError } from '../../src/errors.js';
 import { makeDir, takenByFile } from '../../src/files/make-dir.js';
-import { originOf, probe } from '../../src/http/probe.js';
+import { inTrouble, originOf, probe } from '../../src/http/probe.js';
 import type { AccountingConfig } from './schema.js';
 
 /**
@@ -28,6 +28,6 @@ export async function checkAccounting(ctx: ConnectorContext<AccountingConfig>): 
   if (!answer.ok) return answer;
   const { status } = answer;
   if (status === 401 || status === 403) return { ok: false, reason: `${origin} refuses the configured credentials (${status})` };
-  if (status >= 500) return { ok: false, reason: `${origin} answers ${status}` };
+  if (inTrouble(status)) return { ok: false, reason: `${origin} answers ${status}` };
   return { ok: true };
 }

@@ -1,6 +1,6 @@
 import type { Connector } from '../../src/connectors/types.js';
 import { postSigned } from '../../src/connectors/signed-post.js';
-import { originOf, probe } from '../../src/http/probe.js';
+import { inTrouble, originOf, probe } from '../../src/http/probe.js';
 import { webhookConfigSchema, type WebhookConfig } from './schema.js';
 
 /**
@@ -16,7 +16,7 @@ export const webhookConnector = {
   async check(ctx) {
     const answer = await probe(ctx.config.url, { dispatcher: ctx.dispatcher, signal: ctx.signal, timeoutMs: ctx.config.timeoutMs });
     if (!answer.ok) return answer;
-    return answer.status >= 500 ? { ok: false, reason: `${originOf(ctx.config.url)} answers ${answer.status}` } : { ok: true };
+    return inTrouble(answer.status) ? { ok: false, reason: `${originOf(ctx.config.url)} answers ${answer.status}` } : { ok: true };
   },
 
   async deliver(ctx, records) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { originOf, withoutUrl } from './probe.js';
+import { inTrouble, originOf, withoutUrl } from './probe.js';
 
 const URL_WITH_SECRETS = 'https://user:pa55-s3cr3t@hooks.example.com/hooks/catch/123/s3cr3t-path/?token=q-s3cr3t';
 
@@ -23,5 +23,11 @@ describe('withoutUrl', () => {
 
   it('leaves a text without the URL as it is', () => {
     expect(withoutUrl('connect ECONNREFUSED 127.0.0.1:9', URL_WITH_SECRETS)).toBe('connect ECONNREFUSED 127.0.0.1:9');
+  });
+});
+
+describe('inTrouble', () => {
+  it('takes a 501 to its HEAD for an endpoint that is there, and other 5xx for trouble', () => {
+    expect([500, 501, 502, 503, 404, 405].map(inTrouble)).toEqual([true, false, true, true, false, false]);
   });
 });

@@ -18,6 +18,14 @@ export function originOf(url: string): string {
 export type ProbeResult = { ok: true; status: number } | { ok: false; reason: string };
 
 /**
+ * Whether a probe's answer says the endpoint is in trouble: a 5xx, but for 501, which says only
+ * that it does not take the probe's HEAD (a receiver written for POSTs): it is there and answering.
+ */
+export function inTrouble(status: number): boolean {
+  return status >= 500 && status !== 501;
+}
+
+/**
  * A HEAD to `url` with one deadline for the whole exchange (no body is read); the answer's status,
  * or why there was none, naming the origin only.
  */
