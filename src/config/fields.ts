@@ -54,7 +54,7 @@ export const httpUrl = () =>
   }, 'must be an http(s) URL');
 
 /** Why a listen address is not one, or undefined: an IP address or a host name, nothing around it. */
-export function badHost(host: string): string | undefined {
+function badHost(host: string): string | undefined {
   if (host.trim() === '') return 'empty: write an address to listen on (127.0.0.1 for this machine only, 0.0.0.0 for every interface)';
   if (isIP(host) !== 0) return undefined;
   if (/^\d+(\.\d+){3}$/.test(host)) return `"${host}" is not an IPv4 address (each part is 0-255)`;
@@ -79,12 +79,8 @@ export const listenHost = () =>
  */
 export const publicUrl = () =>
   httpUrl().superRefine((v, ctx) => {
-    let url: URL;
-    try {
-      url = new URL(v);
-    } catch {
-      return;
-    }
+    if (!URL.canParse(v)) return; // httpUrl says so
+    const url = new URL(v);
     const why = url.search || url.hash ? 'has a query or fragment: /webhooks/v2 is added after its path'
       : url.username || url.password ? 'holds credentials: the upstream would be sent them with every callback, and logs would show them'
         : /\/webhooks\/v2\/?$/.test(url.pathname) ? 'ends in /webhooks/v2, which is added to it: write the URL before it'
