@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -60,6 +60,12 @@ describe('the embedded store\'s lock', () => {
     cleanups.push(() => first.stop());
     await expect(createSqliteStore({ dir: where, log }).start()).rejects.toMatchObject({ code: 'store.locked' });
     expect(await liveHolder(where)).toMatchObject({ pid: process.pid });
+  });
+
+  it('finds no holder in a directory with no lock file, and leaves none there', async () => {
+    const where = await dir();
+    expect(await liveHolder(where)).toBeUndefined();
+    expect(await readdir(where)).toEqual([]);
   });
 
   it('refuses a directory of the old write-ahead-log store with a one-line error saying what to do', async () => {

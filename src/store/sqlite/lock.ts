@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
@@ -79,6 +80,9 @@ export async function acquireLock(dir: string): Promise<HeldLock> {
  * it; undefined when it is free.
  */
 export async function liveHolder(dir: string): Promise<LockInfo | undefined> {
+  // No lock file, no holder: asking by opening it would leave one behind in a directory a command
+  // only looked at (a read-only command's, or one refused as of the old format).
+  if (!existsSync(path.join(dir, LOCK_FILE))) return undefined;
   let db: Database.Database | undefined;
   try {
     db = tryLock(dir);
