@@ -12,6 +12,7 @@ import { createConnectorInstances } from '../outbox/index.js';
 import { describeError, isBridgeError } from '../errors.js';
 import type { LockInfo } from '../store/index.js';
 import { SCHEMA } from '../store/postgres/schema.js';
+import { createSchemaFix, ownSchemaFix } from '../store/postgres/schema-grants.js';
 import { createUpstream } from '../upstream-part.js';
 import { explainFsError } from './explain.js';
 
@@ -49,8 +50,8 @@ async function schemaRefusal(client: pg.Client): Promise<string | undefined> {
   if (!row || row.may) return undefined;
   const role = `"${row.role}"`;
   return row.exists
-    ? `the schema ${SCHEMA} exists and ${role} may not create in it: ALTER SCHEMA ${SCHEMA} OWNER TO ${role}`
-    : `${role} may not create the schema ${SCHEMA}: GRANT CREATE ON DATABASE "${row.database}" TO ${role}, or create the schema ${SCHEMA} owned by that role`;
+    ? `the schema ${SCHEMA} exists and ${role} may not create in it: ${ownSchemaFix(role)}`
+    : `${role} may not create the schema ${SCHEMA}: ${createSchemaFix(role, `"${row.database}"`)}`;
 }
 
 async function checkStore(config: Config): Promise<ConnectCheck> {

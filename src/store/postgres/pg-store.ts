@@ -10,6 +10,7 @@ import type { Store } from '../port.js';
 import type { StoreTimings } from '../timings.js';
 import { createPgCalls, isUnavailable } from './calls.js';
 import { createPool, fillOneByOne, fillPool } from './db.js';
+import { createSchemaFix, ownSchemaFix } from './schema-grants.js';
 import { createListener } from './listener.js';
 import { createNotifier } from './notifier.js';
 import { pgPortMethods, type Self } from './port-methods.js';
@@ -56,10 +57,10 @@ function fixFor(error: unknown, url: string): string {
   const code = (error as { code?: unknown }).code;
   if (code === '3F000') {
     // The schema is there (search_path names it) but the role may not use it: made by another role.
-    return `; the schema ${SCHEMA} exists but ${roleOf(url)} may not create in it: ALTER SCHEMA ${SCHEMA} OWNER TO ${roleOf(url)}, or drop it and let the role create it`;
+    return `; the schema ${SCHEMA} exists but ${roleOf(url)} may not create in it: ${ownSchemaFix(roleOf(url))}, or drop it and let the role create it`;
   }
   if (code !== '42501') return '';
-  return `; the role creates the schema ${SCHEMA} and its tables at start: GRANT CREATE ON DATABASE ${databaseOf(url)} TO ${roleOf(url)}, or create the schema ${SCHEMA} owned by that role`;
+  return `; the role creates the schema ${SCHEMA} and its tables at start: ${createSchemaFix(roleOf(url), databaseOf(url))}`;
 }
 
 /** PostgreSQL's "too many connections" (a role's CONNECTION LIMIT, or max_connections for non-superusers). */
