@@ -188,8 +188,10 @@ export function snapshotCases({ open, claim }: Harness): void {
       expect(await store.snapshot.materializeCreated('users', 10, NOW)).toBe(0);
       expect(await store.outbox.ranges()).toEqual([]);
       expect(await store.outbox.counts()).toEqual(new Map([['a', { depth: 5, dead: 0 }], ['b', { depth: 5, dead: 0 }]]));
-      // The batch claimed from the range is refused: its change is a row now, delivered again as one.
-      expect(await store.outbox.settle(inFlight.map((c) => outcome(c, done)))).toEqual([]);
+      // The batch claimed from the range settles as the row its change is now: it is not delivered again.
+      expect(await claim(store, 'b', 10)).toHaveLength(4);
+      expect(await store.outbox.settle(inFlight.map((c) => outcome(c, done)))).toEqual([inFlight[0]!.delivery.id]);
+      expect(await store.outbox.counts()).toEqual(new Map([['a', { depth: 5, dead: 0 }], ['b', { depth: 4, dead: 0 }]]));
       // Key 2 changes and key 3 goes before their created changes are delivered.
       await store.snapshot.begin('users', 'changes');
       const staged: StagedRow[] = [
@@ -212,6 +214,32 @@ export function snapshotCases({ open, claim }: Harness): void {
       await store.outbox.settle(claimed.map((c) => outcome(c, done)));
       // The update and the delete of keys 2 and 3 come after their created changes.
       expect((await claim(store, 'a', 10)).map((c) => c.json)).toEqual(['{"op":"updated"}', '{"op":"deleted"}']);
+    });
+
+    it('settles a batch in flight as the rows its changes became, each as its outcome says, and only under its lease', async () => {
+      const store = await open();
+      await fresh(store, 6, ['a']);
+      const batch = await claim(store, 'a', 4);
+      expect(batch.map((c) => c.created?.key)).toEqual([1, 2, 3, 4]);
+      // Fewer keys per call than the batch holds: the whole batch becomes rows under its lease at once.
+      expect(await store.snapshot.materializeCreated('users', 2, NOW)).toBe(2);
+      expect(await store.snapshot.materializeCreated('users', 2, NOW)).toBe(0);
+      expect((await store.outbox.list({ state: 'active' })).map((d) => d.recordId)).toEqual([1, 2, 3, 4].map(recordIdOf));
+      expect((await claim(store, 'a', 10)).map((c) => c.delivery.recordId)).toEqual([5, 6].map(recordIdOf));
+      const [one, two, three, four] = batch;
+      expect(await store.outbox.settle([
+        outcome(one!, done), outcome(two!, (id, fence) => retryLater(id, fence, 1)), outcome(three!, (id, fence) => dead(id, fence, 1)),
+      ]).then((ids) => ids.sort())).toEqual([one, two, three].map((c) => c!.delivery.id).sort());
+      const rows = await store.outbox.list({ connector: 'a' });
+      expect(rows.filter((d) => [2, 3].map(recordIdOf).includes(d.recordId)).map((d) => [d.recordId, d.status, d.attempts]))
+        .toEqual([[recordIdOf(2), 'pending', 1], [recordIdOf(3), 'dead', 1]]);
+      // Key 4's lease runs out unsettled (as do 5's and 6's): its row is claimed again, with its text,
+      // and the old settlement is refused; key 2 is due again.
+      const later = await claim(store, 'a', 10, NOW + 120_000);
+      expect(later.map((c) => [c.delivery.recordId, textOf(c)])).toEqual([4, 5, 6, 2].map((key) => [recordIdOf(key), `{"id":${key},"name":"Łucja ${key}"}`]));
+      expect(await store.outbox.settle([outcome(four!, done)])).toEqual([]);
+      expect(await store.outbox.settle(later.map((c) => outcome(c, done))).then((ids) => ids.sort())).toEqual(later.map((c) => c.delivery.id).sort());
+      expect(await store.outbox.counts()).toEqual(new Map([['a', { depth: 0, dead: 1 }]]));
     });
 
     it('puts a created change behind a delivery its key had queued before the snapshot was fresh', async () => {

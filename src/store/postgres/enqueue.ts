@@ -65,18 +65,22 @@ export async function enqueue(db: Db, records: readonly Enqueue[], now: number):
 
 /**
  * Enqueues the created changes of snapshot rows, their text read from the row (what a created range
- * owes, made rows). The key goes into the column of its type (stream-tables.ts).
+ * owes, made rows). The key goes into the column of its type (stream-tables.ts). Returns the ids of
+ * the records that got a delivery.
  */
-export async function enqueueLazy(db: Db, stream: SnapshotStream, rows: readonly { key: Key; chain: string }[], detectedAt: string, connectors: readonly string[], now: number): Promise<void> {
+export async function enqueueLazy(
+  db: Db, stream: SnapshotStream, rows: readonly { key: Key; chain: string }[], detectedAt: string, connectors: readonly string[], now: number,
+): Promise<ReadonlySet<string>> {
   const records = rows.map(({ key, chain }) => ({ id: `${stream}:${key}:${chain}`, key, chain }));
   const deliveries = records.flatMap((r) => connectors.map((connector) => ({ id: deliveryId(connector, r.id), connector, recordId: r.id, stream, orderKey: `${stream}:${r.key}` })));
   const added = await insertDeliveries(db, deliveries, now);
   const stored = records.filter((r) => added.has(r.id));
-  if (stored.length === 0) return;
+  if (stored.length === 0) return new Set();
   await db.query(`INSERT INTO outbox_record (id, pending, snapshot_stream, ${sharedKey(stream, 'snapshot_key')}, snapshot_chain, detected_at)
     SELECT id, pending, $4, key, chain, $5 FROM unnest($1::text[], $2::int[], $3::${keySql(stream)}[], $6::text[]) AS t(id, pending, key, chain)
     ON CONFLICT (id) DO UPDATE SET pending = outbox_record.pending + excluded.pending`,
   [stored.map((r) => r.id), stored.map((r) => added.get(r.id)!), stored.map((r) => r.key), stream, detectedAt, stored.map((r) => r.chain)]);
+  return new Set(stored.map((r) => r.id));
 }
 
 /** Before snapshot rows change, the created changes still made from them get their text of their own. */

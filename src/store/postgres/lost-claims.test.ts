@@ -96,6 +96,14 @@ describe('LostClaims', () => {
     expect(lost.begin('a', 0)).toEqual({ parts: [{ part: 7, fence: 4 }], rows: [{ id: 'a:r1', fence: 3 }], ranges: [] });
   });
 
+  it('holds a range batch\'s change also as the row it becomes when the snapshot moves (materializeCreated)', () => {
+    const lost = new LostClaims();
+    const fromRange: Claimed = { delivery: { ...claimed('users:1:c1', 6, 100).delivery, range: { stream: 'users', part: 2, key: 1, chain: 'c1' } } };
+    lost.answered('a', [fromRange], false);
+    lost.failed('a');
+    expect(lost.begin('a', 0)).toEqual({ parts: [], rows: [{ id: 'a:users:1:c1', fence: 6 }], ranges: [{ stream: 'users', part: 2, fence: 6 }] });
+  });
+
   it('forgets a lease once settled or run out', () => {
     const lost = new LostClaims();
     lost.answered('a', [claimed('r1', 3, 100), claimed('r2', 5, 50)], false);

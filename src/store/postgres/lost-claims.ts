@@ -58,8 +58,11 @@ export class LostClaims {
       const { place } = lease;
       if (lease.until <= now) leases!.delete(key);
       else if (place.log) held.parts.push({ part: place.log.part, fence: place.fence });
-      else if (place.range) held.ranges.push({ stream: place.range.stream, part: place.range.part, fence: place.fence });
-      else held.rows.push({ id: place.id, fence: place.fence });
+      else if (place.range) {
+        held.ranges.push({ stream: place.range.stream, part: place.range.part, fence: place.fence });
+        // Its change may be a row by now, under the batch's lease (ranges.ts, materializeCreated).
+        held.rows.push({ id: place.id, fence: place.fence });
+      } else held.rows.push({ id: place.id, fence: place.fence });
     }
     return held;
   }

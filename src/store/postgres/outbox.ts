@@ -105,7 +105,8 @@ export async function settle(db: Db, owner: string, settlements: readonly Settle
   const settled = new Set<string>();
   for (const batch of fromRanges.values()) for (const id of await settleRange(db, owner, batch)) settled.add(id);
   for (const id of await settleLog(db, owner, settlements.filter((s) => s.log))) settled.add(id);
-  const own = settlements.filter((s) => !s.range && !s.log);
+  // A range's change whose batch's lease moved to its row (materializeCreated) settles as that row.
+  const own = settlements.filter((s) => !s.log && !(s.range && settled.has(s.id)));
   const done = own.filter((s) => s.status === 'done');
   const failed = own.filter((s): s is Extract<Settlement, { runAt: number }> => s.status !== 'done');
   // By `= ANY`, each row's fence looked up beside it: a join with the list would scan the table.
@@ -154,7 +155,7 @@ export async function settle(db: Db, owner: string, settlements: readonly Settle
   }
   for (const r of [...finished, ...retried]) settled.add(r.id);
   // A settlement that names no place may still be of a log record this replica holds (one made by hand).
-  const unmarked = own.filter((s) => !settled.has(s.id));
+  const unmarked = own.filter((s) => !s.range && !settled.has(s.id));
   if (unmarked.length > 0) for (const id of await settleLog(db, owner, await markLog(db, owner, unmarked))) settled.add(id);
   return settlements.filter((s) => settled.has(s.id)).map((s) => s.id);
 }

@@ -27,6 +27,8 @@ interface RangeRow {
   attempts: number;
   claimed_to: number | null;
   claimed_count: number | null;
+  lease_owner: string | null;
+  lease_until: number | null;
   fence: number;
   after_text: string | null;
   upto_text: string | null;
@@ -172,15 +174,26 @@ export async function settleRange(db: Db, owner: string, batch: readonly Settlem
   return batch.map((s) => s.id);
 }
 
-/** Turns up to `limit` keys of each range of `stream` into deliveries of their own; returns what the ranges still owe. */
+/**
+ * Turns up to `limit` keys of each range of `stream` into deliveries of their own; returns what the
+ * ranges still owe. The changes of a batch in flight become rows under the batch's lease (owner,
+ * time and fence; all of them at once, whatever `limit`), so that its settlement settles them as
+ * rows (outbox.ts) and none is delivered twice; a row queued already is not part of the batch.
+ */
 export async function materializeCreated(db: Db, stream: SnapshotStream, limit: number, now: number): Promise<number> {
   const { rows: ranges } = await db.query<RangeRow>('SELECT * FROM outbox_range WHERE stream = $1 ORDER BY connector, part FOR UPDATE', [stream]);
   for (const range of ranges) {
-    // A new fence: a batch in flight is refused when it settles; its changes are rows now.
+    // A new fence: the range's batch in flight is no longer the range's to settle.
     await db.query(`UPDATE outbox_range SET fence = fence + 1, ${sharedKey(stream, 'claimed_to')} = NULL, lease_owner = NULL, lease_until = NULL
       WHERE connector = $1 AND stream = $2 AND part = $3`, [range.connector, stream, range.part]);
-    const rows = await rowsAfter(db, range, limit);
-    if (rows.length > 0) await enqueueLazy(db, stream, rows, range.detected_at, [range.connector], now);
+    const claimedTo = range.lease_owner === null ? undefined : bound(range, 'claimed_to');
+    const rows = await rowsAfter(db, range, Math.max(limit, claimedTo === undefined ? 0 : range.claimed_count ?? 0));
+    const added = rows.length === 0 ? new Set<string>() : await enqueueLazy(db, stream, rows, range.detected_at, [range.connector], now);
+    const ids = claimedTo === undefined ? [] : rows.filter((row) => compareKeys(row.key, claimedTo) <= 0).map((row) => `${stream}:${row.key}:${row.chain}`).filter((id) => added.has(id));
+    if (ids.length > 0) {
+      await db.query(`UPDATE outbox_delivery SET lease_owner = $2, lease_until = $3, fence = $4, attempts = $5 WHERE id = ANY($1::text[]) AND status = 'pending'`,
+        [ids.map((id) => deliveryId(range.connector, id)), range.lease_owner, range.lease_until, range.fence, range.attempts + 1]);
+    }
     if (rows.length === 0) await drop(db, range);
     else await advance(db, range, rows.at(-1)!.key, rows.length);
   }

@@ -58,13 +58,17 @@ export function enqueueFromLog(
   insertDelivery(db, connector, record, record.json, enqueuedAt, log);
 }
 
-/** Enqueues a created change whose text is its snapshot row (what a created range owes, made a row). */
-export function enqueueLazy(db: Db, stream: SnapshotStream, key: Key, chain: string, detectedAt: string, connectors: readonly string[], now: number): void {
+/**
+ * Enqueues a created change whose text is its snapshot row (what a created range owes, made a row).
+ * Returns deliveries added.
+ */
+export function enqueueLazy(db: Db, stream: SnapshotStream, key: Key, chain: string, detectedAt: string, connectors: readonly string[], now: number): number {
   const id = `${stream}:${key}:${chain}`;
   const record = { id, stream, orderKey: `${stream}:${key}` };
   let count = 0;
   for (const connector of connectors) if (insertDelivery(db, connector, record, null, now)) count += 1;
   if (count > 0) addRecord(db, id, count, { stream, key, chain, detectedAt });
+  return count;
 }
 
 /**

@@ -117,6 +117,20 @@ export class LeaseTable {
     return lease;
   }
 
+  /** The lease of `id` as taken, whether or not its time ran out. */
+  lease(id: string): Lease | undefined {
+    return this.leases.get(id);
+  }
+
+  /**
+   * Gives the delivery row `id` (of `seq`) the owner, time and fence of `from`: the row stands for a
+   * change of a batch in flight under `from`, so the batch's settlement of it settles the row.
+   */
+  share(id: string, seq: number, from: Lease): void {
+    this.record(id);
+    this.put(id, { fence: from.fence, owner: from.owner, until: from.until, seq });
+  }
+
   /** Ends a lease whatever its fence: a settle under it is refused. */
   drop(id: string): void {
     this.record(id);

@@ -8,7 +8,7 @@ import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, snapshotTable } from '../tables.js';
 import { attemptRow, recordAttempts, type AttemptRow } from './history.js';
 import { leasesOf } from './leases.js';
 import { claimLog, getOwed, listOwed, logNextRunAt, markLog, settleLog } from './log.js';
-import { claimRange, rangeCounts, rangeNextRunAt, settleRange } from './ranges.js';
+import { claimRange, leaseId as rangeLeaseId, rangeCounts, rangeNextRunAt, settleRange } from './ranges.js';
 import { sql } from './statements.js';
 
 /**
@@ -157,7 +157,9 @@ export function claim(db: Db, owner: string, request: ClaimRequest): Claimed[] {
 export function settle(db: Db, owner: string, settlements: readonly Settlement[]): string[] {
   const leases = leasesOf(db);
   const settled: string[] = [];
-  const fromRanges = groupBy(settlements.filter((s) => s.range), (s) => `${s.connector}\u0000${s.range!.stream}\u0000${s.range!.part}`);
+  // A range's change whose batch's lease moved to its row (materializeCreated) settles as that row.
+  const ofBatch = (s: Settlement) => s.range !== undefined && leases.lease(rangeLeaseId(s.connector, s.range.stream, s.range.part))?.fence === s.fence;
+  const fromRanges = groupBy(settlements.filter(ofBatch), (s) => `${s.connector}\u0000${s.range!.stream}\u0000${s.range!.part}`);
   const done = new Map<string, Settlement>();
   const attempts: AttemptRow[] = [];
   const fromLog: Settlement[] = [];
@@ -167,9 +169,9 @@ export function settle(db: Db, owner: string, settlements: readonly Settlement[]
       fromLog.push(s);
       continue;
     }
-    if (s.range) continue;
+    if (ofBatch(s)) continue;
     if (!leases.end(s.id, s.fence, owner)) {
-      unmarked.push(s);
+      if (!s.range) unmarked.push(s);
       continue;
     }
     if (s.status === 'done') {

@@ -156,14 +156,29 @@ export function settleRange(db: Db, owner: string, batch: readonly Settlement[],
   return batch.map((s) => s.id);
 }
 
-/** Turns up to `limit` keys of each range of `stream` into deliveries of their own; returns what the ranges still owe. */
+/**
+ * Turns up to `limit` keys of each range of `stream` into deliveries of their own; returns what the
+ * ranges still owe. The changes of a batch in flight become rows under the batch's lease (all of them
+ * at once, whatever `limit`), so that its settlement settles them, as rows, and none is delivered
+ * twice; a row that was queued already is not part of the batch and keeps its own lease.
+ */
 export function materializeCreated(db: Db, stream: SnapshotStream, limit: number, now: number): number {
+  const leases = leasesOf(db);
   const ranges = sql(db, 'SELECT * FROM outbox_range WHERE stream = ?').all(stream) as RangeRow[];
+  const seqOf = sql(db, `SELECT seq FROM outbox_delivery WHERE id = ? AND status = 'pending'`);
   for (const range of ranges) {
-    // A batch in flight is refused when it settles: its changes are rows now, delivered again as such.
-    leasesOf(db).drop(leaseId(range.connector, range.stream, range.part));
-    const rows = rowsAfter(db, range, limit);
-    for (const row of rows) enqueueLazy(db, stream, row.key, row.chain, range.detected_at, [range.connector], now);
+    const id = leaseId(range.connector, range.stream, range.part);
+    const inFlight = leases.lease(id);
+    leases.drop(id);
+    const batch = inFlight?.batch;
+    const rows = rowsAfter(db, range, Math.max(limit, batch?.count ?? 0));
+    for (const row of rows) {
+      const added = enqueueLazy(db, stream, row.key, row.chain, range.detected_at, [range.connector], now) > 0;
+      if (!added || !batch || compareKeys(row.key, batch.to) > 0) continue;
+      const rowId = deliveryId(range.connector, `${stream}:${row.key}:${row.chain}`);
+      const head = seqOf.get(rowId) as { seq: number } | undefined;
+      if (head) leases.share(rowId, head.seq, inFlight!);
+    }
     if (rows.length === 0) drop(db, range);
     else advance(db, range, rows.at(-1)!.key, rows.length);
   }
