@@ -62,6 +62,8 @@ export function formatIssues(
       lines.push(`${formatPath(issue.path)}: ${describeValue(null)}`);
     } else if (issue.code === 'invalid_union' && 'discriminator' in issue) {
       lines.push(discriminatorLine(issue, valueAt));
+    } else if ((issue.code === 'too_big' || issue.code === 'too_small') && issue.origin === 'number' && /^Too (big|small):/.test(issue.message)) {
+      lines.push(boundLine(issue, valueAt(issue.path), writtenAt(issue.path)));
     } else {
       lines.push(`${formatPath(issue.path)}: ${issue.message}`);
     }
@@ -101,8 +103,7 @@ function describeValue(value: unknown): string {
  */
 function typeLine(issue: z.core.$ZodIssueInvalidType, value: unknown, written: unknown): string {
   const expected = EXPECTED[issue.expected] ?? issue.expected;
-  const variables = typeof written === 'string' ? [...written.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => `\${${m[1]}}`) : [];
-  const from = variables.length > 0 && written !== value ? ` (from ${variables.join(', ')})` : '';
+  const from = fromVariables(value, written);
   // A secret is named by its type only: the line goes to logs.
   const secret = issue.path.some((part) => typeof part === 'string' && isSecretKey(part));
   const got = secret ? describeType(value) : describeValue(value);
@@ -111,6 +112,23 @@ function typeLine(issue: z.core.$ZodIssueInvalidType, value: unknown, written: u
   if (issue.expected === 'string' && (typeof value === 'number' || typeof value === 'boolean')) hint = ': quote it as written (in "…")';
   else if (issue.expected === 'array' && !secret && (typeof value === 'string' || typeof value === 'number')) hint = `: write it as a list, [${String(value)}]`;
   return `${formatPath(issue.path)}: expected ${expected}, got ${got}${from}${hint}`;
+}
+
+/** The variables a value was written with, for "(from ${PORT})"; empty when it was written as is. */
+function fromVariables(value: unknown, written: unknown): string {
+  const variables = typeof written === 'string' ? [...written.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => `\${${m[1]}}`) : [];
+  return variables.length > 0 && written !== value ? ` (from ${variables.join(', ')})` : '';
+}
+
+/** `server.port: 70000 is too big (from ${PORT}); at most 65535`: zod's own words name neither the value nor the variable. */
+function boundLine(issue: z.core.$ZodIssueTooBig | z.core.$ZodIssueTooSmall, value: unknown, written: unknown): string {
+  const big = issue.code === 'too_big';
+  const bound = Number(big ? (issue as z.core.$ZodIssueTooBig).maximum : (issue as z.core.$ZodIssueTooSmall).minimum);
+  const inclusive = issue.inclusive !== false;
+  const limit = big ? (inclusive ? `at most ${bound}` : `less than ${bound}`) : (inclusive ? `at least ${bound}` : `more than ${bound}`);
+  const secret = issue.path.some((part) => typeof part === 'string' && isSecretKey(part));
+  const shown = (typeof value === 'number' || typeof value === 'string') && !secret ? String(value) : 'the value';
+  return `${formatPath(issue.path)}: ${shown} is too ${big ? 'big' : 'small'}${fromVariables(value, written)}; ${limit}`;
 }
 
 /** What a value is, without what it says. */

@@ -60,6 +60,12 @@ describe('parseConfig', () => {
     expect(problems(text)).toEqual(['connectors[1].url: required']);
   });
 
+  it('names a number out of its range with the value, its variable and the bound', () => {
+    expect(problems('server:\n  port: 70000\n')).toEqual(['server.port: 70000 is too big; at most 65535']);
+    expect(problems('server:\n  port: ${PORT}\n', { PORT: '70000' })).toEqual(['server.port: 70000 is too big (from ${PORT}); at most 65535']);
+    expect(problems('delivery:\n  concurrency: 0\n')).toEqual(['delivery.concurrency: 0 is too small; at least 1']);
+  });
+
   it('names a value of the wrong type as written, with its variable and the usual fix, not as missing', () => {
     expect(problems('server:\n  port: "80a"\n')).toEqual(['server.port: expected a number, got the text "80a"']);
     expect(problems('server:\n  port: 80.5\n')).toEqual(['server.port: expected a whole number, got the number 80.5']);
