@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -119,6 +119,14 @@ describe('commands beside a running daemon on the embedded store', () => {
     status = 200;
     const accepted = await cli(['deliveries', 'retry', dead[0]!.id], { SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN });
     expect(accepted).toMatchObject({ code: 0, stdout: `delivered  ${dead[0]!.id}\n` });
+
+    // Its holder file removed while it runs: who holds the store is not known, and the message says why.
+    const holderFile = path.join(dir, 'data', 'schoolbridge.holder.json');
+    await rename(holderFile, `${holderFile}.aside`);
+    const unknown = await cli(['deliveries', 'retry', '--all-dead'], { SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN });
+    expect(unknown).toMatchObject({ code: 1, stdout: '' });
+    expect(unknown.stderr).toBe('a process that left no schoolbridge.holder.json (removed while it ran? restarting the daemon writes it again) holds the store but has no admin API address\n');
+    await rename(`${holderFile}.aside`, holderFile);
 
     daemon.kill('SIGTERM');
     expect(await new Promise((resolve) => daemon.once('exit', resolve))).toBe(0);

@@ -6,7 +6,7 @@ import { Agent } from 'undici';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import { createPoller, type CycleResult, type OutboxPort } from '../poll/index.js';
-import { openStore, type InboxStore, type LockInfo, type OutboxStore } from '../store/index.js';
+import { holderName, openStore, type InboxStore, type LockInfo, type OutboxStore } from '../store/index.js';
 import { openStoreReader } from '../store/sqlite/reader.js';
 import { DATABASE_FILE } from '../store/sqlite/sqlite-store.js';
 import { createUpstream } from '../upstream-part.js';
@@ -59,7 +59,8 @@ function takenByOther(dir: string): boolean {
 export function daemonSandbox(config: Config, holder: LockInfo | undefined): string | undefined {
   if (!holder || config.upstream.baseUrl !== 'sandbox') return undefined;
   if (holder.sandboxUrl) return holder.sandboxUrl;
-  throw new CliExit(1, `the daemon (pid ${holder.pid}) holding ${config.store.dir} does not say where its sandbox answers; stop it and start it again with this version`);
+  if (holder.pid === 0) throw new CliExit(1, `${holderName(holder)} holds ${config.store.dir}: where its sandbox answers is not known`);
+  throw new CliExit(1, `${holderName(holder)} holding ${config.store.dir} does not say where its sandbox answers; stop it and start it again with this version`);
 }
 
 /** A dry run's outbox: it commits nothing, so nothing is enqueued or woken. */

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { createApp, type App } from '../app.js';
 import { loadConfig, type Config, type LoadedConfig } from '../config/index.js';
 import { createLogger, type Logger } from '../log.js';
-import { liveHolder, type LockInfo } from '../store/index.js';
+import { holderName, liveHolder, type LockInfo } from '../store/index.js';
 import { CliExit } from './errors.js';
 import { rethrowExplained } from './explain.js';
 
@@ -28,7 +28,7 @@ export function cliLogger(loaded: LoadedConfig, options: GlobalOptions & { quiet
 
 /** How a one-shot command asks a running daemon to do its work (README "Commands"). */
 export async function callAdmin(holder: LockInfo, token: string, path: string, body: unknown = {}): Promise<unknown> {
-  if (!holder.adminUrl) throw new CliExit(1, `the daemon (pid ${holder.pid}) holds the store but has no admin API address`);
+  if (!holder.adminUrl) throw new CliExit(1, `${holderName(holder)} holds the store but has no admin API address`);
   const response = await fetch(`${holder.adminUrl}${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -77,7 +77,7 @@ export async function runOneShot<T>(
     if (!viaAdmin || !token) {
       throw new CliExit(
         1,
-        `a daemon (pid ${holder.pid}, since ${holder.startedAt}) holds the store ${config.store.dir}; ` +
+        `${holderName(holder)} holds the store ${config.store.dir}; ` +
           (viaAdmin ? 'set server.adminToken so this command can ask it, or stop the daemon first' : 'stop it first'),
       );
     }

@@ -95,3 +95,12 @@ export async function liveHolder(dir: string): Promise<LockInfo | undefined> {
   }
   return (await readHolder(dir)) ?? { pid: 0, host: 'unknown', startedAt: 'unknown' };
 }
+
+/**
+ * Who holds the store, for a message: `the daemon (pid 4242, since …)`, or, when its holder file
+ * is gone (removed by hand while it ran), what little is known and how to get the file back.
+ */
+export function holderName(holder: LockInfo): string {
+  if (holder.pid > 0) return `the daemon (pid ${holder.pid}, since ${holder.startedAt})`;
+  return `a process that left no ${HOLDER_FILE} (removed while it ran? restarting the daemon writes it again)`;
+}
