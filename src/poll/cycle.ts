@@ -176,10 +176,10 @@ async function scanStream(deps: CycleDeps, stream: PolledStream, detectedAt: str
   }
   const ctx = { stream, detectedAt, initial };
   let scan = createStreamScan({ ctx, snapshot: deps.snapshot, mode: options.dryRun ? 'keep' : 'stage', yielder, signal: options.signal });
-  const { end, id } = await deps.upstream.fetchList(stream, async (body) => {
+  const { end, id } = await deps.upstream.fetchList(stream, async (body, paging) => {
     if (!options.dryRun) await deps.snapshot.begin(stream, fresh ? 'fresh' : 'changes');
     scan = createStreamScan({ ctx, snapshot: deps.snapshot, mode: options.dryRun ? 'keep' : 'stage', yielder, signal: options.signal });
-    const read = await deps.lists.parse(stream, body, { useIndex: !fresh, fresh: fresh ? { initial } : undefined, signal: options.signal }, scan);
+    const read = await deps.lists.parse(stream, body, { useIndex: !fresh, fresh: fresh ? { initial } : undefined, paging, signal: options.signal }, scan);
     await scan.flush();
     return read;
   }, { signal: options.signal });

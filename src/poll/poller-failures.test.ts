@@ -104,6 +104,20 @@ describe.each(ENGINES)('poller on %s', (engine) => {
     expect(stopped).toBe(true);
   });
 
+  it('a list whose answer\'s headers say it is one page of more fails the cycle, with nothing deleted', async () => {
+    await poller.runCycle();
+    const committed = (await outbox.records()).length;
+    const whole = lists.fetchList;
+    lists.students = lists.students.slice(1);
+    // What the headers said (list/headers.ts) goes with the body to the list worker.
+    lists.fetchList = (list, read, opts) => whole(list, (body) => read(body, { total: { path: 'header x-total-count', n: lists.students.length + 1 } }), opts);
+    expect(await poller.runCycle()).toMatchObject({ outcome: 'failed', reason: 'upstream.invalid_response' });
+    expect(await outbox.records()).toHaveLength(committed);
+    lists.fetchList = whole;
+    expect((await poller.runCycle()).outcome).toBe('ok');
+    expect((await outbox.records()).slice(committed).map((c) => ('op' in c ? c.op : undefined))).toEqual(['deleted']);
+  });
+
   it('a list that fails after some records were diffed applies nothing, and the next cycle finds the same changes', async () => {
     await poller.runCycle();
     const committed = (await outbox.records()).length;
@@ -119,7 +133,7 @@ describe.each(ENGINES)('poller on %s', (engine) => {
       const cut = bytes.indexOf(Buffer.from('{"id":7,')) + 10;
       return read((async function* () {
         yield bytes.subarray(0, cut);
-      })());
+      })(), {});
     };
     expect(await poller.runCycle()).toMatchObject({ outcome: 'failed', reason: 'upstream.invalid_json' });
     expect(await outbox.records()).toHaveLength(committed);

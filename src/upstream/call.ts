@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { BridgeError } from '../errors.js';
-import type { BodyStream, Exchange, Http } from './http.js';
+import type { BodyStream, Exchange, Http, ResponseHeaders } from './http.js';
 import { retryDelay, type RetryPolicy } from './retry.js';
 import type { TokenSource } from './token.js';
 
@@ -24,7 +24,7 @@ export interface CallContext {
 
 export interface CallSpec<T> extends Exchange {
   safe: boolean;
-  read: (body: BodyStream) => Promise<T>;
+  read: (body: BodyStream, headers: ResponseHeaders) => Promise<T>;
 }
 
 export async function call<T>(ctx: CallContext, spec: CallSpec<T>): Promise<T> {

@@ -53,6 +53,22 @@ describe('answers', () => {
     expect(count('GET', '/api/v2/students')).toBe(1); // a bad answer is not retried
   });
 
+  it('a list whose headers say it is one page of more is refused, the students\' and the registrations\'', async () => {
+    const nine = { data: { students: Array.from({ length: 9 }, (_, i) => aStudent(i + 1)) } };
+    on('GET', '/api/v2/students', json(200, nine, { 'x-total-count': '10' }));
+    expect(await failure(client().list('students'))).toMatchObject({
+      code: 'upstream.invalid_response', context: { path: 'data.students', sign: 'header x-total-count: 10, where the list holds 9' },
+    });
+    on('GET', '/api/v2/students', json(200, nine, { link: '<http://elsewhere/api/v2/students?page=2>; rel="next"' }));
+    expect(await failure(client().list('students'))).toMatchObject({ context: { sign: 'header Link: rel="next"' } });
+    on('GET', '/api/v2/students', json(200, nine, { 'x-total-count': '9', link: '<http://elsewhere/api/v2/students?page=1>; rel="first"' }));
+    expect(await client().list('students')).toHaveLength(9);
+    on('GET', '/api/v2/webhooks', json(200, { data: { webhooks: [] } }, { link: '<http://elsewhere/api/v2/webhooks?page=2>; rel="next"' }));
+    expect(await failure(client().listWebhooks())).toMatchObject({ code: 'upstream.invalid_response', context: { path: 'data.webhooks', sign: 'header Link: rel="next"' } });
+    on('GET', '/api/v2/webhooks', json(200, { data: { webhooks: [], pagination: { has_more: true } } }));
+    expect(await failure(client().listWebhooks())).toMatchObject({ context: { sign: 'data.pagination.has_more: true' } });
+  });
+
   it('a body cut short (length mismatch) is an error, never a partial list', async () => {
     const full = JSON.stringify({ data: { students: [aStudent(1), aStudent(2)] } });
     const cut: Handler = (_req, _body, res) => {

@@ -5,6 +5,8 @@ import { pick, readJson } from './envelope.js';
 import { createHttp, type BodyStream } from './http.js';
 import { polledStream } from '../streams/index.js';
 import { studentSchema } from '../streams/students.js';
+import { headerPaging } from './list/headers.js';
+import { answerPaging, refusePaged } from './list/paging.js';
 import { readList } from './list/read.js';
 import { extractOneTimePasswords, normalizeInPlace } from './normalize.js';
 import { resolveRetryPolicy } from './retry.js';
@@ -53,7 +55,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   }
 
   const fetchList: UpstreamClient['fetchList'] = (stream, read, opts) =>
-    tracked({ method: 'GET', path: polledStream(stream).list.path, safe: true, signal: opts?.signal, stream: true, read: (body: BodyStream) => read(body) });
+    tracked({ method: 'GET', path: polledStream(stream).list.path, safe: true, signal: opts?.signal, stream: true, read: (body: BodyStream, headers) => read(body, headerPaging(headers)) });
 
   const writeResult = async (body: BodyStream): Promise<StudentWriteResult> => {
     const raw = pick(await readJson(body), ['data', 'student'], 'object');
@@ -63,7 +65,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
 
   return {
     fetchList,
-    list: (stream, opts) => fetchList(stream, (body) => readList(stream, body, { signal: opts?.signal }), opts),
+    list: (stream, opts) => fetchList(stream, (body, paging) => readList(stream, body, { signal: opts?.signal, paging }), opts),
     getStudent: (id, opts) =>
       tracked({
         method: 'GET', path: '/api/v2/student', query: { id: String(id) }, safe: true, signal: opts?.signal,
@@ -82,8 +84,11 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     listWebhooks: (opts) =>
       tracked({
         method: 'GET', path: '/api/v2/webhooks', safe: true, signal: opts?.signal,
-        read: async (body) => {
-          const items = pick(await readJson(body), ['data', 'webhooks'], 'array') as unknown[];
+        read: async (body, headers) => {
+          const answer = await readJson(body);
+          const items = pick(answer, ['data', 'webhooks'], 'array') as unknown[];
+          // A page of the registrations taken for all of them would make the reconcile register again.
+          refusePaged('data.webhooks', answerPaging(answer, ['data', 'webhooks'], headerPaging(headers)), items.length);
           return items.map((item, i) => validate(webhookSchema, item, `data.webhooks[${i}]`));
         },
       }),

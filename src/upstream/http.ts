@@ -38,7 +38,10 @@ export interface HttpOptions {
 /** Error bodies are informational; a proxy's 5 MB HTML page is not read whole. */
 const ERROR_BODY_LIMIT = 64 * 1024;
 
-export type Http = <T>(exchange: Exchange, read: (body: BodyStream) => Promise<T>) => Promise<T>;
+/** `read` gets the body and the answer's headers (a list's paging signs may be in them: list/headers.ts). */
+export type Http = <T>(exchange: Exchange, read: (body: BodyStream, headers: ResponseHeaders) => Promise<T>) => Promise<T>;
+
+export type ResponseHeaders = Record<string, string | string[] | undefined>;
 
 export function createHttp(options: HttpOptions): Http {
   const base = options.baseUrl.replace(/\/+$/, '');
@@ -63,7 +66,7 @@ export function createHttp(options: HttpOptions): Http {
         const text = await readLimited(body, ERROR_BODY_LIMIT);
         throw errorFromStatus(response.statusCode, text, response.headers['retry-after'], options.now(), response.headers.location);
       }
-      return await read(body);
+      return await read(body, response.headers);
     } catch (error) {
       const reason = exchange.signal?.aborted ? 'aborted' : timer.signal.aborted ? 'timeout' : undefined;
       throw errorFromThrown(error, reason, options.timeoutMs, body !== undefined);

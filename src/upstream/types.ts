@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { PolledStreamName, Student, StreamRecord } from '../streams/index.js';
+import type { PagingSigns } from './list/paging.js';
 
 /**
  * The typed contract of the API v2 client. Records are *normalized*: the "0"/"1" strings of
@@ -94,9 +95,10 @@ export interface UpstreamClient {
    * GET one polled stream's full list (its path is in its description, src/streams/) and hand its
    * body, unread, to `read` (the poll parses it in the list worker). The same call as the others
    * (auth, retries, errors, lastContact): a retried attempt calls `read` again with the new body;
-   * `read` rejects for a body it finds malformed or truncated.
+   * `read` rejects for a body it finds malformed or truncated. `paging` is what the answer's headers
+   * say of pages (list/headers.ts), for the read to weigh with what its body says.
    */
-  fetchList<T>(stream: PolledStreamName, read: (body: AsyncIterable<Uint8Array>) => Promise<T>, opts?: CallOptions): Promise<T>;
+  fetchList<T>(stream: PolledStreamName, read: (body: AsyncIterable<Uint8Array>, paging: PagingSigns) => Promise<T>, opts?: CallOptions): Promise<T>;
   /** The same list read whole into its records, in-process (list/read.ts): for tools and tests. */
   list<S extends PolledStreamName>(stream: S, opts?: CallOptions): Promise<StreamRecord<S>[]>;
   getStudent(id: number, opts?: CallOptions): Promise<Student>;

@@ -90,7 +90,7 @@ export function memoryLists(students: Student[] = [], users: User[] = [], groups
     // too. The body is the list as API v2 sends it, in small chunks, as a socket would deliver it.
     async fetchList(list, read, opts) {
       const items = list === 'students' ? await lists.listStudents(opts) : list === 'users' ? await lists.listUsers(opts) : structuredClone(lists.groups);
-      return read(jsonBody({ data: { [list]: items } }));
+      return read(jsonBody({ data: { [list]: items } }), {});
     },
   };
   return lists;

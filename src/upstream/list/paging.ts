@@ -1,9 +1,13 @@
+import { BridgeError } from '../../errors.js';
+
 /**
  * Signs in a list answer that it is one page of a longer list. API v2 shows no pagination: a list
  * call answers the whole list. An answer that says otherwise beside the list (a `next` link, more
  * pages, a total above what it holds) must not be taken for the whole list: the poll would diff the
  * people on later pages as deleted. Only evidence of more counts: a `next` of null, `has_more:
- * false` or `last_page: 1` is a whole list that merely speaks of pages.
+ * false` or `last_page: 1` is a whole list that merely speaks of pages. A full page (as many items
+ * as its `per_page`) counts as evidence unless a total says the list is all there is; counts may
+ * come as numbers or as their text. The response's own headers are read apart (headers.ts).
  */
 
 /** A link or token to the next page: present unless empty. */
@@ -13,7 +17,16 @@ const MORE = new Set(['has_more', 'hasmore', 'has_next', 'hasnext', 'has_next_pa
 /** How many pages there are. */
 const PAGES = new Set(['last_page', 'lastpage', 'total_pages', 'totalpages', 'page_count', 'pagecount']);
 /** How many items the whole list holds. */
-const TOTAL = new Set(['total', 'total_count', 'totalcount', 'total_items', 'totalitems', 'total_results', 'totalresults']);
+const TOTAL = new Set([
+  'total', 'total_count', 'totalcount', 'total_items', 'totalitems', 'total_results', 'totalresults', 'total_records', 'totalrecords',
+  'total_entries', 'totalentries', 'count', 'record_count', 'recordcount', 'item_count', 'itemcount',
+]);
+/** How many items a page holds: a list as long as that may be a full page of more. */
+const PAGE_SIZE = new Set(['per_page', 'perpage', 'page_size', 'pagesize', 'items_per_page', 'itemsperpage', 'page_limit', 'pagelimit']);
+/** Which page this is: past the first, the list is not whole. */
+const PAGE = new Set(['page', 'current_page', 'currentpage', 'page_number', 'pagenumber', 'page_index']);
+/** How many items come before this page. */
+const OFFSET = new Set(['offset', 'skip']);
 /** Objects that hold the above. */
 const HOLDERS = new Set(['links', 'meta', 'pagination', 'paging', 'page_info', 'pageinfo', 'page']);
 
@@ -22,6 +35,15 @@ export interface PagingSigns {
   more?: string;
   /** The largest total the answer gives, and where. */
   total?: { path: string; n: number };
+  /** The page size the answer gives, and where. */
+  pageSize?: { path: string; n: number };
+}
+
+/** A count as a number: `10`, or the text `"10"` some servers send. */
+function countOf(value: unknown): number | undefined {
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  if (typeof value === 'string' && /^\s*\d{1,15}\s*$/.test(value)) return Number(value);
+  return undefined;
 }
 
 /** Adds the signs in a value beside the list at `path`, under `key`, to `signs`. */
@@ -30,8 +52,11 @@ export function pagingSigns(signs: PagingSigns, path: string, key: string, value
   // A link is named, not shown: its query may carry a token.
   if (NEXT.has(name) && value !== null && value !== '' && value !== false && !isEmptyObject(value)) signs.more ??= `${path} is set`;
   else if (MORE.has(name) && value === true) signs.more ??= `${path}: true`;
-  else if (PAGES.has(name) && typeof value === 'number' && value > 1) signs.more ??= `${path}: ${value}`;
-  else if (TOTAL.has(name) && typeof value === 'number' && value > (signs.total?.n ?? -1)) signs.total = { path, n: value };
+  else if (PAGES.has(name) && (countOf(value) ?? 0) > 1) signs.more ??= `${path}: ${String(value)}`;
+  else if (PAGE.has(name) && (countOf(value) ?? 0) > 1) signs.more ??= `${path}: ${String(value)}, not the first page`;
+  else if (OFFSET.has(name) && (countOf(value) ?? 0) > 0) signs.more ??= `${path}: ${String(value)}, not the list's start`;
+  else if (TOTAL.has(name) && countOf(value) !== undefined && countOf(value)! > (signs.total?.n ?? -1)) signs.total = { path, n: countOf(value)! };
+  else if (PAGE_SIZE.has(name) && (countOf(value) ?? 0) > 0) signs.pageSize ??= { path, n: countOf(value)! };
   else if (HOLDERS.has(name) && depth < 2 && typeof value === 'object' && value !== null && !Array.isArray(value)) {
     for (const [inner, v] of Object.entries(value)) pagingSigns(signs, `${path}.${inner}`, inner, v, depth + 1);
   }
@@ -39,9 +64,39 @@ export function pagingSigns(signs: PagingSigns, path: string, key: string, value
 
 const isEmptyObject = (value: unknown) => typeof value === 'object' && value !== null && Object.keys(value).length === 0;
 
+/**
+ * The signs beside the list at `target` in an answer read whole (the webhooks list), added to
+ * `signs` (its headers'): the keys of each object on the path but the list's own.
+ */
+export function answerPaging(answer: unknown, target: readonly string[], signs: PagingSigns = {}): PagingSigns {
+  let node = answer;
+  const path: string[] = [];
+  for (const key of target) {
+    if (typeof node !== 'object' || node === null || Array.isArray(node)) break;
+    for (const [name, value] of Object.entries(node)) if (name !== key) pagingSigns(signs, [...path, name].join('.'), name, value);
+    node = (node as Record<string, unknown>)[key];
+    path.push(key);
+  }
+  return signs;
+}
+
+/** Throws for a list at `path` of `count` items that the signs say is one page of more. */
+export function refusePaged(path: string, signs: PagingSigns, count: number): void {
+  const paged = pagedBecause(signs, count);
+  if (paged === undefined) return;
+  throw new BridgeError('upstream.invalid_response', `upstream answered ${path} as one page of a longer list (${paged}); API v2 answers a whole list at once, and a page taken for the whole would make everyone on the other pages look deleted, so this list is not used`, {
+    retryable: false,
+    context: { path, sign: paged },
+  });
+}
+
 /** Why an answer of `count` items is one page of more, or undefined when nothing says so. */
 export function pagedBecause(signs: PagingSigns, count: number): string | undefined {
   if (signs.more !== undefined) return signs.more;
   if (signs.total && signs.total.n > count) return `${signs.total.path}: ${signs.total.n}, where the list holds ${count}`;
+  // A list exactly as long as its page, and nothing that says it is all: a full page, maybe of more.
+  if (signs.pageSize && count > 0 && count >= signs.pageSize.n && !(signs.total && signs.total.n <= count)) {
+    return `${signs.pageSize.path}: ${signs.pageSize.n}, and the list holds as many`;
+  }
   return undefined;
 }

@@ -4,6 +4,7 @@ import type { FreshRows } from '../../store/index.js';
 import { compareKeys, isKey, polledStream, type Key, type PolledStreamName, type StreamDescription } from '../../streams/index.js';
 import { normalizeInPlace } from '../normalize.js';
 import { invalidResponse, joinPath, validate } from '../schemas.js';
+import type { PagingSigns } from './paging.js';
 import { ListScanner } from './scanner.js';
 
 /**
@@ -47,6 +48,8 @@ export interface ListParseOptions {
   index?: RawIndex | undefined;
   /** The stream's snapshot is empty: each record's row is made here (ParseBatch.fresh). */
   fresh?: { initial: Initial } | undefined;
+  /** What the answer's headers say of pages (headers.ts), weighed with what its body says. */
+  paging?: PagingSigns | undefined;
 }
 
 /** `poll.initial` on a stream's first cycle: its rows' chains are created changes' hashes, or the baseline padding. */
@@ -70,7 +73,7 @@ export class ListParse {
 
   constructor(stream: PolledStreamName, private readonly options: ListParseOptions = {}) {
     this.description = polledStream(stream);
-    this.scanner = new ListScanner(this.description.list.array, (raw) => this.claim(raw));
+    this.scanner = new ListScanner(this.description.list.array, (raw) => this.claim(raw), options.paging);
   }
 
   push(chunk: Uint8Array): ParseBatch {

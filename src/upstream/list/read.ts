@@ -1,6 +1,7 @@
 import { BridgeError } from '../../errors.js';
 import type { PolledStreamName, StreamRecord } from '../../streams/index.js';
 import { createYielder } from '../../yielder.js';
+import type { PagingSigns } from './paging.js';
 import { ListParse } from './parse.js';
 
 /**
@@ -13,13 +14,15 @@ export interface ReadListOptions {
   /** Longest stretch of synchronous work between yields (default 5 ms). */
   budgetMs?: number;
   signal?: AbortSignal | undefined;
+  /** What the answer's headers say of pages (headers.ts). */
+  paging?: PagingSigns | undefined;
 }
 
 /** Bytes handed to the parser at once: ~1 ms of work, whatever size the transport's chunks are. */
 const SLICE_BYTES = 256 * 1024;
 
 export async function readList<S extends PolledStreamName>(stream: S, body: AsyncIterable<Uint8Array>, options: ReadListOptions = {}): Promise<StreamRecord<S>[]> {
-  const parse = new ListParse(stream);
+  const parse = new ListParse(stream, { paging: options.paging });
   const records: StreamRecord<S>[] = [];
   const yielder = createYielder(options.budgetMs ?? 5);
   for await (const chunk of body) {

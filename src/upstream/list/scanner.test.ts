@@ -73,6 +73,11 @@ describe('ListScanner', () => {
     ['more to come', '{"data":{"has_more":true,"students":[{"id":1}]}}', 'data.has_more: true'],
     ['a second page', '{"meta":{"current_page":1,"last_page":2},"data":{"students":[{"id":1}]}}', 'meta.last_page: 2'],
     ['a total above the list', '{"data":{"students":[{"id":1},{"id":2}]},"meta":{"total":3}}', 'meta.total: 3, where the list holds 2'],
+    ['a count above the list', '{"data":{"count":3,"students":[{"id":1},{"id":2}]}}', 'data.count: 3, where the list holds 2'],
+    ['a total as text', '{"data":{"total":"3","students":[{"id":1},{"id":2}]}}', 'data.total: 3, where the list holds 2'],
+    ['a full page', '{"data":{"page":1,"per_page":2,"students":[{"id":1},{"id":2}]}}', 'data.per_page: 2, and the list holds as many'],
+    ['a later page', '{"data":{"page":"2","students":[{"id":1}]}}', 'data.page: 2, not the first page'],
+    ['an offset', '{"data":{"students":[{"id":1}]},"meta":{"offset":100}}', 'meta.offset: 100, not the list\'s start'],
   ])('refuses a list answered as one page of more: %s', (_name, text, sign) => {
     const error = failure(() => scan(text));
     expect(error.code).toBe('upstream.invalid_response');
@@ -85,9 +90,11 @@ describe('ListScanner', () => {
     ['a null next link', '{"links":{"next":null,"prev":null},"data":{"students":[{"id":1}]}}'],
     ['no more', '{"data":{"students":[{"id":1}],"has_more":false,"next":""}}'],
     ['one page', '{"meta":{"last_page":1,"total":1},"data":{"students":[{"id":1}]}}'],
+    ['a full page that a total says is all', '{"data":{"per_page":2,"total":2,"count":2,"page":1,"offset":0,"students":[{"id":1},{"id":2}]}}'],
+    ['a page larger than the list', '{"data":{"per_page":50,"students":[{"id":1},{"id":2}]}}'],
     ['the same words inside the elements', '{"data":{"students":[{"id":1,"next":"x","total":9,"links":{"next":"y"}}]}}'],
   ])('takes a whole list that speaks of pages: %s', (_name, text) => {
-    expect(scan(text)).toHaveLength(1);
+    expect(scan(text)).toEqual(JSON.parse(text).data.students);
   });
 
   it('rejects invalid UTF-8', () => {

@@ -1,8 +1,7 @@
 import { CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, isJsonWhitespace, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from '../../json/chars.js';
 import { invalidJson } from '../errors.js';
 import { invalidResponse, joinPath } from '../schemas.js';
-import { BridgeError } from '../../errors.js';
-import { pagedBecause, pagingSigns, type PagingSigns } from './paging.js';
+import { pagingSigns, refusePaged, type PagingSigns } from './paging.js';
 import { ValueCapture } from './value-capture.js';
 
 /**
@@ -49,17 +48,18 @@ export class ListScanner {
   // The value being captured (a key, an element, or a value beside the path), and its bytes.
   private purpose: Purpose | undefined;
   private readonly value = new ValueCapture();
-  /** What the values beside the list say of pages (paging.ts). */
-  private readonly paging: PagingSigns = {};
+  /** What the values beside the list (and the answer's headers) say of pages (paging.ts). */
+  private readonly paging: PagingSigns;
 
   /**
    * `target` is the path of the array, e.g. ['data', 'students']. `known` may claim an element by
    * its raw bytes (the poll's list worker, for records unchanged since its last cycle): it is then
-   * counted but not parsed or returned.
+   * counted but not parsed or returned. `paging` is what the headers said (headers.ts).
    */
-  constructor(target: readonly string[], private readonly known?: (raw: Uint8Array) => boolean) {
+  constructor(target: readonly string[], private readonly known?: (raw: Uint8Array) => boolean, paging: PagingSigns = {}) {
     if (target.length === 0) throw new Error('ListScanner needs a non-empty target path');
     this.target = target;
+    this.paging = { ...paging };
   }
 
   /** Elements of the array completed so far, claimed ones included. */
@@ -114,13 +114,7 @@ export class ListScanner {
       const last = depth === this.target.length;
       throw invalidResponse(joinPath('', this.target.slice(0, depth)), last ? 'array' : 'object', undefined);
     }
-    const paged = pagedBecause(this.paging, this.elements);
-    if (paged !== undefined) {
-      throw new BridgeError('upstream.invalid_response', `upstream answered ${this.targetPath} as one page of a longer list (${paged}); API v2 answers a whole list at once, and a page taken for the whole would make everyone on the other pages look deleted, so this list is not used`, {
-        retryable: false,
-        context: { path: this.targetPath, sign: paged },
-      });
-    }
+    refusePaged(this.targetPath, this.paging, this.elements);
   }
 
   private fail(detail: string, at: number): never {

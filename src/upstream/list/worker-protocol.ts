@@ -1,11 +1,12 @@
 import type { PolledStreamName as PolledStream } from '../../streams/index.js';
+import type { PagingSigns } from './paging.js';
 import type { Initial, ParseBatch, ParseEnd } from './parse.js';
 
 /** Messages between the list worker (worker-thread.ts) and its main-thread side (worker.ts). */
 export type ToWorker =
   /** The stored snapshot's index (keys ascending, their raw hashes: SnapshotIndex) becomes the stream's committed one. */
   | { t: 'index'; stream: PolledStream; keys: Float64Array | string[]; hashes: string }
-  | { t: 'begin'; id: number; stream: PolledStream; useIndex: boolean; fresh?: { initial: Initial } }
+  | { t: 'begin'; id: number; stream: PolledStream; useIndex: boolean; fresh?: { initial: Initial }; paging?: PagingSigns }
   | { t: 'chunk'; id: number; bytes: Uint8Array }
   | { t: 'end'; id: number; stream: PolledStream }
   | { t: 'abort'; id: number }

@@ -58,7 +58,7 @@ port.on('message', (message: ToWorker) => {
       committed.set(message.stream, indexOf(message.keys, message.hashes));
       return;
     case 'begin':
-      sessions.set(message.id, new ListParse(message.stream, { index: message.useIndex ? committed.get(message.stream) : undefined, fresh: message.fresh }));
+      sessions.set(message.id, new ListParse(message.stream, { index: message.useIndex ? committed.get(message.stream) : undefined, fresh: message.fresh, paging: message.paging }));
       return;
     case 'chunk': {
       const session = sessions.get(message.id);

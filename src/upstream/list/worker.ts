@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { BridgeError } from '../../errors.js';
 import type { SnapshotIndex } from '../../store/index.js';
 import type { PolledStreamName as PolledStream } from '../../streams/index.js';
+import type { PagingSigns } from './paging.js';
 import type { Initial, ParseBatch, ParseEnd } from './parse.js';
 import { createYielder } from '../../yielder.js';
 import type { ToMain, ToWorker } from './worker-protocol.js';
@@ -49,6 +50,8 @@ export interface ParseOptions {
   useIndex: boolean;
   /** The stream's snapshot is empty: have each record's snapshot entry made in the worker (parse.ts). */
   fresh?: { initial: Initial } | undefined;
+  /** What the answer's headers say of pages (headers.ts). */
+  paging?: PagingSigns | undefined;
   signal?: AbortSignal;
 }
 
@@ -200,7 +203,7 @@ export function createListWorker(): ListWorker {
     });
     done.catch(() => {}); // awaited below; this only keeps an early failure from being "unhandled"
     reads.set(id, read);
-    post(stream, { t: 'begin', id, stream, useIndex: options.useIndex, ...(options.fresh ? { fresh: options.fresh } : {}) });
+    post(stream, { t: 'begin', id, stream, useIndex: options.useIndex, ...(options.fresh ? { fresh: options.fresh } : {}), ...(options.paging ? { paging: options.paging } : {}) });
     try {
       let parts: Uint8Array[] = [];
       let size = 0;
