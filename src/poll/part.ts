@@ -31,7 +31,8 @@ export interface PollPart {
 }
 
 export interface PollStatus {
-  poll: { lastRunAt?: string; lastOutcome?: string; nextRunAt?: string };
+  /** `heldUntil`: scheduled polls wait until then, as the upstream asked (Retry-After). */
+  poll: { lastRunAt?: string; lastOutcome?: string; nextRunAt?: string; heldUntil?: string };
   export: { lastRunAt?: string; lastOutcome?: string; nextRunAt?: string };
 }
 
@@ -109,6 +110,7 @@ export function createPollPart(options: PollPartOptions): PollPart {
         poll: {
           ...(last ? { lastRunAt: last.startedAt, lastOutcome: last.outcome } : {}),
           ...(next.poll ? { nextRunAt: next.poll } : {}),
+          ...(poller.heldUntil() ? { heldUntil: poller.heldUntil() } : {}),
         },
         export: {
           ...(stored ? { lastRunAt: stored.at } : {}),

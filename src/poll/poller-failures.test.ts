@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ENGINES } from '../../test/support/stores.js';
 import { BridgeError } from '../errors.js';
 import type { Store } from '../store/index.js';
-import type { Poller } from './poller.js';
+import { MAX_HOLD_MS, type Poller } from './poller.js';
 import { testStudent, testUser, type MemoryLists, type RecordingOutbox } from '../../test/support/poll.js';
 import { pollerPerTest } from '../../test/support/poller-setup.js';
 import { TEST_NOW_MS, testClock } from '../../test/support/clock.js';
@@ -81,6 +81,32 @@ describe.each(ENGINES)('poller on %s', (engine) => {
     lists.listUsers = () => Promise.reject(new BridgeError('upstream.http', 'upstream answered HTTP 503', { status: 503, retryable: true }));
     expect(await poller.runCycle()).not.toHaveProperty('retryAfterMs');
     expect(poller.heldUntil()).toBeUndefined();
+  });
+
+  it('holds scheduled cycles an hour at most, however long the upstream asks to wait', async () => {
+    const clock = testClock(TEST_NOW_MS);
+    await poller.stop();
+    poller = makePoller({ clock });
+    lists.listUsers = () => Promise.reject(new BridgeError('upstream.http', 'upstream answered HTTP 429 (it asks to wait 28 h)', { status: 429, retryable: true, retryAfterMs: 99_999_000 }));
+    expect(await poller.runCycle()).toMatchObject({ outcome: 'failed', retryAfterMs: 99_999_000 });
+    expect(poller.heldUntil()).toBe(new Date(TEST_NOW_MS + MAX_HOLD_MS).toISOString());
+    clock.advance(MAX_HOLD_MS + 1);
+    expect(poller.heldUntil()).toBeUndefined();
+  });
+
+  it('a fault of ours is a failed cycle too: readiness says so until a cycle succeeds', async () => {
+    const listUsers = lists.listUsers;
+    lists.listUsers = () => Promise.reject(new RangeError('Maximum call stack size exceeded'));
+    expect(await poller.runCycle()).toMatchObject({ outcome: 'failed', reason: 'poll.internal', message: 'Maximum call stack size exceeded' });
+    expect(poller.readiness()).toEqual({ ok: false, reason: 'last poll cycle failed (poll.internal): Maximum call stack size exceeded' });
+    expect(poller.lastResult()?.outcome).toBe('failed');
+    lists.listUsers = listUsers;
+    expect((await poller.runCycle()).outcome).toBe('ok');
+    expect(poller.readiness()).toEqual({ ok: true });
+    // An upstream failure is the upstream check's to report, not the poll's.
+    lists.listUsers = () => Promise.reject(new BridgeError('upstream.http', 'upstream answered HTTP 503', { status: 503, retryable: true }));
+    expect((await poller.runCycle()).outcome).toBe('failed');
+    expect(poller.readiness()).toEqual({ ok: true });
   });
 
   it('a failed read stops the other before the cycle ends, so nothing of it is staged later', async () => {

@@ -11,6 +11,7 @@ import { CycleAbort, emptySummary, runPollCycle, type CycleDeps, type CyclePhase
 import { createPollMetrics, type PollMetrics } from './poll-metrics.js';
 import type { ListSource, OutboxPort } from './ports.js';
 import { cycleLine, summaries } from './format.js';
+import { waitText } from '../wait-text.js';
 
 export interface PollerOptions {
   store: { snapshot: SnapshotStore; state: StateStore; history?: Pick<HistoryStore, 'recordRun'> };
@@ -67,6 +68,13 @@ export interface Poller extends Component {
 }
 
 const STOP_WAIT_MS = 5_000;
+/**
+ * The longest wait an upstream's Retry-After holds scheduled polls for: one of a day (or a typo of
+ * one) would leave the snapshot a day stale after the upstream recovered. A manual sync runs at once.
+ */
+export const MAX_HOLD_MS = 60 * 60_000;
+/** Failures that readiness reports through a check of their own (the upstream's, the store's), or none. */
+const OWN_CHECKS = /^(upstream\.|store\.|poll\.stopped$)/;
 
 /** The state key of the last cycle any replica ran (not a dry run): what every status page shows. */
 export const LAST_CYCLE_KEY = 'poll.lastCycle';
@@ -105,13 +113,18 @@ export function createPoller(options: PollerOptions): Poller {
     observe(metrics, result);
     if (!result.dryRun) {
       last = result;
-      holdUntil = result.retryAfterMs !== undefined ? clock.now() + result.retryAfterMs : undefined;
+      holdUntil = result.retryAfterMs !== undefined ? clock.now() + Math.min(result.retryAfterMs, MAX_HOLD_MS) : undefined;
+      if (result.retryAfterMs !== undefined && result.retryAfterMs > MAX_HOLD_MS) {
+        log.warn({ retryAfterMs: result.retryAfterMs, heldUntil: new Date(holdUntil!).toISOString() }, `the upstream asked to wait ${waitText(result.retryAfterMs)}; scheduled polls wait ${waitText(MAX_HOLD_MS)} at most`);
+      }
       if (result.outcome === 'ok') {
         lastSuccess = clock.now();
         metrics.lastSuccess.set(lastSuccess / 1000);
         notReady = undefined;
       } else if (result.outcome === 'aborted') {
         notReady = `last poll cycle aborted (${result.reason}): ${result.message}`;
+      } else if (!OWN_CHECKS.test(result.reason ?? '')) {
+        notReady = `last poll cycle failed (${result.reason}): ${result.message}`;
       }
     }
     logResult(log, result);
@@ -185,7 +198,10 @@ async function runOne(deps: CycleDeps, opts: RunCycleOptions, signal: AbortSigna
       const wait = error.retryAfterMs !== undefined && error.retryAfterMs > 0 ? { retryAfterMs: error.retryAfterMs } : {};
       return result({ outcome: 'failed', reason: error.code, message: describeError(error), ...wait });
     }
-    throw error;
+    // A fault of ours (a bug, a stack overflow) fails the cycle all the same: readiness, the status
+    // page and the run history show it, and the log keeps its stack.
+    deps.log.error({ err: error }, 'poll cycle failed unexpectedly');
+    return result({ outcome: 'failed', reason: 'poll.internal', message: describeError(error) });
   }
 }
 

@@ -36,6 +36,12 @@ describe('renderStatusPage', () => {
     expect(html).toContain('<b id="last-poll">2026-11-22 10:59:00</b>');
   });
 
+  it('says when scheduled polls wait as the upstream asked', () => {
+    const html = renderStatusPage(snapshot({ timeZone: 'Europe/Warsaw', poll: { nextRunAt: '2026-11-22T10:00:00.000Z', heldUntil: '2026-11-22T11:00:00.000Z' } }));
+    expect(html).toContain('<b id="next-poll">2026-11-22 11:00:00</b>held until 2026-11-22 12:00:00, as the upstream asked</div>');
+    expect(renderStatusPage(snapshot())).not.toContain('held until');
+  });
+
   it('escapes what it shows', () => {
     const html = renderStatusPage(snapshot());
     expect(html).not.toContain('<script>');

@@ -10,7 +10,7 @@ export interface StatusSnapshot {
   timeZone?: string;
   ready: boolean;
   readiness: Record<string, ReadinessState>;
-  poll: { lastRunAt?: string; lastOutcome?: string; nextRunAt?: string };
+  poll: { lastRunAt?: string; lastOutcome?: string; nextRunAt?: string; heldUntil?: string };
   export: { lastRunAt?: string; lastOutcome?: string; nextRunAt?: string };
   webhooks: { callbackUrl: string; state: string; registrations: { id: number; event: string }[] };
   events: { receivedToday: number; rejectedToday: number; quarantined: number };
@@ -63,7 +63,7 @@ ${TABLE_CSS}${SHELL_CSS}
 ${reasons.length ? `<ul id="reasons">${reasons.map(([name, state]) => `<li><b>${escape(name)}</b>: ${escape(state.reason)}</li>`).join('')}</ul>` : ''}
 <div class="cards">
 <div class="card">last poll<b id="last-poll">${escape(at(s.poll.lastRunAt))}</b>${escape(s.poll.lastOutcome ?? '')}</div>
-<div class="card">next poll<b id="next-poll">${escape(at(s.poll.nextRunAt))}</b></div>
+<div class="card">next poll<b id="next-poll">${escape(at(s.poll.nextRunAt))}</b>${s.poll.heldUntil ? `held until ${escape(at(s.poll.heldUntil))}, as the upstream asked` : ''}</div>
 <div class="card">last roster export<b id="last-export">${escape(at(s.export.lastRunAt))}</b>next ${escape(at(s.export.nextRunAt))}</div>
 <div class="card">queue depth<b id="queue-depth">${queue}</b></div>
 <div class="card">dead deliveries<b id="dead-count">${dead}</b></div>

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BridgeError } from '../../errors.js';
-import { ListScanner } from './scanner.js';
+import { ListScanner, MAX_DEPTH } from './scanner.js';
 import { thrown as failure } from '../../../test/support/errors.js';
 
 const encoder = new TextEncoder();
@@ -95,6 +95,15 @@ describe('ListScanner', () => {
     ['the same words inside the elements', '{"data":{"students":[{"id":1,"next":"x","total":9,"links":{"next":"y"}}]}}'],
   ])('takes a whole list that speaks of pages: %s', (_name, text) => {
     expect(scan(text)).toEqual(JSON.parse(text).data.students);
+  });
+
+  it('refuses a value nested deeper than MAX_DEPTH, in an element or beside the list, before parsing it', () => {
+    const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
+    expect(scan(`{"data":{"students":[{"id":1,"junk":${deep(MAX_DEPTH - 1)}}]}}`)).toHaveLength(1);
+    const element = failure(() => scan(`{"data":{"students":[{"id":1},{"id":2,"junk":${deep(5000)}}]}}`));
+    expect(element).toMatchObject({ code: 'upstream.invalid_response', context: { path: 'data.students[1]', depth: 5001 } });
+    expect(element.message).toBe(`upstream answered data.students[1] nested 5001 levels deep; API v2's records nest a few levels, and a value deeper than ${MAX_DEPTH} is refused`);
+    expect(failure(() => scan(`{"meta":${deep(200_000)},"data":{"students":[]}}`))).toMatchObject({ context: { path: 'meta', depth: 200_000 } });
   });
 
   it('rejects invalid UTF-8', () => {

@@ -1,4 +1,5 @@
 import { CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, isJsonWhitespace, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from '../../json/chars.js';
+import { BridgeError } from '../../errors.js';
 import { invalidJson } from '../errors.js';
 import { invalidResponse, joinPath } from '../schemas.js';
 import { pagingSigns, refusePaged, type PagingSigns } from './paging.js';
@@ -225,6 +226,7 @@ export class ListScanner {
     const purpose = this.purpose as Purpose;
     this.purpose = undefined;
     const bytes = this.value.take();
+    if (this.value.deepest > MAX_DEPTH) throw tooDeep(purpose.kind === 'element' ? `${this.targetPath}[${this.elements}]` : purpose.kind === 'key' ? this.targetPath : purpose.path, this.value.deepest);
     if (purpose.kind === 'element' && this.known?.(bytes)) {
       this.elements++;
       return;
@@ -272,4 +274,18 @@ export class ListScanner {
     }
     return value;
   }
+}
+
+/**
+ * How deep a value may nest. API v2's records nest a few levels; the diff, the record's JSON and the
+ * store's JSON functions (SQLite's stop at 1,000) walk values by recursion, and a value thousands
+ * of levels deep overflowed the stack in the middle of a cycle.
+ */
+export const MAX_DEPTH = 64;
+
+function tooDeep(path: string, depth: number): BridgeError {
+  return new BridgeError('upstream.invalid_response', `upstream answered ${path} nested ${depth} levels deep; API v2's records nest a few levels, and a value deeper than ${MAX_DEPTH} is refused`, {
+    retryable: false,
+    context: { path, depth },
+  });
 }

@@ -9,6 +9,8 @@ export class ValueCapture {
   kind: 'container' | 'string' | 'primitive' = 'container';
   /** Whitespace seen between the tokens of the value. */
   spaced = false;
+  /** How deep the value's brackets nest (1 for `{}` or `[]`, 0 for a string or a primitive). */
+  deepest = 0;
   private segments: Uint8Array[] = [];
   private depth = 0;
   private inString = false;
@@ -21,6 +23,7 @@ export class ValueCapture {
     this.escape = false;
     this.spaced = false;
     this.depth = 0;
+    this.deepest = 0;
     this.kind = first === OPEN_OBJECT || first === OPEN_ARRAY ? 'container' : first === QUOTE ? 'string' : 'primitive';
   }
 
@@ -85,8 +88,9 @@ export class ValueCapture {
       }
       const b = chunk[i] as number;
       if (b === QUOTE) inString = true;
-      else if (b === OPEN_OBJECT || b === OPEN_ARRAY) depth++;
-      else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
+      else if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
+        if (++depth > this.deepest) this.deepest = depth;
+      } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
         depth--;
         if (depth === 0) return i;
       } else if (isJsonWhitespace(b)) this.spaced = true;
