@@ -2,7 +2,11 @@ import type { Command } from 'commander';
 import { notSentWhy, type ExportResult } from '../../poll/index.js';
 import { awaitDeliveries, runOneShot } from '../context.js';
 import { CliExit } from '../errors.js';
+import { deliveryId } from '../../store/tables.js';
 import { withProgress } from '../progress.js';
+
+/** An export as the command reports it: in-process, with what of it was not delivered before the command ends. */
+type Exported = ExportResult & { pendingDeliveries?: number; notDelivered?: { connector: string; status: string; error?: string }[] };
 
 export function registerExportCommand(program: Command): void {
   const group = program.command('export').description('exports to the connectors subscribed to their stream');
@@ -11,7 +15,7 @@ export function registerExportCommand(program: Command): void {
     .description('full roster export now: a fresh poll, then one roster record to every connector subscribed to "roster"')
     .option('--json', 'print a machine-readable summary')
     .action(async (options: { json?: boolean }, command: Command) => {
-      const result = await runOneShot(
+      const result: Exported = await runOneShot<Exported>(
         command,
         (app) =>
           withProgress(
@@ -20,7 +24,12 @@ export function registerExportCommand(program: Command): void {
             async () => {
               const exported = await app.poll.exportRoster({ trigger: 'cli' });
               if (exported.outcome !== 'ok') return { ...exported, pendingDeliveries: 0 };
-              return { ...exported, pendingDeliveries: await awaitDeliveries(app) };
+              const pendingDeliveries = await awaitDeliveries(app);
+              if (!exported.enqueued || exported.id === undefined) return { ...exported, pendingDeliveries };
+              // The roster's own deliveries that did not go out (a connector failing): the export did not land.
+              const roster = await Promise.all(app.outbox.subscribers('roster').map((connector) => app.outbox.get(deliveryId(connector, exported.id!))));
+              const notDelivered = roster.filter((d) => d !== undefined).map((d) => ({ connector: d.connector, status: d.status, ...(d.lastError ? { error: d.lastError } : {}) }));
+              return { ...exported, pendingDeliveries, ...(notDelivered.length > 0 ? { notDelivered } : {}) };
             },
           ),
         async (call) => (await call('/admin/export', {})) as ExportResult,
@@ -28,9 +37,14 @@ export function registerExportCommand(program: Command): void {
       const { cycle: _cycle, ...summary } = result;
       if (options.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
       else if (result.outcome === 'ok') {
-        const what = notSentWhy(result) ?? 'enqueued for delivery';
+        // In-process the command waited for the roster's deliveries; a daemon asked delivers it itself.
+        const what = notSentWhy(result) ?? (result.notDelivered ? 'not delivered' : result.pendingDeliveries !== undefined ? 'delivered' : 'enqueued for delivery');
         process.stdout.write(`roster ${result.date}: ${result.rows} students, ${what} (${result.id})\n`);
       }
       if (result.outcome !== 'ok') throw new CliExit(1, `export roster failed: ${result.message ?? result.reason ?? 'unknown reason'}`);
+      if (result.notDelivered) {
+        const why = result.notDelivered.map((d) => `${d.connector} (${d.status}): ${d.error ?? 'still in flight'}`).join('; ');
+        throw new CliExit(1, `the roster was not delivered to ${why}; it stays queued (schoolbridge deliveries list)`);
+      }
     });
 }
