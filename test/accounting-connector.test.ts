@@ -74,7 +74,9 @@ describe('accounting connector: one delivery', () => {
   });
 
   it('sends configured headers but never lets them replace the signature or the key', async () => {
-    const ctx = context({ headers: { 'X-Api-Key': 'k1', 'Idempotency-Key': 'forged', 'Webhook-Signature': 'forged' } });
+    const parsed = context({ headers: { 'X-Api-Key': 'k1' } });
+    // The config refuses headers of ours (config/fields.ts); given all the same, ours win.
+    const ctx = { ...parsed, config: { ...parsed.config, headers: { ...parsed.config.headers, 'Idempotency-Key': 'forged', 'Webhook-Signature': 'forged' } } };
     await deliver(ctx, [v1]);
     const headers = receiver.requests[0]?.headers;
     expect(headers?.['x-api-key']).toBe('k1');

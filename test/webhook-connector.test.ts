@@ -13,13 +13,17 @@ describe('webhook connector', () => {
   it('POSTs the record as JSON, signed like the upstream, with its id as Idempotency-Key and the extra headers', async () => {
     const clock = testClock(TEST_NOW_MS, { sleep: 'timers' });
     const record = change('students', 12, 'created');
-    const outcomes = await webhookConnector.deliver(context(clock, { headers: { 'X-Api-Key': 'k1', 'Idempotency-Key': 'forged' } }), [StoredRecord.of(record)]);
+    const ctx = context(clock, { headers: { 'X-Api-Key': 'k1' } });
+    // The config refuses headers of ours (config/fields.ts); given all the same, ours win.
+    const forged = { ...ctx, config: { ...ctx.config, headers: { ...ctx.config.headers, 'Idempotency-Key': 'forged', 'User-Agent': 'forged' } } };
+    const outcomes = await webhookConnector.deliver(forged, [StoredRecord.of(record)]);
     expect(outcomes).toEqual([{ status: 'done', httpStatus: 200 }]);
     const [got] = receiver.received;
     expect(JSON.parse(got!.body)).toEqual(record);
     expect(got!.headers['content-type']).toBe('application/json');
     expect(got!.headers['idempotency-key']).toBe(record.id);
     expect(got!.headers['x-api-key']).toBe('k1');
+    expect(got!.headers['user-agent']).toBe('schoolbridge');
     const verified = verifySignature([SECRET], got!.headers['webhook-signature'], Buffer.from(got!.body), clock.now(), 300);
     expect(verified).toEqual({ ok: true, timestamp: Math.floor(clock.now() / 1000), secretIndex: 0 });
     expect(verifySignature(['other'], got!.headers['webhook-signature'], Buffer.from(got!.body), clock.now(), 300).ok).toBe(false);

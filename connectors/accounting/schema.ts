@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { connectorBaseSchema } from '../../src/connectors/base-schema.js';
 import { csvFormatSchema } from '../../src/connectors/csv-schema.js';
-import { httpUrl, millis, timezone } from '../../src/config/fields.js';
+import { extraHeaders, httpUrl, millis, timezone } from '../../src/config/fields.js';
 
 export const accountingConfigSchema = connectorBaseSchema.extend({
   type: z.literal('accounting'),
@@ -22,8 +22,8 @@ export const accountingConfigSchema = connectorBaseSchema.extend({
    * feed's ISO 8601 dates and the ledger's file dates use it.
    */
   timezone: timezone().default('Europe/Warsaw'),
-  /** Extra headers sent with every request (e.g. an API key of the accounting system); ours win on a clash. */
-  headers: z.record(z.string(), z.string()).default({}),
+  /** Extra headers sent with every request (e.g. an API key of the accounting system). */
+  headers: extraHeaders(),
   timeoutMs: millis().default(15000),
 });
 

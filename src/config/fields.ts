@@ -98,3 +98,27 @@ export const timezone = () =>
       return false;
     }
   }, 'not a known IANA timezone (e.g. Europe/Warsaw)');
+
+/** Headers a connector sets on every signed request itself (src/connectors/signed-post.ts). */
+const OWN_HEADERS = new Set(['content-type', 'idempotency-key', 'webhook-signature', 'user-agent']);
+/** Headers the HTTP client sets for each request: one given by hand breaks the request or its connection. */
+const CLIENT_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'host', 'upgrade', 'te', 'trailer', 'expect', 'proxy-connection']);
+/** A header name (RFC 9110's token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * A connector's extra request headers. What it sets itself, what the HTTP client sets, and a name
+ * or value no request can carry are refused here: at delivery time each failed every attempt
+ * until the records expired, or was silently not sent.
+ */
+export const extraHeaders = () =>
+  z.record(z.string(), z.string()).default({}).superRefine((headers, ctx) => {
+    for (const [name, value] of Object.entries(headers)) {
+      const lower = name.toLowerCase();
+      const refuse = (message: string) => ctx.addIssue({ code: 'custom', path: [name], message });
+      if (!HEADER_NAME.test(name)) refuse('not a valid header name (letters, digits and -, no spaces or colons)');
+      else if (OWN_HEADERS.has(lower)) refuse(`schoolbridge sets ${name} on every request itself; remove it`);
+      else if (CLIENT_HEADERS.has(lower)) refuse(`the HTTP client sets ${name} for each request; remove it`);
+      else if (/[\r\n\0]/.test(value)) refuse('a header value cannot hold a line break');
+    }
+  });

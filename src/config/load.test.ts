@@ -60,6 +60,20 @@ describe('parseConfig', () => {
     expect(problems(text)).toEqual(['connectors[1].url: required']);
   });
 
+  it('refuses extra request headers that schoolbridge or the HTTP client set, or that no request can carry', () => {
+    const text = 'connectors:\n  - { name: hook, type: webhook, streams: [students], url: "http://h/x", secret: s, headers: { X-Api-Key: k, Idempotency-Key: i, user-agent: u, Content-Length: "5", Host: h, "Bad Name": x, X-Two: "a\\nb" } }\n';
+    expect(problems(text)).toEqual([
+      'connectors[0].headers.Idempotency-Key: schoolbridge sets Idempotency-Key on every request itself; remove it',
+      'connectors[0].headers.user-agent: schoolbridge sets user-agent on every request itself; remove it',
+      'connectors[0].headers.Content-Length: the HTTP client sets Content-Length for each request; remove it',
+      'connectors[0].headers.Host: the HTTP client sets Host for each request; remove it',
+      'connectors[0].headers.Bad Name: not a valid header name (letters, digits and -, no spaces or colons)',
+      'connectors[0].headers.X-Two: a header value cannot hold a line break',
+    ]);
+    expect(problems('connectors:\n  - { name: books, type: accounting, url: "http://h/x", secret: s, headers: { Webhook-Signature: x } }\n'))
+      .toEqual(['connectors[0].headers.Webhook-Signature: schoolbridge sets Webhook-Signature on every request itself; remove it']);
+  });
+
   it('names a number out of its range with the value, its variable and the bound', () => {
     expect(problems('server:\n  port: 70000\n')).toEqual(['server.port: 70000 is too big; at most 65535']);
     expect(problems('server:\n  port: ${PORT}\n', { PORT: '70000' })).toEqual(['server.port: 70000 is too big (from ${PORT}); at most 65535']);

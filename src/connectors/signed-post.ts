@@ -36,9 +36,10 @@ const EXCERPT_BYTES = 512;
  */
 export async function postSigned(idempotencyKey: string, body: string, post: SignedPost): Promise<DeliveryOutcome> {
   const timestamp = Math.floor(post.now / 1000);
+  // The config refuses extra headers of these names (config/fields.ts, extraHeaders); ours win all the same.
   const headers: Record<string, string> = {
-    'user-agent': 'schoolbridge',
     ...lowerCaseKeys(post.headers),
+    'user-agent': 'schoolbridge',
     'content-type': 'application/json',
     'idempotency-key': idempotencyKey,
     'webhook-signature': signatureHeader(post.secret, body, timestamp),
