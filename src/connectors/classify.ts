@@ -21,7 +21,25 @@ export function classifyResponse(
     const error = new BridgeError(`${code}.unavailable`, `the receiver answered ${status}${detail}`, { retryable: true, status, retryAfterMs });
     return retryAfterMs === undefined ? { status: 'retry', error } : { status: 'retry', error, retryAfterMs };
   }
-  return { status: 'dead', error: new BridgeError(`${code}.rejected`, `the receiver answered ${status}${detail}`, { status }) };
+  return { status: 'dead', error: new BridgeError(`${code}.rejected`, `the receiver answered ${status}${redirectHint(status, headers.location)}${detail}`, { status }) };
+}
+
+/**
+ * What a redirect asked for: deliveries do not follow one (the signature and the headers would go
+ * along to wherever it points). Only the target's origin is named: its path may be a credential.
+ */
+function redirectHint(status: number, location: string | string[] | undefined): string {
+  if (status < 300 || status >= 400) return '';
+  const target = Array.isArray(location) ? location[0] : location;
+  let where = '';
+  if (target) {
+    try {
+      where = /^[a-z][a-z0-9+.-]*:/i.test(target) ? ` to ${new URL(target).origin}` : ' to another path of the same host';
+    } catch {
+      where = '';
+    }
+  }
+  return ` (a redirect${where}: deliveries do not follow redirects; set the connector's url to where it points)`;
 }
 
 /**
