@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { change, nextEvent } from './support/outbox.js';
 import { TEST_NOW_MS, testClock } from './support/clock.js';
 import { outboxWith, receiver, useReceiver } from './support/webhook-connector.js';
+import { BLOCKED, retryAndReport } from '../src/outbox/retry-report.js';
 
 useReceiver();
 
@@ -57,6 +58,23 @@ describe('webhook connector through the outbox', () => {
     await outbox.whenIdle();
     expect(receiver.received).toHaveLength(2);
     expect(await outbox.list()).toEqual([]);
+  });
+
+  it('retrying one that waits behind a dead delivery of its key says so at once, and retrying the head lets both go', async () => {
+    const clock = testClock(TEST_NOW_MS, { sleep: 'timers' });
+    receiver.respond = (_r, n) => ({ status: n === 1 ? 410 : 200 });
+    const outbox = await outboxWith(clock);
+    const [first, second] = [change('students', 2, 'created'), change('students', 2, 'updated')];
+    const dead = nextEvent(outbox, 'dead');
+    await outbox.enqueue([first, second]);
+    await dead;
+    await outbox.whenIdle();
+    const waiting = `hook:${second.id}`;
+    // No wait for an outcome that cannot come while the head is dead (the CLI waited two minutes).
+    expect(await retryAndReport(outbox, { id: waiting }, 3_600_000)).toEqual({ retried: [waiting], delivered: [], failed: [{ id: waiting, status: 'blocked', lastError: BLOCKED }] });
+    expect(await retryAndReport(outbox, { id: `hook:${first.id}` }, 3_600_000)).toMatchObject({ delivered: [`hook:${first.id}`], failed: [] });
+    await outbox.whenIdle();
+    expect(receiver.received.map((r) => JSON.parse(r.body).id)).toEqual([first.id, first.id, second.id]);
   });
 
   it('429 with Retry-After: not tried again before the receiver said', async () => {

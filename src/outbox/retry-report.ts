@@ -10,6 +10,9 @@ export interface RetryReport {
 
 export type RetryTarget = { id: string } | { ids: readonly string[] } | { allDead: true; connector?: string };
 
+/** Why a delivery waiting behind another cannot be retried on its own. */
+export const BLOCKED = 'it waits behind an earlier delivery of its key, which goes first (deliveries list names it): retry that one';
+
 /** How often the store is asked about retried deliveries another process may be making (PostgreSQL replicas). */
 const LOOK_EVERY_MS = 250;
 
@@ -48,6 +51,8 @@ export async function retryAndReport(outbox: Outbox, target: RetryTarget, waitMs
     if ('id' in target) {
       const entry = await outbox.retry(target.id);
       if (!entry) return undefined;
+      // One waiting behind its key's head is not tried before the head is done: no outcome to wait for.
+      if (entry.status === 'blocked') return { retried: [entry.id], delivered: [], failed: [{ id: entry.id, status: 'blocked', lastError: BLOCKED }] };
       retried = [entry.id];
     } else if ('ids' in target) retried = await outbox.retryIds(target.ids);
     else retried = await outbox.retryAllDead(target.connector);
