@@ -99,7 +99,7 @@ describe('config check --connect', () => {
       const result = await check('busy', [`upstream: { baseUrl: "${url}", token: t0k3n, clientSecret: s }`, `store: { dir: ${JSON.stringify(path.join(dir, 'busy'))} }`]);
       expect(result.code).toBe(1);
       expect(result.stdout.trim().split('\n').slice(1)).toContain(
-        `FAIL  upstream: ${url}: it is there but cannot answer now (HTTP 503): try again later (upstream.http: upstream answered HTTP 503 (it asks to wait 10 min))`,
+        `FAIL  upstream: ${url}: it is there but cannot answer now (HTTP 503): try again later (upstream.http: GET /api/v2/webhooks: upstream answered HTTP 503 (it asks to wait 10 min))`,
       );
     } finally {
       await new Promise((resolve) => busy.close(resolve));

@@ -53,6 +53,18 @@ describe('answers', () => {
     expect(count('GET', '/api/v2/students')).toBe(1); // a bad answer is not retried
   });
 
+  it('names the call in an error, and what came instead of JSON', async () => {
+    on('GET', '/api/v2/users', raw(200, '<html><body>maintenance</body></html>'));
+    expect((await failure(client().list('users'))).message).toMatch(/^GET \/api\/v2\/users: upstream answer is not valid JSON: .+ \(HTTP 200, Content-Type application\/json\)$/);
+    on('POST', '/api/v2/webhook', json(500, {}));
+    expect((await failure(client({ retry: { maxAttempts: 1 } }).registerWebhook('invoice.created', 'http://h/webhooks/v2'))).message).toBe('POST /api/v2/webhook: upstream answered HTTP 500');
+  });
+
+  it('reads a list after a byte order mark', async () => {
+    on('GET', '/api/v2/students', raw(200, `\uFEFF${JSON.stringify({ data: { students: [aStudent(1), aStudent(2)] } })}`));
+    expect((await client().list('students')).map((s) => s.id)).toEqual([1, 2]);
+  });
+
   it('a list whose headers say it is one page of more is refused, the students\' and the registrations\'', async () => {
     const nine = { data: { students: Array.from({ length: 9 }, (_, i) => aStudent(i + 1)) } };
     on('GET', '/api/v2/students', json(200, nine, { 'x-total-count': '10' }));
@@ -80,7 +92,7 @@ describe('answers', () => {
     const error = await failure(client({ retry: { maxAttempts: 1 } }).list('students'));
     expect(error.code).toBe('upstream.network');
     // Reached, and its answer cut off: not "unreachable".
-    expect(error.message).toMatch(/^upstream's answer broke off before its end: /);
+    expect(error.message).toMatch(/^GET \/api\/v2\/students: upstream's answer broke off before its end: /);
   });
 
   it('fetchList hands the body to read unread, and a retried attempt reads the new body from its start', async () => {

@@ -1,4 +1,5 @@
 import { FormData, request, type Dispatcher } from 'undici';
+import { BridgeError } from '../errors.js';
 import { errorFromStatus, errorFromThrown } from './errors.js';
 
 /**
@@ -50,6 +51,7 @@ export function createHttp(options: HttpOptions): Http {
     const timeout = setTimeout(() => timer.abort(new Error('upstream timeout')), options.timeoutMs);
     const signal = exchange.signal ? AbortSignal.any([exchange.signal, timer.signal]) : timer.signal;
     let body: BodyStream | undefined;
+    let answer: { status: number; contentType: string | undefined } | undefined;
     try {
       const response = await request(urlOf(base, exchange), {
         dispatcher: options.dispatcher,
@@ -61,6 +63,7 @@ export function createHttp(options: HttpOptions): Http {
         bodyTimeout: options.timeoutMs,
       });
       body = response.body;
+      answer = { status: response.statusCode, contentType: [response.headers['content-type']].flat()[0] };
       if (exchange.stream) clearTimeout(timeout);
       if (response.statusCode < 200 || response.statusCode >= 300) {
         const text = await readLimited(body, ERROR_BODY_LIMIT);
@@ -69,7 +72,7 @@ export function createHttp(options: HttpOptions): Http {
       return await read(body, response.headers);
     } catch (error) {
       const reason = exchange.signal?.aborted ? 'aborted' : timer.signal.aborted ? 'timeout' : undefined;
-      throw errorFromThrown(error, reason, options.timeoutMs, body !== undefined);
+      throw inCall(errorFromThrown(error, reason, options.timeoutMs, body !== undefined), exchange, answer);
     } finally {
       clearTimeout(timeout);
       if (body && !body.destroyed) {
@@ -79,6 +82,23 @@ export function createHttp(options: HttpOptions): Http {
       }
     }
   };
+}
+
+/**
+ * An upstream error named by its call: `GET /api/v2/students: upstream answered HTTP 502`, and an
+ * answer that is not JSON with its status and content type (an HTML page of a proxy, say). The query
+ * is left out: it may name a person. What the reader threw of its own (the store's) is left alone.
+ */
+function inCall(error: BridgeError, exchange: Exchange, answer: { status: number; contentType: string | undefined } | undefined): BridgeError {
+  if (!error.code.startsWith('upstream.') || error.code === 'upstream.aborted') return error;
+  const seen = error.code === 'upstream.invalid_json' && answer ? ` (HTTP ${answer.status}, ${answer.contentType ? `Content-Type ${answer.contentType}` : 'no Content-Type'})` : '';
+  return new BridgeError(error.code, `${exchange.method} ${exchange.path}: ${error.message}${seen}`, {
+    retryable: error.retryable,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+    ...(error.context === undefined ? {} : { context: error.context }),
+    cause: error.cause ?? error,
+  });
 }
 
 function urlOf(base: string, exchange: Exchange): string {

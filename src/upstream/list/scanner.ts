@@ -94,7 +94,8 @@ export class ListScanner {
     this.indexes = [];
     this.texts = [];
     this.bytes = [];
-    let i = 0;
+    // A byte order mark before the body (servers on Windows write one) is no part of the JSON.
+    let i = this.offset === 0 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf ? 3 : 0;
     while (i < chunk.length) {
       i = this.purpose === undefined ? this.structural(chunk, i) : this.capture(chunk, i);
     }
