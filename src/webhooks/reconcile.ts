@@ -34,12 +34,18 @@ export async function reconcileWebhooks(
       result.created.push(webhook);
     }
     const notFound: number[] = [];
+    const answered: number[] = [];
     for (const { webhook, why } of plan.delete) {
-      if (!(await deleteIfPresent(api, webhook.id, opts))) notFound.push(webhook.id);
+      if (!(await deleteIfPresent(api, webhook.id, opts))) {
+        notFound.push(webhook.id);
+        continue;
+      }
       options.log?.info({ id: webhook.id, event: webhook.event, why }, 'webhook registration deleted');
+      answered.push(webhook.id);
       result.deleted.push(webhook.id);
     }
-    if (notFound.length > 0) await confirmGone(api, notFound, opts);
+    if (notFound.length + answered.length > 0) await confirmGone(api, { notFound, answered }, opts);
+    result.deleted.push(...notFound);
   } catch (error) {
     throw withWhatWasDone(error, result, plan);
   }
@@ -65,10 +71,14 @@ function withWhatWasDone(error: unknown, result: ReconcileResult, plan: Reconcil
   });
 }
 
-/** Deletes a registration; false when the upstream answered 404 (gone already, as we want, or so it says). */
+/**
+ * Deletes a registration; false when the upstream answered 404 (gone already, as we want, or so it
+ * says). An answer that says it was not deleted (`isDeleted: false`) is a failure.
+ */
 async function deleteIfPresent(api: WebhookApi, id: number, opts: { signal?: AbortSignal }): Promise<boolean> {
   try {
-    await api.deleteWebhook(id, opts);
+    const answer = await api.deleteWebhook(id, opts);
+    if (answer.isDeleted === false) throw notDeletedAnswer(id);
     return true;
   } catch (error) {
     if (error instanceof BridgeError && error.code === 'upstream.not_found') return false;
@@ -76,14 +86,24 @@ async function deleteIfPresent(api: WebhookApi, id: number, opts: { signal?: Abo
   }
 }
 
+/** The upstream's own answer to a delete says it did not delete the registration. */
+export function notDeletedAnswer(id: number): BridgeError {
+  return new BridgeError('webhooks.not_deleted', `the upstream answered that registration #${id} was not deleted (isDeleted: false)`, { retryable: true });
+}
+
 /**
- * A 404 to a delete is taken for "gone already" only once the list agrees: a 404 from something
- * else on the way (a proxy, a wrong path under upstream.baseUrl) would otherwise pass for a deletion
- * while the registration stays, and every event would go on arriving twice.
+ * Deletions are taken for done only once the list agrees. A 404 from something else on the way (a
+ * proxy, a wrong path under upstream.baseUrl) would otherwise pass for "gone already", and an
+ * answer of "deleted" from a service that kept the registration for one; either way every event
+ * would go on arriving twice.
  */
-async function confirmGone(api: WebhookApi, ids: readonly number[], opts: { signal?: AbortSignal }): Promise<void> {
+async function confirmGone(api: WebhookApi, ids: { notFound: readonly number[]; answered: readonly number[] }, opts: { signal?: AbortSignal }): Promise<void> {
   const listed = new Set((await api.listWebhooks(opts)).filter((w) => !isMarkedDeleted(w)).map((w) => w.id));
-  const still = ids.filter((id) => listed.has(id));
-  if (still.length === 0) return;
-  throw new BridgeError('webhooks.not_deleted', `the upstream answered 404 to deleting registration ${still.map((id) => `#${id}`).join(', ')} but still lists it: is upstream.baseUrl the service's base URL, with nothing between that answers for it?`, { retryable: true });
+  const names = (list: readonly number[]) => list.map((id) => `#${id}`).join(', ');
+  const missing = ids.notFound.filter((id) => listed.has(id));
+  if (missing.length > 0) {
+    throw new BridgeError('webhooks.not_deleted', `the upstream answered 404 to deleting registration ${names(missing)} but still lists it: is upstream.baseUrl the service's base URL, with nothing between that answers for it?`, { retryable: true });
+  }
+  const kept = ids.answered.filter((id) => listed.has(id));
+  if (kept.length > 0) throw new BridgeError('webhooks.not_deleted', `the upstream answered that it deleted registration ${names(kept)} but still lists it`, { retryable: true });
 }

@@ -176,6 +176,20 @@ describe('reconciler', () => {
     expect(reconciler.state()).toEqual({ status: 'disabled' });
   });
 
+  it('does not take an answer of "deleted" for a deletion while the upstream still lists the registration, nor one of "not deleted"', async () => {
+    const { api, hooks } = fakeApi(0, [{ id: 1, event: 'invoice.created', callbackUrl: URL_ }, { id: 2, event: 'invoice.created', callbackUrl: URL_ }]);
+    const { clock } = steppedClock();
+    const keeping: WebhookApi = { ...api, deleteWebhook: async (id) => ({ id, isDeleted: true }) };
+    await expect(start(keeping, clock, false).reconciler.reconcile()).rejects.toMatchObject({
+      code: 'webhooks.not_deleted', message: expect.stringMatching(/^the upstream answered that it deleted registration #2 but still lists it/) as unknown,
+    });
+    const refusing: WebhookApi = { ...api, deleteWebhook: async (id) => ({ id, isDeleted: false }) };
+    await expect(start(refusing, clock, false).reconciler.reconcile()).rejects.toMatchObject({
+      code: 'webhooks.not_deleted', message: expect.stringMatching(/^the upstream answered that registration #2 was not deleted \(isDeleted: false\)/) as unknown,
+    });
+    expect(hooks().map((h) => h.id)).toContain(2);
+  });
+
   it('names what it changed before a failure halfway', async () => {
     const { api, hooks } = fakeApi(0, [{ id: 1, event: 'invoice.created', callbackUrl: URL_ }, { id: 2, event: 'invoice.created', callbackUrl: URL_ }]);
     const refusing: WebhookApi = {

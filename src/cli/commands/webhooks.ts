@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { BridgeError } from '../../errors.js';
 import type { Webhook } from '../../upstream/index.js';
-import { sameUrl, type ReconcileResult } from '../../webhooks/index.js';
+import { notDeletedAnswer, sameUrl, type ReconcileResult } from '../../webhooks/index.js';
 import { CliExit } from '../errors.js';
 import { withUpstream, type UpstreamContext } from '../upstream-context.js';
 
@@ -45,7 +45,8 @@ export function registerWebhooksCommand(program: Command): void {
       upstreamOnly(command, async (app) => {
         const webhookId = positiveInteger(id);
         try {
-          await app.upstream.deleteWebhook(webhookId);
+          const answer = await app.upstream.deleteWebhook(webhookId);
+          if (answer.isDeleted === false) throw new CliExit(1, notDeletedAnswer(webhookId).message);
         } catch (error) {
           if (error instanceof BridgeError && error.code === 'upstream.not_found') throw new CliExit(1, `no webhook registration ${webhookId} (see \`schoolbridge webhooks list\`)`);
           throw error;
