@@ -2,6 +2,7 @@
  * The Google Sheets connector through the real @googleapis/sheets client against the fake Sheets API:
  * create / update / delete, idempotent re-apply, a hand-edited header, 429 then success, roster swap.
  */
+import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { googleSheetsConnector } from '../connectors/google-sheets/index.js';
 import { deliver } from './fake-sheets/deliver.js';
@@ -116,6 +117,19 @@ describe('google-sheets connector', () => {
     expect(column('Notes')).toEqual(['pays late', undefined, undefined]);
     expect(column('Town')).toEqual(['Warszawa', 'Warszawa', undefined]);
     expect(column('City')).toEqual([undefined, 'Warszawa', 'Warszawa']);
+  });
+
+  it('makes a tab deleted by hand anew, and warns that the rows delivered to it before are not in it', async () => {
+    const warnings: string[] = [];
+    const ctx = { ...connect(), log: pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line).msg) }) };
+    await deliver(ctx, [change(1, 'created', student(1)), change(2, 'created', student(2))]);
+    const book = fake.spreadsheet(ID);
+    book.sheets = book.sheets.filter((tab) => tab.title !== 'Students');
+    // The tab it knew is gone: one delivery learns so (retried), the next makes it anew.
+    expect((await deliver(ctx, [change(3, 'created', student(3))]))[0]).toMatchObject({ status: 'retry' });
+    expect(await deliver(ctx, [change(3, 'created', student(3))])).toEqual([{ status: 'done' }]);
+    expect(column('id')).toEqual([3]);
+    expect(warnings).toContain('tab "Students" was gone (renamed or deleted in the sheet?): making it anew, without the rows delivered to it before; for students or users, schoolbridge resync fills it again');
   });
 
   it('stops with a clear retryable reason when the id header is gone, instead of duplicating rows', async () => {

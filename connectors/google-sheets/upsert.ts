@@ -31,6 +31,10 @@ const bookkeeping = (columns: readonly ColumnSpec[]) => ['key', 'recordId', 'cha
   columns.findIndex((c) => (name === 'key' ? c.source.kind === 'key' : c.source.kind === 'meta' && c.source.name === name)));
 
 async function createTab(env: Env, job: TabJob): Promise<TabState> {
+  // A tab this process wrote before is gone (renamed or deleted by hand): its rows are not in the new one.
+  if (env.session.positions.has(job.tab)) {
+    env.log.warn({ tab: job.tab }, `tab "${job.tab}" was gone (renamed or deleted in the sheet?): making it anew, without the rows delivered to it before; for students or users, schoolbridge resync fills it again`);
+  }
   await ensureCellRoom(env.session, env.api, NEW_TAB_ROWS * job.columns.length, job.spreadsheetId);
   const [reply] = await env.api.structure([{ addSheet: { properties: { title: job.tab, gridProperties: { rowCount: NEW_TAB_ROWS, columnCount: job.columns.length } } } }]);
   const p = reply?.addSheet?.properties;
