@@ -31,6 +31,14 @@ describe('classifySheetsError', () => {
     expect(classifySheetsError(http(403, 'no'), 0, ctx).message).toContain('share the spreadsheet with sa@p.iam.gserviceaccount.com');
   });
 
+  it('says what to do when Google rejects the credentials: a fresh token, or a new key', () => {
+    const denied = http(401, 'Request had invalid authentication credentials.');
+    expect(classifySheetsError(denied, 0, { spreadsheetId: 'S' }).message).toBe(
+      'Google rejected the credentials (Request had invalid authentication credentials.); an accessToken lasts about an hour: set a fresh one, or use credentialsFile (a service-account key) for a daemon',
+    );
+    expect(classifySheetsError(denied, 0, ctx).message).toContain('the key of sa@p.iam.gserviceaccount.com may have been deleted or disabled: download a new JSON key (credentialsFile)');
+  });
+
   it('passes BridgeErrors through and rethrows what it does not know (a bug)', () => {
     const known = new BridgeError('x', 'y');
     expect(classifySheetsError(known, 0, ctx)).toBe(known);

@@ -65,7 +65,13 @@ export function classifySheetsError(error: unknown, now: number, context: { spre
     // A tab renamed or deleted since we read the spreadsheet's tabs: read them again and retry.
     return new BridgeError('sheets.tab_changed', `a tab changed under us: ${message}`, { ...options, retryable: true });
   }
-  if (status === 401) return new BridgeError('sheets.unauthenticated', `Google rejected the credentials: ${message}`, options);
+  if (status === 401) {
+    // A service account's key signs its own tokens; a bare accessToken is one of about an hour.
+    const fix = context.email
+      ? `the key of ${context.email} may have been deleted or disabled: download a new JSON key (credentialsFile)`
+      : 'an accessToken lasts about an hour: set a fresh one, or use credentialsFile (a service-account key) for a daemon';
+    return new BridgeError('sheets.unauthenticated', `Google rejected the credentials (${message}); ${fix}`, options);
+  }
   if (status === 403) {
     const who = context.email ? `share the spreadsheet with ${context.email} as Editor` : 'the token needs the spreadsheets scope and edit access';
     return new BridgeError('sheets.forbidden', `no access to spreadsheet ${context.spreadsheetId} (${message}): ${who}`, options);
