@@ -26,6 +26,8 @@ export interface ApiDeps {
   api: sheets_v4.Sheets;
   spreadsheetId: string;
   email: string | undefined;
+  /** Where the API is reached, for messages (sheetsHost). */
+  host: string;
   reads: Limiter;
   writes: Limiter;
   clock: Clock;
@@ -49,7 +51,7 @@ export function createSheetsApi(deps: ApiDeps): SheetsApi {
     try {
       return await run();
     } catch (error) {
-      const failure = classifySheetsError(error, deps.clock.now(), { spreadsheetId, ...(deps.email ? { email: deps.email } : {}) });
+      const failure = classifySheetsError(error, deps.clock.now(), { spreadsheetId, host: deps.host, ...(deps.email ? { email: deps.email } : {}) });
       if (failure.code === 'sheets.rate_limited' && failure.retryAfterMs) limiter.pause(failure.retryAfterMs);
       throw failure;
     }

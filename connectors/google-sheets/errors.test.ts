@@ -39,6 +39,11 @@ describe('classifySheetsError', () => {
     expect(classifySheetsError(denied, 0, ctx).message).toContain('the key of sa@p.iam.gserviceaccount.com may have been deleted or disabled: download a new JSON key (credentialsFile)');
   });
 
+  it('names the host it could not reach', () => {
+    const refused = Object.assign(new Error('fetch failed'), { code: 'ECONNREFUSED' });
+    expect(classifySheetsError(refused, 0, { ...ctx, host: '127.0.0.1:47222' }).message).toBe('Sheets (127.0.0.1:47222) unreachable: fetch failed');
+  });
+
   it('passes BridgeErrors through and rethrows what it does not know (a bug)', () => {
     const known = new BridgeError('x', 'y');
     expect(classifySheetsError(known, 0, ctx)).toBe(known);

@@ -34,7 +34,8 @@ export function isCellLimitMessage(message: string): boolean {
   return /above the limit of [\d,]+ cells/i.test(message);
 }
 
-export function classifySheetsError(error: unknown, now: number, context: { spreadsheetId: string; email?: string }): BridgeError {
+/** `host`: where the Sheets API is reached (rootUrl's, or Google's), named when it cannot be. */
+export function classifySheetsError(error: unknown, now: number, context: { spreadsheetId: string; email?: string; host?: string }): BridgeError {
   if (error instanceof BridgeError) return error;
   const failure = (error ?? {}) as HttpFailure;
   const status = failure.response?.status ?? (typeof failure.status === 'number' ? failure.status : undefined);
@@ -47,7 +48,7 @@ export function classifySheetsError(error: unknown, now: number, context: { spre
       return new BridgeError('sheets.credentials', `the service-account key cannot sign requests (${apiMessage(failure)}); download a new JSON key`, { cause: error });
     }
     if (isNetworkError(error) || code === 'TimeoutError' || /network|socket|timed? ?out/i.test(apiMessage(failure))) {
-      return new BridgeError('sheets.network', `Sheets unreachable: ${apiMessage(failure)}`, { retryable: true, cause: error });
+      return new BridgeError('sheets.network', `Sheets${context.host ? ` (${context.host})` : ''} unreachable: ${apiMessage(failure)}`, { retryable: true, cause: error });
     }
     throw error;
   }

@@ -12,7 +12,7 @@ import { toIntent } from './intents.js';
 import type { RowIntent } from './plan.js';
 import { exportRoster } from './roster.js';
 import { googleSheetsConfigSchema, resolveTabNames, type GoogleSheetsConfig } from './schema.js';
-import { getSession, loadMeta, sessionApi, type Session } from './session.js';
+import { getSession, loadMeta, sessionApi, sheetsHost, type Session } from './session.js';
 import { upsertTab } from './upsert.js';
 
 export type { GoogleSheetsConfig } from './schema.js';
@@ -27,6 +27,7 @@ export function outcomeOf(error: BridgeError): DeliveryOutcome {
 function failure(error: unknown, ctx: Ctx, session?: Session): BridgeError {
   return classifySheetsError(error, ctx.clock.now(), {
     spreadsheetId: ctx.config.spreadsheetId,
+    host: sheetsHost(ctx.config),
     ...(session?.client.email ? { email: session.client.email } : {}),
   });
 }

@@ -64,11 +64,17 @@ export function sessionApi(session: Session, ctx: ConnectorContext<GoogleSheetsC
     api: session.client.api,
     spreadsheetId: ctx.config.spreadsheetId,
     email: session.client.email,
+    host: sheetsHost(ctx.config),
     reads: session.reads,
     writes: session.writes,
     clock: ctx.clock,
     signal: ctx.signal,
   });
+}
+
+/** The host the Sheets API is reached at: rootUrl's, or Google's own. */
+export function sheetsHost(config: Pick<GoogleSheetsConfig, 'rootUrl'>): string {
+  return new URL(config.rootUrl ?? 'https://sheets.googleapis.com/').host;
 }
 
 export async function loadMeta(session: Session, api: SheetsApi, fresh = false): Promise<SpreadsheetMeta> {
