@@ -42,12 +42,29 @@ describe('delivery report', () => {
     expect(lines).toHaveLength(1);
     await advance(1000);
     expect(lines).toHaveLength(2);
-    expect(lines[1]).toMatchObject({ retrying: 59, msg: 'deliveries to accounting failed and will be retried: 59 attempt(s) since the last report' });
+    expect(lines[1]).toMatchObject({ retrying: 59, msg: 'deliveries to accounting failed and will be retried: 59 failed attempt(s) of 1 delivery since the last report; 59× accounting.unavailable: HTTP 503' });
     await advance(120_000);
     expect(lines).toHaveLength(2);
     fail('hook', 'HTTP 500');
     report.stop();
     expect(lines[2]).toMatchObject({ connector: 'hook', retrying: 1 });
+  });
+
+  it('counts the deliveries that failed, those delivered since, and each kind of error', async () => {
+    vi.useFakeTimers();
+    const { lines, events, advance } = setup();
+    const one = (id: string): Delivery => ({ id, connector: 'hook', recordId: id, stream: 'invoices', orderKey: id, seq: 1, status: 'pending', enqueuedAt: 0, runAt: 0, attempts: 1, fence: 1 }) as Delivery;
+    const fail = (id: string, code: string, message: string) => events.emit('retry', { delivery: one(id), error: new BridgeError(code, message, { retryable: true }) });
+    fail('a', 'webhook.unavailable', 'the receiver answered 503');
+    fail('b', 'webhook.network', 'no answer within 3000 ms (timeoutMs)');
+    fail('a', 'webhook.unavailable', 'the receiver answered 502');
+    events.emit('delivered', { delivery: one('a') });
+    await advance(1000);
+    expect(lines).toEqual([expect.objectContaining({
+      level: 40, retrying: 3, deliveries: 2, deliveredSince: 1,
+      msg: 'deliveries to hook failed and will be retried: 3 failed attempt(s) of 2 deliveries since the last report, 1 of them delivered since; '
+        + '2× webhook.unavailable: the receiver answered 502; 1× webhook.network: no answer within 3000 ms (timeoutMs)',
+    }), expect.objectContaining({ level: 30, msg: 'delivered to hook: 1 invoices' })]);
   });
 
   it('logs what was delivered per connector and stream, gathered over the window', async () => {
