@@ -22,6 +22,8 @@ describe('paging signs in a list answer\'s headers', () => {
     [{ 'x-total-pages': '3' }, 9, 'header x-total-pages: 3'],
     [{ 'x-page': '2' }, 9, 'header x-page: 2, not the first page'],
     [{ 'x-per-page': '9' }, 9, 'header x-per-page: 9, and the list holds as many'],
+    [{ link: '<https://u/api/v2/students?page=1>; rel="prev"' }, 9, 'header Link: rel="prev", not the first page'],
+    [{ link: '<https://u/api/v2/students?page=1>; rel="first", <https://u/api/v2/students?page=2>; rel="last"' }, 9, 'header Link: a first and a last page apart'],
   ])('names what says a list is one page of more: %o', (headers, count, sign) => {
     expect(pagedBecause(headerPaging(headers), count)).toBe(sign);
   });
@@ -30,6 +32,7 @@ describe('paging signs in a list answer\'s headers', () => {
     [{ 'x-total-count': '9', 'x-per-page': '9', 'x-page': '1', 'x-total-pages': '1' }, 9],
     [{ 'x-next-page': '', 'x-has-more': 'false', 'content-type': 'application/json' }, 9],
     [{ 'x-total-count': 'many' }, 9],
+    [{ link: '<https://u/api/v2/students?page=1>; rel="first", <https://u/api/v2/students?page=1>; rel="last"' }, 9],
   ])('takes a whole list whose headers speak of pages: %o', (headers, count) => {
     expect(pagedBecause(headerPaging(headers), count)).toBeUndefined();
   });

@@ -17,23 +17,29 @@ const PAGE_SIZE = ['x-per-page', 'x-page-size'];
 const first = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value)?.trim();
 const countOf = (text: string | undefined): number | undefined => (text !== undefined && /^\d{1,15}$/.test(text) ? Number(text) : undefined);
 
-/** Whether a `Link` header names a `next` page: `<…>; rel="next"`, or a `rel` of several words with `next` among them. */
-export function linksNext(link: string | string[] | undefined): boolean {
+/** The targets of a `Link` header by relation: `<…>; rel="next"`, a `rel` of several words naming each. */
+export function linkRelations(link: string | string[] | undefined): Map<string, string> {
+  const relations = new Map<string, string>();
   const values = Array.isArray(link) ? link : link === undefined ? [] : [link];
   for (const value of values) {
-    for (const match of value.matchAll(/<[^>]*>([^<]*)/g)) {
-      const rel = /;\s*rel\s*=\s*(?:"([^"]*)"|([^\s;,]+))/i.exec(match[1]!);
-      const words = (rel?.[1] ?? rel?.[2] ?? '').toLowerCase().split(/\s+/);
-      if (words.includes('next')) return true;
+    for (const match of value.matchAll(/<([^>]*)>([^<]*)/g)) {
+      const rel = /;\s*rel\s*=\s*(?:"([^"]*)"|([^\s;,]+))/i.exec(match[2]!);
+      for (const word of (rel?.[1] ?? rel?.[2] ?? '').toLowerCase().split(/\s+/)) if (word) relations.set(word, match[1]!);
     }
   }
-  return false;
+  return relations;
 }
+
+/** Whether a `Link` header names a `next` page. */
+export const linksNext = (link: string | string[] | undefined): boolean => linkRelations(link).has('next');
 
 export function headerPaging(headers: Headers): PagingSigns {
   const signs: PagingSigns = {};
   // A link is named, not shown: its query may carry a token.
-  if (linksNext(headers.link)) signs.more = 'header Link: rel="next"';
+  const links = linkRelations(headers.link);
+  if (links.has('next')) signs.more = 'header Link: rel="next"';
+  else if (links.has('prev') || links.has('previous')) signs.more = 'header Link: rel="prev", not the first page';
+  else if (links.has('first') && links.has('last') && links.get('first') !== links.get('last')) signs.more = 'header Link: a first and a last page apart';
   for (const name of NEXT) if (!signs.more && first(headers[name])) signs.more = `header ${name} is set`;
   for (const name of MORE) if (!signs.more && /^(true|1|yes)$/i.test(first(headers[name]) ?? '')) signs.more = `header ${name}: ${first(headers[name])}`;
   for (const name of [...PAGES, ...PAGE]) {

@@ -12,6 +12,8 @@ import { BridgeError } from '../../errors.js';
 
 /** A link or token to the next page: present unless empty. */
 const NEXT = new Set(['next', 'next_page', 'nextpage', 'next_page_url', 'nextpageurl', 'next_page_token', 'nextpagetoken', 'next_cursor', 'nextcursor', 'next_url', 'nexturl']);
+/** A link or token to the page before: there is one only past the first page. */
+const PREV = new Set(['prev', 'previous', 'prev_page', 'prevpage', 'previous_page', 'previouspage', 'prev_page_url', 'prevpageurl', 'previous_page_url', 'previouspageurl', 'prev_cursor', 'prevcursor', 'prev_url', 'prevurl', 'previous_url', 'previousurl']);
 /** A flag that more follows. */
 const MORE = new Set(['has_more', 'hasmore', 'has_next', 'hasnext', 'has_next_page', 'hasnextpage', 'more']);
 /** How many pages there are. */
@@ -22,7 +24,7 @@ const TOTAL = new Set([
   'total_entries', 'totalentries', 'count', 'record_count', 'recordcount', 'item_count', 'itemcount',
 ]);
 /** How many items a page holds: a list as long as that may be a full page of more. */
-const PAGE_SIZE = new Set(['per_page', 'perpage', 'page_size', 'pagesize', 'items_per_page', 'itemsperpage', 'page_limit', 'pagelimit']);
+const PAGE_SIZE = new Set(['per_page', 'perpage', 'page_size', 'pagesize', 'items_per_page', 'itemsperpage', 'page_limit', 'pagelimit', 'limit']);
 /** Which page this is: past the first, the list is not whole. */
 const PAGE = new Set(['page', 'current_page', 'currentpage', 'page_number', 'pagenumber', 'page_index']);
 /** How many items come before this page. */
@@ -51,11 +53,12 @@ export function pagingSigns(signs: PagingSigns, path: string, key: string, value
   const name = key.toLowerCase();
   // A link is named, not shown: its query may carry a token.
   if (NEXT.has(name) && value !== null && value !== '' && value !== false && !isEmptyObject(value)) signs.more ??= `${path} is set`;
+  else if (PREV.has(name) && value !== null && value !== '' && value !== false && !isEmptyObject(value)) signs.more ??= `${path} is set, not the first page`;
   else if (MORE.has(name) && value === true) signs.more ??= `${path}: true`;
   else if (PAGES.has(name) && (countOf(value) ?? 0) > 1) signs.more ??= `${path}: ${String(value)}`;
   else if (PAGE.has(name) && (countOf(value) ?? 0) > 1) signs.more ??= `${path}: ${String(value)}, not the first page`;
   else if (OFFSET.has(name) && (countOf(value) ?? 0) > 0) signs.more ??= `${path}: ${String(value)}, not the list's start`;
-  else if (TOTAL.has(name) && countOf(value) !== undefined && countOf(value)! > (signs.total?.n ?? -1)) signs.total = { path, n: countOf(value)! };
+  else if ((TOTAL.has(name) || /.count$/.test(name)) && countOf(value) !== undefined && countOf(value)! > (signs.total?.n ?? -1)) signs.total = { path, n: countOf(value)! };
   else if (PAGE_SIZE.has(name) && (countOf(value) ?? 0) > 0) signs.pageSize ??= { path, n: countOf(value)! };
   else if (HOLDERS.has(name) && depth < 2 && typeof value === 'object' && value !== null && !Array.isArray(value)) {
     for (const [inner, v] of Object.entries(value)) pagingSigns(signs, `${path}.${inner}`, inner, v, depth + 1);

@@ -78,6 +78,10 @@ describe('ListScanner', () => {
     ['a full page', '{"data":{"page":1,"per_page":2,"students":[{"id":1},{"id":2}]}}', 'data.per_page: 2, and the list holds as many'],
     ['a later page', '{"data":{"page":"2","students":[{"id":1}]}}', 'data.page: 2, not the first page'],
     ['an offset', '{"data":{"students":[{"id":1}]},"meta":{"offset":100}}', 'meta.offset: 100, not the list\'s start'],
+    ['a link to the page before', '{"data":{"prev_page_url":"https://u/students?page=1","students":[{"id":1}]}}', 'data.prev_page_url is set, not the first page'],
+    ['a page before', '{"data":{"previous":2,"students":[{"id":1}]}}', 'data.previous is set, not the first page'],
+    ['a full page by its limit', '{"data":{"limit":2,"students":[{"id":1},{"id":2}]}}', 'data.limit: 2, and the list holds as many'],
+    ['a count of the stream above the list', '{"data":{"students_count":3,"students":[{"id":1},{"id":2}]}}', 'data.students_count: 3, where the list holds 2'],
   ])('refuses a list answered as one page of more: %s', (_name, text, sign) => {
     const error = failure(() => scan(text));
     expect(error.code).toBe('upstream.invalid_response');
@@ -92,6 +96,7 @@ describe('ListScanner', () => {
     ['one page', '{"meta":{"last_page":1,"total":1},"data":{"students":[{"id":1}]}}'],
     ['a full page that a total says is all', '{"data":{"per_page":2,"total":2,"count":2,"page":1,"offset":0,"students":[{"id":1},{"id":2}]}}'],
     ['a page larger than the list', '{"data":{"per_page":50,"students":[{"id":1},{"id":2}]}}'],
+    ['no page before', '{"data":{"prev":null,"previous_page_url":"","students_count":2,"students":[{"id":1},{"id":2}]}}'],
     ['the same words inside the elements', '{"data":{"students":[{"id":1,"next":"x","total":9,"links":{"next":"y"}}]}}'],
   ])('takes a whole list that speaks of pages: %s', (_name, text) => {
     expect(scan(text)).toEqual(JSON.parse(text).data.students);
