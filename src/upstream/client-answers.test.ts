@@ -60,6 +60,14 @@ describe('answers', () => {
     expect((await failure(client({ retry: { maxAttempts: 1 } }).registerWebhook('invoice.created', 'http://h/webhooks/v2'))).message).toBe('POST /api/v2/webhook: upstream answered HTTP 500');
   });
 
+  it('leaves the name of another call alone: the failure of the list that aborted this one', async () => {
+    on('GET', '/api/v2/users', json(200, { data: { users: [] } }));
+    // The poll's reader of one list stops with the other list's failure (poll/cycle.ts).
+    const other = new BridgeError('upstream.http', 'GET /api/v2/students: upstream answered HTTP 429', { status: 429 });
+    const reading = client({ retry: { maxAttempts: 1 } }).fetchList('users', () => Promise.reject(other));
+    expect((await failure(reading)).message).toBe('GET /api/v2/students: upstream answered HTTP 429');
+  });
+
   it('reads a list after a byte order mark', async () => {
     on('GET', '/api/v2/students', raw(200, `\uFEFF${JSON.stringify({ data: { students: [aStudent(1), aStudent(2)] } })}`));
     expect((await client().list('students')).map((s) => s.id)).toEqual([1, 2]);

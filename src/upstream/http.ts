@@ -90,7 +90,8 @@ export function createHttp(options: HttpOptions): Http {
  * is left out: it may name a person. What the reader threw of its own (the store's) is left alone.
  */
 function inCall(error: BridgeError, exchange: Exchange, answer: { status: number; contentType: string | undefined } | undefined): BridgeError {
-  if (!error.code.startsWith('upstream.') || error.code === 'upstream.aborted') return error;
+  // Named already: the failure of another call that aborted this one (the cycle's other list).
+  if (!error.code.startsWith('upstream.') || error.code === 'upstream.aborted' || /^(GET|POST|PATCH|DELETE) \//.test(error.message)) return error;
   const seen = error.code === 'upstream.invalid_json' && answer ? ` (HTTP ${answer.status}, ${answer.contentType ? `Content-Type ${answer.contentType}` : 'no Content-Type'})` : '';
   return new BridgeError(error.code, `${exchange.method} ${exchange.path}: ${error.message}${seen}`, {
     retryable: error.retryable,
