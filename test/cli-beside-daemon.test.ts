@@ -126,6 +126,11 @@ describe('commands beside a running daemon on the embedded store', () => {
     const unknown = await cli(['deliveries', 'retry', '--all-dead'], { SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN });
     expect(unknown).toMatchObject({ code: 1, stdout: '' });
     expect(unknown.stderr).toBe('a process that left no schoolbridge.holder.json (removed while it ran? restarting the daemon writes it again) holds the store but has no admin API address\n');
+    // What only reads does so beside it all the same, with the token or without.
+    const besideList = await cli(['deliveries', 'list', '--json'], { SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN });
+    expect(besideList.code, besideList.stderr).toBe(0);
+    expect(JSON.parse(besideList.stdout)).toEqual([]);
+    expect(await cli(['events', 'quarantine', 'list'], { SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN })).toMatchObject({ code: 0, stdout: 'quarantine is empty\n' });
     await rename(`${holderFile}.aside`, holderFile);
 
     daemon.kill('SIGTERM');

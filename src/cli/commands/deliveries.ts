@@ -80,7 +80,7 @@ async function listDeliveries(command: Command, filter: DeliveryFilter): Promise
   const { config } = loaded;
   const holder = await embeddedHolder(config);
   const token = config.server.adminToken;
-  if (holder && token) {
+  if (holder?.adminUrl && token) {
     const answer = (await callAdmin(holder, token, '/admin/deliveries/list', filter)) as { deliveries: ListedDelivery[] };
     return answer.deliveries;
   }

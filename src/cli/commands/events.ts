@@ -51,7 +51,7 @@ async function list(command: Command, json: boolean): Promise<void> {
   const holder = await embeddedHolder(config);
   const token = config.server.adminToken;
   const items =
-    holder && token
+    holder?.adminUrl && token
       ? ((await callAdmin(holder, token, '/admin/events/quarantine', {})) as { items: QuarantineSummary[] }).items
       : await withReadableStore(config, holder, cliLogger(loaded, { ...globals, quiet: true }), async (store) => (await store.inbox.quarantined()).map(summarizeQuarantine));
   if (json) return print(JSON.stringify(items, null, 2));
