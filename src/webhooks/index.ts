@@ -17,7 +17,7 @@ export type { EventSink, Intake, IntakeAnswer } from './intake.js';
 export type { EventOperator, QuarantineSummary, ReleaseResult, ReprocessResult } from './operator.js';
 export { summarize as summarizeQuarantine } from './operator.js';
 export { notDeletedAnswer, type ReconcileResult, type WebhookApi } from './reconcile.js';
-export { planReconcile, sameUrl, type ReconcilePlan, type WantedRegistrations } from './reconcile-plan.js';
+export { isMarkedDeleted, planReconcile, sameUrl, type ReconcilePlan, type WantedRegistrations } from './reconcile-plan.js';
 export { REGISTRATIONS_KEY, type Reconciler, type RegistrationState } from './reconciler.js';
 export { WEBHOOK_PATH } from './route.js';
 

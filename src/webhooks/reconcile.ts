@@ -44,7 +44,7 @@ export async function reconcileWebhooks(
       answered.push(webhook.id);
       result.deleted.push(webhook.id);
     }
-    if (notFound.length + answered.length > 0) await confirmGone(api, { notFound, answered }, opts);
+    if (notFound.length + answered.length > 0) await confirmGone(api, { notFound, answered }, opts, result);
     result.deleted.push(...notFound);
   } catch (error) {
     throw withWhatWasDone(error, result, plan);
@@ -97,7 +97,7 @@ export function notDeletedAnswer(id: number): BridgeError {
  * answer of "deleted" from a service that kept the registration for one; either way every event
  * would go on arriving twice.
  */
-async function confirmGone(api: WebhookApi, ids: { notFound: readonly number[]; answered: readonly number[] }, opts: { signal?: AbortSignal }): Promise<void> {
+async function confirmGone(api: WebhookApi, ids: { notFound: readonly number[]; answered: readonly number[] }, opts: { signal?: AbortSignal }, result: ReconcileResult): Promise<void> {
   const listed = new Set((await api.listWebhooks(opts)).filter((w) => !isMarkedDeleted(w)).map((w) => w.id));
   const names = (list: readonly number[]) => list.map((id) => `#${id}`).join(', ');
   const missing = ids.notFound.filter((id) => listed.has(id));
@@ -105,5 +105,8 @@ async function confirmGone(api: WebhookApi, ids: { notFound: readonly number[]; 
     throw new BridgeError('webhooks.not_deleted', `the upstream answered 404 to deleting registration ${names(missing)} but still lists it: is upstream.baseUrl the service's base URL, with nothing between that answers for it?`, { retryable: true });
   }
   const kept = ids.answered.filter((id) => listed.has(id));
-  if (kept.length > 0) throw new BridgeError('webhooks.not_deleted', `the upstream answered that it deleted registration ${names(kept)} but still lists it`, { retryable: true });
+  if (kept.length === 0) return;
+  // Not deleted after all: the failure's account of what was done leaves them out.
+  result.deleted = result.deleted.filter((id) => !kept.includes(id));
+  throw new BridgeError('webhooks.not_deleted', `the upstream answered that it deleted registration ${names(kept)} but still lists it: a registration it keeps goes on sending every event twice; delete it in the service, or ask its maintainers`, { retryable: true });
 }

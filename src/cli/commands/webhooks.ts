@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { BridgeError } from '../../errors.js';
 import type { Webhook } from '../../upstream/index.js';
-import { notDeletedAnswer, sameUrl, type ReconcileResult } from '../../webhooks/index.js';
+import { isMarkedDeleted, notDeletedAnswer, sameUrl, type ReconcileResult } from '../../webhooks/index.js';
 import { CliExit } from '../errors.js';
 import { withUpstream, type UpstreamContext } from '../upstream-context.js';
 
@@ -47,6 +47,9 @@ export function registerWebhooksCommand(program: Command): void {
         try {
           const answer = await app.upstream.deleteWebhook(webhookId);
           if (answer.isDeleted === false) throw new CliExit(1, notDeletedAnswer(webhookId).message);
+          // An answer of "deleted" is believed once the list agrees (webhooks/reconcile.ts, confirmGone).
+          const still = (await app.upstream.listWebhooks()).some((w) => w.id === webhookId && !isMarkedDeleted(w));
+          if (still) throw new CliExit(1, `the upstream answered that it deleted registration ${webhookId} but still lists it`);
         } catch (error) {
           if (error instanceof BridgeError && error.code === 'upstream.not_found') throw new CliExit(1, `no webhook registration ${webhookId} (see \`schoolbridge webhooks list\`)`);
           throw error;
