@@ -48,10 +48,15 @@ describe('export roster', () => {
     const config = await configAt('failing', path.join(dir.dir, 'blocked', 'out'));
     const result = await cli(config, 'export', 'roster');
     expect(result.code, result.stderr).toBe(1);
-    expect(result.stdout).toMatch(/^roster \d{4}-\d{2}-\d{2}: 4 students, not delivered \(roster:/);
-    expect(result.stderr).toMatch(/^the roster was not delivered to files \(pending\): file\.write_failed: .+; it stays queued \(schoolbridge deliveries list\)\n$/);
+    expect(result.stdout).toMatch(/^roster \d{4}-\d{2}-\d{2}: 4 students, not delivered to files \(roster:/);
+    expect(result.stderr).toMatch(/^the roster was not delivered to: files, to be tried again \(file\.write_failed: [^\n]+\)\n$/);
     const listed = await cli(config, 'deliveries', 'list', '--json');
     expect(JSON.parse(listed.stdout)).toMatchObject([{ connector: 'files', status: 'pending', lastError: expect.stringContaining('file.write_failed') }]);
+    // The same roster again the same day is not sent again; it is still owed, and the command says so.
+    const again = await cli(config, 'export', 'roster');
+    expect(again.code, again.stderr).toBe(1);
+    expect(again.stdout).toMatch(/^roster \d{4}-\d{2}-\d{2}: 4 students, unchanged since the last export today \(not sent again\); not delivered to files \(roster:/);
+    expect(again.stderr).toMatch(/^the roster was not delivered to: files, to be tried again \(file\.write_failed: /);
   }, 60_000);
 
   it('says delivered and exits 0 when it was', async () => {
