@@ -1,4 +1,4 @@
-import type { PagingSigns } from './paging.js';
+import { countOf, type PagingSigns } from './paging.js';
 
 /**
  * Signs of paging in a list answer's headers (paging.ts reads those beside the list in its body):
@@ -15,7 +15,6 @@ const TOTAL = ['x-total-count', 'x-total', 'x-total-items', 'x-total-results', '
 const PAGE_SIZE = ['x-per-page', 'x-page-size'];
 
 const first = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value)?.trim();
-const countOf = (text: string | undefined): number | undefined => (text !== undefined && /^\d{1,15}$/.test(text) ? Number(text) : undefined);
 
 /** The targets of a `Link` header by relation: `<…>; rel="next"`, a `rel` of several words naming each. */
 export function linkRelations(link: string | string[] | undefined): Map<string, string> {

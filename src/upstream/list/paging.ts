@@ -42,7 +42,7 @@ export interface PagingSigns {
 }
 
 /** A count as a number: `10`, or the text `"10"` some servers send. */
-function countOf(value: unknown): number | undefined {
+export function countOf(value: unknown): number | undefined {
   if (typeof value === 'number' && Number.isFinite(value)) return value;
   if (typeof value === 'string' && /^\s*\d{1,15}\s*$/.test(value)) return Number(value);
   return undefined;
@@ -52,8 +52,8 @@ function countOf(value: unknown): number | undefined {
 export function pagingSigns(signs: PagingSigns, path: string, key: string, value: unknown, depth = 0): void {
   const name = key.toLowerCase();
   // A link is named, not shown: its query may carry a token.
-  if (NEXT.has(name) && value !== null && value !== '' && value !== false && !isEmptyObject(value)) signs.more ??= `${path} is set`;
-  else if (PREV.has(name) && value !== null && value !== '' && value !== false && !isEmptyObject(value)) signs.more ??= `${path} is set, not the first page`;
+  if (NEXT.has(name) && isSet(value)) signs.more ??= `${path} is set`;
+  else if (PREV.has(name) && isSet(value)) signs.more ??= `${path} is set, not the first page`;
   else if (MORE.has(name) && value === true) signs.more ??= `${path}: true`;
   else if (PAGES.has(name) && (countOf(value) ?? 0) > 1) signs.more ??= `${path}: ${String(value)}`;
   else if (PAGE.has(name) && (countOf(value) ?? 0) > 1) signs.more ??= `${path}: ${String(value)}, not the first page`;
@@ -66,6 +66,8 @@ export function pagingSigns(signs: PagingSigns, path: string, key: string, value
 }
 
 const isEmptyObject = (value: unknown) => typeof value === 'object' && value !== null && Object.keys(value).length === 0;
+/** A link or token that says something: not null, empty, false or `{}`. */
+const isSet = (value: unknown) => value !== null && value !== '' && value !== false && !isEmptyObject(value);
 
 /**
  * The signs beside the list at `target` in an answer read whole (the webhooks list), added to
