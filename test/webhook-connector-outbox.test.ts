@@ -77,6 +77,18 @@ describe('webhook connector through the outbox', () => {
     expect(receiver.received.map((r) => JSON.parse(r.body).id)).toEqual([first.id, first.id, second.id]);
   });
 
+  it('a delivery in flight at stop is let finish, and its outcome recorded: not sent again after a restart', async () => {
+    const clock = testClock(TEST_NOW_MS, { sleep: 'timers' });
+    receiver.respond = () => ({ status: 200, delayMs: 300 });
+    const outbox = await outboxWith(clock);
+    const record = change('students', 4);
+    await outbox.enqueue([record]);
+    await receiver.nextRequest();
+    await outbox.stop();
+    expect(receiver.received).toHaveLength(1);
+    expect(await outbox.list()).toEqual([]);
+  });
+
   it('429 with Retry-After: not tried again before the receiver said', async () => {
     const clock = testClock(TEST_NOW_MS, { sleep: 'timers' });
     receiver.respond = (_r, n) => (n === 1 ? { status: 429, headers: { 'retry-after': '120' } } : { status: 200 });

@@ -92,6 +92,8 @@ export interface Outbox extends Component {
 
 const DEFAULTS = { leaseMs: 10 * 60_000, sweepIntervalMs: 10_000, checkIntervalMs: 60_000, stopTimeoutMs: 5000, lingerMs: 0 };
 const NOTICE_MS = 20;
+/** How long deliveries cut off at stop get to record that they were (as a retry). */
+const ABORTED_SETTLE_MS = 1000;
 
 /** Records without a key (an event whose object has no id) are ordered on their own. */
 export function orderKey(record: AnyRecord): string {
@@ -114,6 +116,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const settings = { ...DEFAULTS, ...definedOnly(options) };
   const policy: RetryPolicy = { ...options.delivery.backoff, maxAgeMs: options.delivery.maxAgeHours * 3_600_000 };
   const stopController = new AbortController();
+  /** What connectors deliver under: aborted only once deliveries in flight had their time to finish at stop. */
+  const deliveryController = new AbortController();
   const events = new OutboxEvents(log);
   let state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
   let sweepLoop: Promise<void> | undefined;
@@ -133,7 +137,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
   };
   const workers = options.connectors.map((instance) => new ConnectorWorker(host, instance, contextFor(instance)));
   const checks = createConnectorChecks({
-    targets: workers.map((w) => ({ instance: w.instance, ctx: w.ctx })),
+    targets: workers.map((w) => ({ instance: w.instance, ctx: { ...w.ctx, signal: stopController.signal } })),
     clock,
     log,
     intervalMs: settings.checkIntervalMs,
@@ -150,7 +154,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       dispatcher: options.dispatcher,
       clock,
       log: log.child({ connector: instance.name }),
-      signal: stopController.signal,
+      signal: deliveryController.signal,
       metrics: options.metrics,
       cache: new Map(),
       ...(options.users ? { users: options.users } : {}),
@@ -289,7 +293,13 @@ export function createOutbox(options: OutboxOptions): Outbox {
       const inFlight = Promise.allSettled([...workers.flatMap((w) => w.busy()), sweepLoop, checks.stop()]);
       unwatch?.();
       clearTimeout(noticed);
-      const finished = await withTimeout(inFlight, settings.stopTimeoutMs);
+      // No new batch starts; those in flight get stopTimeoutMs to finish and record their outcome.
+      // Cut off at once, a receiver that had taken one would get it again after the restart.
+      let finished = await withTimeout(inFlight, settings.stopTimeoutMs);
+      if (!finished) {
+        deliveryController.abort(new Error('the outbox is stopping'));
+        finished = await withTimeout(inFlight, ABORTED_SETTLE_MS);
+      }
       if (!finished) log.warn({ timeoutMs: settings.stopTimeoutMs }, 'deliveries still in flight at stop; they will be redelivered');
       // Nothing of this replica's is in flight any more: what the connectors hold open can close,
       // and the others may take the connectors at once.

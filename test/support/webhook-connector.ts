@@ -33,7 +33,7 @@ type BodyStyle = 'whole' | 'trickle' | 'endless';
 /** A loopback receiver whose answers the test scripts (status, headers, how its body comes, or no answer at all). */
 export class Receiver {
   readonly received: Received[] = [];
-  respond: (req: Received, n: number) => { status: number; headers?: Record<string, string>; hang?: boolean; body?: BodyStyle } = () => ({ status: 200 });
+  respond: (req: Received, n: number) => { status: number; headers?: Record<string, string>; hang?: boolean; delayMs?: number; body?: BodyStyle } = () => ({ status: 200 });
   /** Answers whose connection the client closed before their body ended, with the bytes they had written. */
   readonly cutOff: number[] = [];
   private readonly cuts = new EventEmitter();
@@ -57,7 +57,9 @@ export class Receiver {
         const answer = this.respond(got, this.received.length);
         if (answer.hang) return;
         if (answer.body === 'trickle' || answer.body === 'endless') return this.stream(res, answer.status, answer.body);
-        res.writeHead(answer.status, answer.headers).end(`status ${answer.status}`);
+        const send = () => res.writeHead(answer.status, answer.headers).end(`status ${answer.status}`);
+        if (answer.delayMs) setTimeout(send, answer.delayMs);
+        else send();
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
