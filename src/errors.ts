@@ -41,6 +41,20 @@ export class BridgeError extends Error {
   }
 }
 
+/**
+ * The same error in other words (what it concerns, what happened before it): code, retryable,
+ * status, Retry-After and context kept; `cause` is the error it rewords unless given.
+ */
+export function reworded(error: BridgeError, message: string, cause: unknown = error): BridgeError {
+  return new BridgeError(error.code, message, {
+    retryable: error.retryable,
+    cause,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+    ...(error.context === undefined ? {} : { context: error.context }),
+  });
+}
+
 export function isBridgeError(value: unknown): value is BridgeError {
   return value instanceof BridgeError;
 }

@@ -1,5 +1,5 @@
 import { FormData, request, type Dispatcher } from 'undici';
-import { BridgeError } from '../errors.js';
+import { reworded, type BridgeError } from '../errors.js';
 import { errorFromStatus, errorFromThrown } from './errors.js';
 
 /**
@@ -93,13 +93,7 @@ function inCall(error: BridgeError, exchange: Exchange, answer: { status: number
   // Named already: the failure of another call that aborted this one (the cycle's other list).
   if (!error.code.startsWith('upstream.') || error.code === 'upstream.aborted' || /^(GET|POST|PATCH|DELETE) \//.test(error.message)) return error;
   const seen = error.code === 'upstream.invalid_json' && answer ? ` (HTTP ${answer.status}, ${answer.contentType ? `Content-Type ${answer.contentType}` : 'no Content-Type'})` : '';
-  return new BridgeError(error.code, `${exchange.method} ${exchange.path}: ${error.message}${seen}`, {
-    retryable: error.retryable,
-    ...(error.status === undefined ? {} : { status: error.status }),
-    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
-    ...(error.context === undefined ? {} : { context: error.context }),
-    cause: error.cause ?? error,
-  });
+  return reworded(error, `${exchange.method} ${exchange.path}: ${error.message}${seen}`, error.cause ?? error);
 }
 
 function urlOf(base: string, exchange: Exchange): string {

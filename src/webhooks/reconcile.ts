@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { BridgeError } from '../errors.js';
+import { BridgeError, reworded } from '../errors.js';
 import type { UpstreamClient, Webhook } from '../upstream/index.js';
 import { isMarkedDeleted, planReconcile, type ReconcilePlan, type WantedRegistrations } from './reconcile-plan.js';
 
@@ -62,13 +62,7 @@ function withWhatWasDone(error: unknown, result: ReconcileResult, plan: Reconcil
     ...result.deleted.map((id) => `deleted #${id} ${plan.delete.find((d) => d.webhook.id === id)?.webhook.event ?? ''}`.trimEnd()),
   ];
   if (done.length === 0 || !(error instanceof BridgeError)) return error;
-  return new BridgeError(error.code, `${error.message} (before that it ${done.join(', ')}; run it again to finish)`, {
-    retryable: error.retryable,
-    cause: error,
-    ...(error.status === undefined ? {} : { status: error.status }),
-    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
-    ...(error.context === undefined ? {} : { context: error.context }),
-  });
+  return reworded(error, `${error.message} (before that it ${done.join(', ')}; run it again to finish)`);
 }
 
 /**
