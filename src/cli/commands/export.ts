@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { notSentWhy, type ExportResult } from '../../poll/index.js';
 import { awaitDeliveries, runOneShot } from '../context.js';
 import { CliExit } from '../errors.js';
-import { deliveryId } from '../../store/tables.js';
+import { deliveryId } from '../../store/index.js';
 import { withProgress } from '../progress.js';
 
 /** An export as the command reports it: in-process, with what of it was not delivered before the command ends. */
