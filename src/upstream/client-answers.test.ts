@@ -1,3 +1,4 @@
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { BridgeError } from '../errors.js';
 import { rejected as failure } from '../../test/support/errors.js';
@@ -71,6 +72,49 @@ describe('answers', () => {
   it('reads a list after a byte order mark', async () => {
     on('GET', '/api/v2/students', raw(200, `\uFEFF${JSON.stringify({ data: { students: [aStudent(1), aStudent(2)] } })}`));
     expect((await client().list('students')).map((s) => s.id)).toEqual([1, 2]);
+  });
+
+  /** Answers `text` with the given Content-Encoding header, its bytes as `encode` makes them. */
+  const encoded = (coding: string, encode: (bytes: Buffer) => Buffer, text: string): Handler => (_req, _body, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': coding });
+    res.end(encode(Buffer.from(text)));
+  };
+
+  it('decodes a compressed answer it did not ask for (a proxy that compresses anyway)', async () => {
+    const list = JSON.stringify({ data: { students: [aStudent(1), aStudent(2)] } });
+    on('GET', '/api/v2/students', encoded('gzip', gzipSync, list));
+    expect((await client().list('students')).map((s) => s.id)).toEqual([1, 2]);
+    on('GET', '/api/v2/students', encoded('br', brotliCompressSync, list));
+    expect((await client().list('students')).map((s) => s.id)).toEqual([1, 2]);
+    // Applied in the order listed: deflate first, then gzip; undone last first.
+    on('GET', '/api/v2/students', encoded('deflate, gzip', (bytes) => gzipSync(deflateSync(bytes)), list));
+    expect((await client().list('students')).map((s) => s.id)).toEqual([1, 2]);
+    on('GET', '/api/v2/student', encoded('x-gzip', gzipSync, JSON.stringify({ data: { student: aStudent(7) } })));
+    expect((await client().getStudent(7)).id).toBe(7);
+    // The poll's reader gets the decoded bytes too.
+    on('GET', '/api/v2/users', encoded('gzip', gzipSync, '{"data":{"users":[]}}'));
+    const text = async (body: AsyncIterable<Buffer>) => {
+      const parts: Buffer[] = [];
+      for await (const part of body) parts.push(part);
+      return Buffer.concat(parts).toString();
+    };
+    expect(await client().fetchList('users', (body) => text(body as AsyncIterable<Buffer>))).toBe('{"data":{"users":[]}}');
+    expect(seen.filter((s) => s.url.startsWith('/api/v2/students')).map((s) => s.headers['accept-encoding'])).toEqual([undefined, undefined, undefined]);
+  });
+
+  it('a coding it cannot decode, or a body that is not what its coding says, is refused by name and not retried', async () => {
+    const list = JSON.stringify({ data: { students: [aStudent(1)] } });
+    on('GET', '/api/v2/students', encoded('zstd', (bytes) => bytes, list));
+    const unknown = await failure(client().list('students'));
+    expect(unknown).toMatchObject({ code: 'upstream.invalid_response', retryable: false });
+    expect(unknown.message).toBe('GET /api/v2/students: upstream answered with Content-Encoding zstd, which the daemon cannot decode (it asks for none; gzip, deflate and br are decoded)');
+    on('GET', '/api/v2/users', encoded('gzip', (bytes) => bytes, '{"data":{"users":[]}}'));
+    const plain = await failure(client().list('users'));
+    expect(plain).toMatchObject({ code: 'upstream.invalid_response', retryable: false });
+    expect(plain.message).toBe("GET /api/v2/users: upstream's compressed answer cannot be decoded: incorrect header check");
+    on('GET', '/api/v2/webhooks', encoded('gzip', (bytes) => gzipSync(bytes).subarray(0, 20), '{"data":{"webhooks":[]}}'));
+    expect((await failure(client().listWebhooks())).message).toBe("GET /api/v2/webhooks: upstream's compressed answer cannot be decoded: unexpected end of file");
+    expect([count('GET', '/api/v2/students'), count('GET', '/api/v2/users'), count('GET', '/api/v2/webhooks')]).toEqual([1, 1, 1]);
   });
 
   it('a list whose headers say it is one page of more is refused, the students\' and the registrations\'', async () => {

@@ -1,3 +1,4 @@
+import { isDecodingError } from './content-encoding.js';
 import { BridgeError } from '../errors.js';
 import { isNetworkError, isRetryableStatus, parseRetryAfter } from '../http/failure-kind.js';
 import { waitText } from '../wait-text.js';
@@ -99,6 +100,9 @@ export function errorFromThrown(error: unknown, reason: 'aborted' | 'timeout' | 
     // A pause in the middle of the body is not "no answer": say which it was, and the key that sets it.
     const what = code === 'UND_ERR_BODY_TIMEOUT' ? `upstream's answer stopped for more than ${timeoutMs} ms` : `upstream did not answer within ${timeoutMs} ms`;
     return new BridgeError('upstream.timeout', `${what} (upstream.timeoutMs)`, { retryable: true, cause: error });
+  }
+  if (isDecodingError(error)) {
+    return new BridgeError('upstream.invalid_response', `upstream's compressed answer cannot be decoded: ${(error as Error).message}`, { cause: error });
   }
   // Any coded error from undici or the socket layer (premature close, length mismatch, reset) means
   // "the exchange did not complete"; uncoded errors are bugs and are rethrown.

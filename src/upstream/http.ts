@@ -1,5 +1,7 @@
+import type { Readable } from 'node:stream';
 import { FormData, request, type Dispatcher } from 'undici';
 import { reworded, type BridgeError } from '../errors.js';
+import { decodedBody } from './content-encoding.js';
 import { errorFromStatus, errorFromThrown } from './errors.js';
 
 /**
@@ -26,7 +28,8 @@ export interface Exchange {
   stream?: boolean;
 }
 
-export type BodyStream = Dispatcher.ResponseData['body'];
+/** An answer's body, decoded (content-encoding.ts): read it by iterating. */
+export type BodyStream = Readable;
 
 export interface HttpOptions {
   baseUrl: string;
@@ -50,6 +53,7 @@ export function createHttp(options: HttpOptions): Http {
     const timer = new AbortController();
     const timeout = setTimeout(() => timer.abort(new Error('upstream timeout')), options.timeoutMs);
     const signal = exchange.signal ? AbortSignal.any([exchange.signal, timer.signal]) : timer.signal;
+    let received: BodyStream | undefined;
     let body: BodyStream | undefined;
     let answer: { status: number; contentType: string | undefined } | undefined;
     try {
@@ -62,8 +66,9 @@ export function createHttp(options: HttpOptions): Http {
         headersTimeout: options.timeoutMs,
         bodyTimeout: options.timeoutMs,
       });
-      body = response.body;
+      received = response.body;
       answer = { status: response.statusCode, contentType: [response.headers['content-type']].flat()[0] };
+      body = decodedBody(received, response.headers['content-encoding']);
       if (exchange.stream) clearTimeout(timeout);
       if (response.statusCode < 200 || response.statusCode >= 300) {
         const text = await readLimited(body, ERROR_BODY_LIMIT);
@@ -72,13 +77,15 @@ export function createHttp(options: HttpOptions): Http {
       return await read(body, response.headers);
     } catch (error) {
       const reason = exchange.signal?.aborted ? 'aborted' : timer.signal.aborted ? 'timeout' : undefined;
-      throw inCall(errorFromThrown(error, reason, options.timeoutMs, body !== undefined), exchange, answer);
+      throw inCall(errorFromThrown(error, reason, options.timeoutMs, received !== undefined), exchange, answer);
     } finally {
       clearTimeout(timeout);
-      if (body && !body.destroyed) {
-        // A body left half read (its reader threw) errors as it is destroyed: nobody listens for that.
-        body.on('error', () => {});
-        body.destroy();
+      for (const stream of new Set([body, received])) {
+        if (stream && !stream.destroyed) {
+          // A body left half read (its reader threw) errors as it is destroyed: nobody listens for that.
+          stream.on('error', () => {});
+          stream.destroy();
+        }
       }
     }
   };
@@ -119,15 +126,22 @@ function bodyOf(exchange: Exchange, encoding: 'multipart' | 'urlencoded'): strin
   return form;
 }
 
-/** Reads at most `limit` bytes as UTF-8 text (lenient: it is only shown in an error). */
+/**
+ * Reads at most `limit` bytes as UTF-8 text (lenient: it is only shown in an error, so a body that
+ * breaks off, or does not decode, gives what came before).
+ */
 export async function readLimited(body: BodyStream, limit: number): Promise<string> {
   const parts: Buffer[] = [];
   let size = 0;
-  for await (const chunk of body) {
-    const buffer = chunk as Buffer;
-    parts.push(buffer);
-    size += buffer.length;
-    if (size >= limit) break;
+  try {
+    for await (const chunk of body) {
+      const buffer = chunk as Buffer;
+      parts.push(buffer);
+      size += buffer.length;
+      if (size >= limit) break;
+    }
+  } catch {
+    // what came before is all there is
   }
   return Buffer.concat(parts).subarray(0, limit).toString('utf8');
 }
