@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { BridgeError } from './errors.js';
 import { createLogger, redactDeep } from './log.js';
 
 function capture(level = 'debug') {
@@ -61,6 +62,19 @@ describe('logger redaction', () => {
     for (const personal of ['Jan Kowalski', 'jan.kowalski@example.com', '85010112345']) expect(output).not.toContain(personal);
     expect(output).toContain('webhook.rejected: the receiver answered 422');
     expect(output).toContain('hook:invoices:x');
+  });
+
+  it('replaces personal data in the message and in an error\'s context as in the fields beside them', () => {
+    const { lines, log } = capture();
+    const said = 'student Jan (jan.kowalski@example.com, PESEL 85010112345) is locked';
+    log.warn({ error: said }, `poll cycle failed: ${said}`);
+    log.info('%s and %s', 'format jan.kowalski@example.com', 'args');
+    log.error({ err: new BridgeError('upstream.http', 'upstream answered HTTP 423', { context: { upstreamMessage: said, path: 'data' } }) }, 'failed');
+    const output = lines.join('');
+    for (const personal of ['jan.kowalski@example.com', '85010112345']) expect(output).not.toContain(personal);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ msg: 'poll cycle failed: student Jan ([email], PESEL [redacted]) is locked' });
+    expect(JSON.parse(lines[1]!)).toMatchObject({ msg: 'format [email] and args' });
+    expect(JSON.parse(lines[2]!)).toMatchObject({ err: { context: { upstreamMessage: 'student Jan ([email], PESEL [redacted]) is locked', path: 'data' } } });
   });
 
   it('leaves empty values visible (so "not set" can be told from "set")', () => {

@@ -85,6 +85,10 @@ function redactErrorTexts(value: unknown, depth: number): unknown {
   if (value === null || typeof value !== 'object' || depth > 4) return value;
   const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
   for (const key of ['message', 'stack'] as const) if (typeof out[key] === 'string') out[key] = redactPersonalText(out[key]);
+  // A BridgeError's context holds what a third party said (the upstream's `upstreamMessage`).
+  if (out.context !== null && typeof out.context === 'object') {
+    out.context = Object.fromEntries(Object.entries(redactDeep(out.context) as Record<string, unknown>).map(([key, item]) => [key, typeof item === 'string' ? redactPersonalText(item) : item]));
+  }
   if (out.cause !== undefined) out.cause = redactErrorTexts(out.cause, depth + 1);
   return out;
 }
@@ -108,6 +112,13 @@ export function createLogger(options: LogOptions = {}): Logger {
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { log: (object) => redactDeep(object) as Record<string, unknown> },
+    // The message often quotes an error's text ("poll cycle failed: …"): personal data in it is
+    // replaced as in the fields beside it.
+    hooks: {
+      logMethod(args, method) {
+        method.apply(this, args.map((arg) => (typeof arg === 'string' ? redactPersonalText(arg) : arg)) as Parameters<typeof method>);
+      },
+    },
     serializers: { err, error: err },
   };
   if (options.destination) return pino(base, options.destination);

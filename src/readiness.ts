@@ -1,3 +1,5 @@
+import { publicText } from './public-text.js';
+
 /**
  * What /readyz reports. Components register a named check; the daemon is ready when every check is.
  * Checks are cheap reads of state the components keep (never network calls at request time).
@@ -8,6 +10,7 @@ export interface Readiness {
   register(name: string, check: () => ReadinessState): void;
   /** Sets a fixed state for `name` (for things that change by event rather than by query). */
   set(name: string, state: ReadinessState): void;
+  /** Every check's state, its texts as public pages may show them (public-text.ts). */
   evaluate(): { ready: boolean; checks: Record<string, ReadinessState> };
 }
 
@@ -30,7 +33,7 @@ export function createReadiness(): Readiness {
         } catch (error) {
           state = { ok: false, reason: `check failed: ${(error as Error).message}` };
         }
-        out[name] = state;
+        out[name] = state.ok ? (state.detail === undefined ? state : { ok: true, detail: publicText(state.detail) }) : { ok: false, reason: publicText(state.reason) };
         if (!state.ok) ready = false;
       }
       return { ready, checks: out };

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createApp, type App } from '../src/app.js';
 import { signatureHeader } from '../src/signature/index.js';
 import { eventBody, invoice } from './support/webhooks.js';
@@ -100,5 +100,42 @@ describe('public endpoints and logs', () => {
     // Behind the admin API and the CLI (`deliveries list`), the full text is kept.
     const kept = await app.outbox.list({ state: 'dead' });
     expect(kept.map((d) => d.lastError).join()).toContain(PERSONAL.email);
+  });
+  it('show no personal data an upstream error answer names; the log keeps the error, the personal ids replaced', async () => {
+    // A service whose every answer is a 423 (not retried) naming the person the call was about.
+    const said = `student ${PERSONAL.buyerName} (${PERSONAL.email}, PESEL ${PERSONAL.pesel}) is locked`;
+    const upstream = createServer((_req, res) => res.writeHead(423, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'locked', message: said } })));
+    upstream.listen(0, '127.0.0.1');
+    await once(upstream, 'listening');
+    cleanups.push(() => new Promise<void>((resolve) => upstream.close(() => resolve())));
+    const { log, lines } = capturedLogger();
+    const { dir, cleanup } = await tempDir('privacy-');
+    cleanups.push(cleanup);
+    const config = quietConfig(SECRET, path.join(dir, 'store'), {
+      upstream: { baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, token: 'static-token', clientSecret: SECRET },
+      webhooks: { reconcileOnStart: true },
+    });
+    const app: App = await createApp({ config, log, mode: 'daemon' });
+    cleanups.push(() => app.stop());
+    await app.start();
+    const cycle = await app.poll.sync({ trigger: 'test' });
+    expect(cycle.outcome).toBe('failed');
+    await vi.waitFor(() => expect(app.webhooks.reconciler.readiness()).toMatchObject({ ok: false, reason: expect.stringContaining('reconcile failed') }));
+
+    const pages: Record<string, string> = {};
+    for (const page of ['/readyz', '/status.json', '/']) {
+      const response = await request(`${app.server!.url}${page}`);
+      pages[page] = await response.body.text();
+    }
+    for (const [where, text] of Object.entries(pages)) {
+      for (const never of [...Object.values(PERSONAL), 'is locked']) expect(text, `${never} in ${where}`).not.toContain(never);
+    }
+    // What they say instead: the call and the upstream's status.
+    const ready = JSON.parse(pages['/readyz']!) as { reasons: string[] };
+    expect(ready.reasons).toEqual([expect.stringMatching(/^webhooks: webhook reconcile failed 1×, next attempt .+: upstream\.http: GET \/api\/v2\/webhooks: upstream answered HTTP 423$/)]);
+    // The log keeps what the service said, with its e-mail and PESEL replaced, in every field and in the message.
+    const logs = lines.join('');
+    for (const never of [PERSONAL.email, PERSONAL.pesel]) expect(logs).not.toContain(never);
+    expect(lines.find((line) => line.includes('poll cycle failed'))).toMatch(/"msg":"poll cycle failed: [^"]*upstream answered HTTP 423: \\"student Jan Kowalski \(\[email\], PESEL \[redacted\]\) is locked\\"/);
   });
 });

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../clock.js';
 import { publicError, type Outbox } from '../outbox/index.js';
 import type { PollPart } from '../poll/index.js';
+import { publicText } from '../public-text.js';
 import type { Readiness } from '../readiness.js';
 import type { Store } from '../store/index.js';
 import { REGISTRATIONS_KEY, type RegistrationState, type Webhooks } from '../webhooks/index.js';
@@ -36,7 +37,7 @@ async function registrations(sources: StatusSources): Promise<StatusSnapshot['we
       ? `converged at ${state.at}`
       : state.status === 'disabled'
         ? 'not reconciled at start'
-        : `pending (${state.attempts} attempts${state.lastError ? `: ${state.lastError}` : ''})`;
+        : `pending (${state.attempts} attempts${state.lastError ? `: ${publicText(state.lastError)}` : ''})`;
   return { callbackUrl: sources.callbackUrl(), state: text, registrations: state.status === 'converged' ? state.registrations : [] };
 }
 
@@ -82,7 +83,7 @@ export function registerStatusRoutes(http: FastifyInstance, sources: StatusSourc
         streams: c.streams,
         queueDepth: c.depth,
         dead: c.dead,
-        check: c.check.ok ? 'ok' : c.check.reason,
+        check: c.check.ok ? 'ok' : publicText(c.check.reason),
       })),
       dead: dead.map((entry) => ({
         id: entry.id,

@@ -50,11 +50,15 @@ export function parseErrorBody(text: string): UpstreamErrorBody {
   return typeof message === 'string' ? { message } : {};
 }
 
+/** How much of what the upstream said in an error answer its message quotes. */
+const SAID_LIMIT = 300;
+
 /** Classifies a non-2xx answer (decided in one place). */
 export function errorFromStatus(status: number, bodyText: string, retryAfter: string | string[] | undefined, now: number, location?: string | string[]): BridgeError {
   const body = parseErrorBody(bodyText);
   const said = body.message ?? body.code;
-  const message = `upstream answered HTTP ${status}${said === undefined ? '' : `: ${said}`}${movedTo(status, location)}`;
+  // Its own words quoted as JSON, cut short: public pages leave them out (public-text.ts).
+  const message = `upstream answered HTTP ${status}${said === undefined ? '' : `: ${JSON.stringify(said.slice(0, SAID_LIMIT))}`}${movedTo(status, location)}`;
   const context = { upstreamCode: body.code, upstreamMessage: body.message };
   if (status === 401 || status === 403) {
     return new BridgeError('upstream.auth', message, { status, context });
