@@ -36,6 +36,12 @@ async function build(token: string | undefined) {
     '/admin/export': async () => {
       throw new Error('disk on fire');
     },
+    '/admin/events/release': async () => {
+      throw new BridgeError('webhooks.conflict', 'x was re-emitted by someone else meanwhile; run the command again', { retryable: true });
+    },
+    '/admin/deliveries/list': async () => {
+      throw new BridgeError('store.unavailable', 'the store cannot write: SQLITE_FULL: database or disk is full', { retryable: true });
+    },
   };
   registerAdminRoutes(http, token, handlers);
   await http.ready();
@@ -118,5 +124,22 @@ describe('admin routes', () => {
     const failed = await http.inject({ method: 'POST', url: '/admin/export', headers: auth });
     expect(failed.statusCode).toBe(500);
     expect(failed.json().message).toContain('disk on fire');
+    // Changed meanwhile: a conflict, which the same request sent again may not meet.
+    const conflict = await http.inject({ method: 'POST', url: '/admin/events/release', headers: auth });
+    expect(conflict.statusCode).toBe(409);
+    expect(conflict.json()).toMatchObject({ error: 'webhooks.conflict' });
+    // A store that cannot write now: unavailable for a while, not a fault of the daemon.
+    const full = await http.inject({ method: 'POST', url: '/admin/deliveries/list', headers: auth });
+    expect(full.statusCode).toBe(503);
+    expect(full.headers['retry-after']).toBe('5');
+    expect(full.json()).toMatchObject({ error: 'store.unavailable', message: expect.stringContaining('SQLITE_FULL') });
+  });
+
+  it('take the scheme\'s name in any case', async () => {
+    const { http, calls } = await build('s3cret');
+    for (const authorization of ['bearer s3cret', 'BEARER s3cret']) {
+      expect((await http.inject({ method: 'POST', url: '/admin/sync', headers: { authorization }, payload: {} })).statusCode).toBe(200);
+    }
+    expect(calls).toHaveLength(2);
   });
 });

@@ -34,7 +34,8 @@ const sentAsJson = (request: FastifyRequest) => /^application\/json\s*(;|$)/i.te
 
 /** Whether an Authorization header carries the token (compared in constant time). */
 export function tokenMatches(header: string | undefined, token: string): boolean {
-  const match = /^Bearer (.+)$/.exec(header ?? '');
+  // The scheme's name is case-insensitive (RFC 9110, 11.1).
+  const match = /^Bearer (.+)$/i.exec(header ?? '');
   if (!match) return false;
   const given = Buffer.from(match[1]!);
   const expected = Buffer.from(token);
@@ -44,11 +45,19 @@ export function tokenMatches(header: string | undefined, token: string): boolean
 const isReply = (value: unknown): value is AdminReply =>
   typeof value === 'object' && value !== null && typeof (value as AdminReply).status === 'number' && 'body' in value && Object.keys(value).length === 2;
 
+/** How long a client is asked to wait before it sends again an action the store could not take now. */
+const STORE_RETRY_AFTER_S = 5;
+
+/**
+ * The HTTP status of a failed action: 409 for what changed meanwhile (running it again may succeed),
+ * 503 for a store that cannot write now (and recovers by itself), 500 for the rest.
+ */
 function statusOf(error: unknown): number {
   if (!isBridgeError(error)) return 500;
   if (/not_found$/.test(error.code)) return 404;
-  if (/busy$|locked$/.test(error.code)) return 409;
+  if (/busy$|locked$|conflict$/.test(error.code)) return 409;
   if (/invalid|bad_request/.test(error.code)) return 400;
+  if (error.code.startsWith('store.') && error.retryable) return 503;
   return 500;
 }
 
@@ -78,7 +87,9 @@ export function registerAdminRoutes(http: FastifyInstance, token: string | undef
           const result = await handler(body);
           return isReply(result) ? reply.code(result.status).send(result.body) : reply.send(result ?? {});
         } catch (error) {
-          return reply.code(statusOf(error)).send({ error: isBridgeError(error) ? error.code : 'failed', message: describeError(error) });
+          const status = statusOf(error);
+          if (status === 503) reply.header('retry-after', String(STORE_RETRY_AFTER_S));
+          return reply.code(status).send({ error: isBridgeError(error) ? error.code : 'failed', message: describeError(error) });
         }
       });
     }
