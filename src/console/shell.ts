@@ -42,7 +42,7 @@ async function refresh() {
   const q = $('#search').value.trim();
   if (q) await load('records', q);
 }
-const done = (b) => b.retried ? 'Retried ' + b.retried.length + '.' : b.outcome ? 'Done: ' + b.outcome + (b.message ? ' — ' + b.message : '') + '.' : b.status ? 'Done: ' + b.status + '.' : 'Done.';
+const done = (b) => b.retried ? 'Retried ' + b.retried.length + '.' + (b.failed && b.failed.length ? ' Not delivered: ' + b.failed.length + ' (see the problems).' : '') : b.outcome ? 'Done: ' + b.outcome + (b.message ? ' — ' + b.message : '') + '.' : b.status ? 'Done: ' + b.status + '.' : 'Done.';
 form && form.addEventListener('submit', (e) => { e.preventDefault(); sessionStorage.setItem(KEY, $('#token').value.trim()); $('#token').value = ''; refused = false; say(''); void refresh(); });
 $('#search-form').addEventListener('submit', (e) => { e.preventDefault(); void load('records', $('#search').value.trim()); });
 document.addEventListener('click', async (e) => {

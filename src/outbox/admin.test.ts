@@ -14,7 +14,8 @@ function outbox() {
       dead('hook:b', 'expired after 9 attempts; last error: webhook.unavailable: the receiver answered 500: y'),
       dead('hook:c', 'webhook.rejected: the receiver answered 422: z'),
     ],
-    retryIds: async (ids: readonly string[]) => (retried.push([...ids]), [...ids]),
+    // As the store does: every id it has, once for each time it is named.
+    retryIds: async (ids: readonly string[]) => (retried.push([...ids]), ids.filter((id) => /^hook:[abc]$/.test(id))),
     // Every retried delivery is gone from the store at once: delivered.
     get: async () => undefined,
     on: () => () => {},
@@ -38,5 +39,14 @@ describe('admin retry', () => {
       expect(await route(body)).toMatchObject({ status: 400, body: { error: 'bad_request', message: expect.stringContaining(`send ${RETRY_USAGE}`) as unknown } });
     }
     expect(retried).toEqual([['hook:c']]);
+  });
+
+  it('retries a delivery named twice once, and reports a named one that is not there', async () => {
+    const { fake, retried } = outbox();
+    expect(await adminRetry(fake, { ids: ['hook:c', 'nope', 'hook:c'] })).toEqual({
+      status: 200,
+      body: { retried: ['hook:c'], delivered: ['hook:c'], failed: [{ id: 'nope', status: 'missing', lastError: 'no such delivery (delivered already, or never enqueued)' }] },
+    });
+    expect(retried).toEqual([['hook:c', 'nope']]);
   });
 });

@@ -1,7 +1,10 @@
 import type { Delivery } from '../store/index.js';
 import type { Outbox } from './outbox.js';
 
-/** What `deliveries retry` reports, in-process or through the daemon: it exits 1 unless all were delivered. */
+/**
+ * What `deliveries retry` reports, in-process or through the daemon: it exits 1 unless all were
+ * delivered. `failed` also holds the ids named that were not retried (`missing`, `blocked`, in flight).
+ */
 export interface RetryReport {
   retried: string[];
   delivered: string[];
@@ -27,6 +30,14 @@ function outcomeOf(delivery: Delivery | undefined, now: number): 'delivered' | '
   return delivery.attempts > 0 && !inFlight ? 'failed' : undefined;
 }
 
+/** Why a named delivery was not retried: there is none, it waits behind its key's head, or it is in flight. */
+async function notRetriedOf(outbox: Outbox, id: string): Promise<RetryReport['failed'][number]> {
+  const delivery = await outbox.get(id);
+  if (!delivery) return { id, status: 'missing', lastError: 'no such delivery (delivered already, or never enqueued)' };
+  if (delivery.status === 'blocked') return { id, status: 'blocked', lastError: BLOCKED };
+  return { id, status: delivery.status, lastError: 'in flight: its attempt decides' };
+}
+
 /**
  * Retries, then waits (at most `waitMs`) for the next outcome of every retried delivery: delivered,
  * or failed again. This process's outbox says so at once; one made by another process (a replica on
@@ -46,6 +57,7 @@ export async function retryAndReport(outbox: Outbox, target: RetryTarget, waitMs
     outbox.on('dead', ({ delivery }) => seen(delivery.id, 'failed')),
   ];
   let timer: NodeJS.Timeout | undefined;
+  const notRetried: RetryReport['failed'] = [];
   try {
     let retried: string[];
     if ('id' in target) {
@@ -54,8 +66,13 @@ export async function retryAndReport(outbox: Outbox, target: RetryTarget, waitMs
       // One waiting behind its key's head is not tried before the head is done: no outcome to wait for.
       if (entry.status === 'blocked') return { retried: [entry.id], delivered: [], failed: [{ id: entry.id, status: 'blocked', lastError: BLOCKED }] };
       retried = [entry.id];
-    } else if ('ids' in target) retried = await outbox.retryIds(target.ids);
-    else retried = await outbox.retryAllDead(target.connector);
+    } else if ('ids' in target) {
+      // Each delivery once, however often it is named; those not retried are reported, not dropped.
+      const named = [...new Set(target.ids)];
+      retried = await outbox.retryIds(named);
+      const taken = new Set(retried);
+      for (const id of named) if (!taken.has(id)) notRetried.push(await notRetriedOf(outbox, id));
+    } else retried = await outbox.retryAllDead(target.connector);
     const deadline = Date.now() + waitMs;
     for (;;) {
       for (const id of retried) {
@@ -71,7 +88,7 @@ export async function retryAndReport(outbox: Outbox, target: RetryTarget, waitMs
       });
       clearTimeout(timer);
     }
-    const report: RetryReport = { retried, delivered: [], failed: [] };
+    const report: RetryReport = { retried, delivered: [], failed: [...notRetried] };
     for (const id of retried) {
       if (outcomes.get(id) === 'delivered') {
         report.delivered.push(id);
