@@ -190,6 +190,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   // --- status page and admin API --------------------------------------------------------
   const consoleRoutes = registerConsoleRoutes(http, {
     store, outbox, quarantine: () => webhooks.operator.listQuarantine(), clock, timezone: config.poll.timezone, historyDays: config.delivery.historyDays,
+    unready: () => Object.entries(readiness.evaluate().checks).flatMap(([name, state]) => (state.ok || name.startsWith('connector:') ? [] : [{ name, reason: state.reason }])),
   }, { adminToken: config.server.adminToken, consolePublic: config.server.consolePublic });
   registerStatusRoutes(http, { readiness, clock, timezone: config.poll.timezone, callbackUrl, outbox, webhooks, poll, store, console: consoleRoutes });
   if (mode === 'daemon') registerReplicaMetrics(metrics, store, clock);

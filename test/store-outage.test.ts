@@ -104,6 +104,11 @@ async function outage(makeFault: (dir: string) => Promise<Fault>): Promise<void>
   expect(down.checks.store).toMatchObject({ ok: false });
   expect(down.checks.store!.reason).toMatch(fault.reason);
   expect((await fetch(`${url}/healthz`)).status).toBe(200);
+  // The console's problems say it first, not "all good".
+  const problems = (await (await fetch(`${url}/api/problems`)).json()) as { badge: string; reasons: string[] };
+  expect(problems.badge).toBe('red');
+  expect(problems.reasons[0]).toMatch(/^store: /);
+  expect(problems.reasons[0]!.slice('store: '.length)).toMatch(fault.reason);
 
   await fault.off();
   // No restart: the daemon finds out by itself that the store writes again.

@@ -35,11 +35,18 @@ export interface Problems {
 }
 
 export async function problems(sources: ConsoleSources, viewer: Viewer): Promise<Problems> {
+  // A store that cannot be read (PostgreSQL down) still leaves the page to say so.
+  const unread: string[] = [];
+  const read = <T>(what: string, reading: Promise<T>, none: T): Promise<T> =>
+    reading.catch((error: unknown) => {
+      unread.push(`${what} could not be read: ${(error as Error).message}`);
+      return none;
+    });
   const [dead, retrying, connectors, quarantined] = await Promise.all([
-    sources.outbox.list({ state: 'dead', limit: DEAD_READ }),
-    sources.store.outbox.retrying(),
-    sources.outbox.connectors(),
-    sources.quarantine(),
+    read('the dead deliveries', sources.outbox.list({ state: 'dead', limit: DEAD_READ }), []),
+    read('the retrying deliveries', sources.store.outbox.retrying(), []),
+    read('the connectors', sources.outbox.connectors(), []),
+    read('the held deliveries', sources.quarantine(), []),
   ]);
   const groups = new Map<string, DeadGroup & { all: string[] }>();
   for (const d of dead) {
@@ -61,6 +68,9 @@ export async function problems(sources: ConsoleSources, viewer: Viewer): Promise
     .map(({ all, ...group }) => ({ ...group, names: all.map((id) => names.get(id) ?? id) }));
   const checks = connectors.map((c) => ({ connector: c.name, ok: c.check.ok, ...(c.check.ok ? {} : { reason: c.check.reason }) }));
   const reasons = [
+    // What keeps the daemon from working (the store cannot write, the upstream is down) first.
+    ...sources.unready().map((u) => `${u.name}: ${u.reason}`),
+    ...unread,
     ...(dead.length > 0 ? [`${dead.length}${dead.length >= DEAD_READ ? '+' : ''} ${dead.length === 1 ? 'delivery' : 'deliveries'} failed for good`] : []),
     ...checks.filter((c) => !c.ok).map((c) => `connector ${c.connector} fails its check: ${c.reason}`),
   ];

@@ -36,6 +36,7 @@ function sources(over: { dead?: boolean } = {}): ConsoleSources {
     clock: { now: () => T + 60_000 } as never,
     timezone: 'Europe/Warsaw',
     historyDays: 14,
+    unready: () => [],
   };
 }
 

@@ -12,6 +12,8 @@ export interface ConsoleSources {
   /** Times are shown in this zone (poll.timezone). */
   timezone: string;
   historyDays: number;
+  /** The readiness checks failing now, the connectors' left out (problems list those apart). */
+  unready: () => { name: string; reason: string }[];
 }
 
 /**

@@ -35,7 +35,8 @@ export async function startDaemon(
   await writeFile(config, JSON.stringify({
     upstream: { baseUrl: 'sandbox', clientId: 'c', clientSecret: OUTAGE_SECRET },
     sandbox: { students: 2 },
-    server: { host: '127.0.0.1', port },
+    // The console open without a token: a test reads what its problems say during an outage.
+    server: { host: '127.0.0.1', port, consolePublic: true },
     webhooks: { reconcileOnStart: false },
     poll: { onStart: true, schedule: '0 0 1 1 *' },
     export: { onStart: false, schedule: '0 0 1 1 *' },
