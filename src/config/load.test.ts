@@ -92,6 +92,9 @@ describe('parseConfig', () => {
     ]);
     expect(problems('webhooks:\n  events: invoice.created\n')).toEqual(['webhooks.events: expected a list, got the text "invoice.created": write it as a list, [invoice.created]']);
     expect(problems('sandbox:\n  activity: yes\n')).toEqual(['sandbox.activity: expected true or false, got the text "yes"']);
+    // A switch from a variable is text: every switch takes "true" and "false" so.
+    expect(parseConfig('server:\n  consolePublic: ${SB_PUBLIC:-false}\n', 'test.yaml', {}).server.consolePublic).toBe(false);
+    expect(parseConfig('server:\n  consolePublic: ${SB_PUBLIC}\n', 'test.yaml', { SB_PUBLIC: 'true' }).server.consolePublic).toBe(true);
     expect(problems('connectors:\n  files:\n    type: file\n')).toEqual(['connectors: expected a list, got keys under it']);
     expect(problems('- a\n- b\n')).toEqual(['(top level): expected keys under it, got a list']);
     // A key left empty (its keys commented out, or its value forgotten) is named so.

@@ -57,7 +57,7 @@ const serverSchema = z.strictObject({
    * Whether the operator console (its sections on `/` and /api/*) is open without the admin token.
    * It shows names and e-mails, so by default it is not. Receiver error bodies need the token anyway.
    */
-  consolePublic: z.boolean().default(false),
+  consolePublic: bool().default(false),
 });
 
 const webhooksSchema = z.strictObject({
