@@ -100,4 +100,23 @@ describe('finding a record and its trail', () => {
     expect(event?.records.map((r) => r.recordId)).toEqual(['events:invoice.created:501:dddddddddddd', 'invoices:invoice.created:501:dddddddddddd']);
     expect(event?.records[1]!.connectors.map((c) => c.state)).toEqual(['queued']);
   });
+
+  it('looks for what an event says as written, a longer number anywhere too, and takes no control character', async () => {
+    const asked: string[][] = [];
+    const base = sources();
+    const store = base.store as unknown as { inbox: { search: (texts: readonly string[]) => Promise<unknown[]> } };
+    store.inbox.search = async (texts) => (asked.push([...texts]), []);
+    await findRecords(base, 'say "hi" 1/12', { authed: false });
+    await findRecords(base, '42', { authed: false });
+    await findRecords(base, '600100200', { authed: false });
+    // A NUL (`?query=%00`) would end a LIKE pattern early, leaving one that matches every event.
+    expect(await findRecords(base, '\u0000', { authed: false })).toEqual({ query: '', subjects: [] });
+    await findRecords(base, 'FV\u0000 12', { authed: false });
+    expect(asked).toEqual([
+      ['say "hi" 1/12'],
+      ['"id":42,', '"id":42}', '"id":"42"'],
+      ['"id":600100200,', '"id":600100200}', '"id":"600100200"', '600100200'],
+      ['FV  12'],
+    ]);
+  });
 });

@@ -10,6 +10,8 @@ import type { TrailState } from './words.js';
 
 /** People and events a search gives at most; attempts read per subject at most. */
 const SUBJECTS = 10;
+/** Digits from which a query of digits alone is also looked for anywhere in an event's body, not only as its id. */
+const DIGITS_ANYWHERE = 6;
 const ATTEMPTS = 200;
 const DAY_MS = 86_400_000;
 
@@ -36,7 +38,9 @@ export type Subject =
 
 /** What a search finds: people (from the snapshot's names) and webhook events (from their bodies). */
 export async function findRecords(sources: ConsoleSources, query: string, viewer: Viewer): Promise<{ query: string; subjects: Subject[] }> {
-  const q = query.trim().slice(0, 200);
+  // A control character (a NUL from `%00`) would cut a LIKE pattern short, to one that matches all.
+  // eslint-disable-next-line no-control-regex
+  const q = query.replace(/[\u0000-\u001f\u007f]/g, ' ').trim().slice(0, 200);
   if (q === '') return { query: q, subjects: [] };
   const { people, inbox } = sources.store;
   let found: Person[] = [];
@@ -49,9 +53,11 @@ export async function findRecords(sources: ConsoleSources, query: string, viewer
     const entry = await inbox.get(inboxIdOf(q));
     events = entry ? [entry] : [];
   } else if (/^\d{1,15}$/.test(q)) {
-    [found, events] = await Promise.all([people.search({ id: Number(q) }, SUBJECTS), inbox.search([`"id":${q},`, `"id":${q}}`, `"id":"${q}"`], SUBJECTS)]);
+    // An event's object by its id; a longer number (a phone, an invoice number, a PESEL) anywhere too.
+    const anywhere = q.length >= DIGITS_ANYWHERE ? [q] : [];
+    [found, events] = await Promise.all([people.search({ id: Number(q) }, SUBJECTS), inbox.search([`"id":${q},`, `"id":${q}}`, `"id":"${q}"`, ...anywhere], SUBJECTS)]);
   } else {
-    [found, events] = await Promise.all([people.search({ text: q }, SUBJECTS), inbox.search([q, q.replace(/\//g, '\\/')], SUBJECTS)]);
+    [found, events] = await Promise.all([people.search({ text: q }, SUBJECTS), inbox.search([q], SUBJECTS)]);
   }
   const [runs, ranges] = await Promise.all([
     sources.store.history.runs({ since: sources.clock.now() - (sources.historyDays + 1) * DAY_MS, limit: 5000 }),

@@ -223,6 +223,9 @@ export function describeHistoryConformance(engine: string, factory: StoreFactory
       expect((await store.inbox.search(['fv 12/11', 'fv 12\\/11'], 10)).map((e) => e.id)).toEqual(['inv1']);
       expect((await store.inbox.search(['50%_'], 10)).map((e) => e.id)).toEqual(['inv2']);
       expect(await store.inbox.search(['0%x'], 10)).toEqual([]);
+      // As PHP's json_encode writes by default: what is past ASCII as \uXXXX, "/" as \/; quotes and backslashes escaped.
+      await store.inbox.accept(event('inv3', { body: String.raw`{"event":"invoice.created","object":{"id":3,"buyer":"\u0141ucja \u017B\u00f3\u0142\u0107","note":"say \"hi\" on 1\/12","path":"C:\\x"}}` }), []);
+      for (const text of ['Łucja Żółć', 'say "hi" on 1/12', 'C:\\x']) expect((await store.inbox.search([text], 10)).map((e) => e.id), text).toEqual(['inv3']);
     });
   });
 }

@@ -28,6 +28,19 @@ export const attemptOutcome = (status: 'done' | 'pending' | 'dead'): 'done' | 'r
 /** A LIKE pattern (escape character `\`) for texts that contain `text`. */
 export const likeContains = (text: string): string => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+/**
+ * The ways `text` can be written inside a JSON body: as is; with JSON's escapes (`\"`, `\\`); with
+ * `/` as `\/`; and with every character past ASCII as `\uXXXX`, as PHP's json_encode writes by
+ * default. A body is searched as it was received, so a text is looked for in each of them (LIKE
+ * ignores the case of ASCII letters, so of the hex digits too).
+ */
+export function jsonForms(text: string): string[] {
+  const escaped = JSON.stringify(text).slice(1, -1);
+  const slashed = escaped.replace(/\//g, '\\/');
+  const ascii = (form: string) => form.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return [...new Set([text, escaped, slashed, ascii(escaped), ascii(slashed)])];
+}
+
 /** A connector's deliveries (or a range) waiting for another try, as an engine reads them. */
 export interface RetryingRow {
   connector: string;

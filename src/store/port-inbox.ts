@@ -48,6 +48,9 @@ export interface InboxStore {
   release(id: string, entry: InboxEntry, records: readonly Enqueue[]): Promise<'released' | 'duplicate' | 'missing'>;
   /** Forgets events received before `beforeMs`; resolves with how many. */
   prune(beforeMs: number): Promise<number>;
-  /** Stored events whose body contains one of `texts` (ASCII case ignored), newest first, at most `limit`. */
+  /**
+   * Stored events whose body contains one of `texts` as written or as JSON may escape it
+   * (history-rules.ts jsonForms; ASCII case ignored), newest first, at most `limit`.
+   */
   search(texts: readonly string[], limit: number): Promise<InboxEntry[]>;
 }

@@ -1,6 +1,6 @@
 import type { Enqueue, InboxEntry, QuarantineEntry } from '../port.js';
 import type { Db } from './db.js';
-import { likeContains } from '../history-rules.js';
+import { jsonForms, likeContains } from '../history-rules.js';
 import { APPEND, append, cursorsOf, logRecords, type LogRecord } from './log.js';
 
 /** The inbox and quarantine on PostgreSQL (the port's InboxStore); `accepts` serves a whole batch. */
@@ -113,7 +113,7 @@ export async function prune(db: Db, beforeMs: number): Promise<number> {
 
 /** A scan of the inbox (it keeps a few days of events), bounded by `limit` matches; ILIKE ignores case. */
 export async function search(db: Db, texts: readonly string[], limit: number): Promise<InboxEntry[]> {
-  const patterns = texts.filter((t) => t !== '').map(likeContains);
+  const patterns = texts.filter((t) => t !== '').flatMap(jsonForms).map(likeContains);
   if (patterns.length === 0) return [];
   const { rows } = await db.query<InboxRow>('SELECT * FROM inbox WHERE body ILIKE ANY($1::text[]) ORDER BY received_at_ms DESC LIMIT $2',
     [patterns, Math.max(0, Math.floor(limit))]);

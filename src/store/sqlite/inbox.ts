@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Enqueue, InboxEntry, QuarantineEntry } from '../port.js';
-import { likeContains } from '../history-rules.js';
+import { jsonForms, likeContains } from '../history-rules.js';
 import { append } from './log.js';
 import { sql } from './statements.js';
 
@@ -85,7 +85,7 @@ export function prune(db: Db, beforeMs: number): number {
 
 /** A scan of the inbox (it keeps a few days of events), bounded by `limit` matches; LIKE ignores ASCII case. */
 export function search(db: Db, texts: readonly string[], limit: number): InboxEntry[] {
-  const patterns = texts.filter((t) => t !== '').map(likeContains);
+  const patterns = texts.filter((t) => t !== '').flatMap(jsonForms).map(likeContains);
   if (patterns.length === 0) return [];
   const rows = sql(db, `SELECT * FROM inbox WHERE EXISTS (SELECT 1 FROM json_each(?) p WHERE inbox.body LIKE p.value ESCAPE '\\')
     ORDER BY received_at_ms DESC LIMIT ?`).all(JSON.stringify(patterns), Math.max(0, Math.floor(limit))) as InboxRow[];
