@@ -37,4 +37,13 @@ describe('problems', () => {
       dead: [],
     });
   });
+
+  it('name each record of a group once: an event\'s two records are one name', async () => {
+    const dead = (recordId: string) => ({ id: `hook:${recordId}`, connector: 'hook', recordId, lastError: 'webhook.rejected: the receiver answered 422: no' });
+    const list = async () => [dead('events:invoice.created:301:aaaaaaaaaaaa'), dead('invoices:invoice.created:301:aaaaaaaaaaaa'), dead('invoices:invoice.created:601:bbbbbbbbbbbb')] as never[];
+    const [group] = (await problems(sources({ list }), { authed: false })).dead;
+    expect(group).toMatchObject({ count: 3 });
+    expect(group!.names).toHaveLength(new Set(group!.names).size);
+    expect(group!.names).toHaveLength(2);
+  });
 });

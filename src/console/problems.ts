@@ -65,7 +65,8 @@ export async function problems(sources: ConsoleSources, viewer: Viewer): Promise
   const names = await namesOf(sources.store.people, [...groups.values()].flatMap((g) => g.all));
   const deadGroups = [...groups.values()]
     .sort((a, b) => b.count - a.count || a.connector.localeCompare(b.connector))
-    .map(({ all, ...group }) => ({ ...group, names: all.map((id) => names.get(id) ?? id) }));
+    // An event's records (events, invoices) are named alike: each name once.
+    .map(({ all, ...group }) => ({ ...group, names: [...new Set(all.map((id) => names.get(id) ?? id))] }));
   const checks = connectors.map((c) => ({ connector: c.name, ok: c.check.ok, ...(c.check.ok ? {} : { reason: c.check.reason }) }));
   const reasons = [
     // What keeps the daemon from working (the store cannot write, the upstream is down) first.

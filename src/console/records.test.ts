@@ -71,6 +71,11 @@ describe('finding a record and its trail', () => {
       ['invoices:invoice.created:501:dddddddddddd', 'webhook', ['done']],
     ]);
     expect(await findRecords(sources(), '   ', { authed: true })).toEqual({ query: '', subjects: [] });
+    // By a delivery's id as the status page shows it: its connector, then its record's id.
+    const looked = sources();
+    (looked.store as unknown as { inbox: { search: () => Promise<unknown[]> } }).inbox.search = async () => [];
+    const byDelivery = await findRecords(looked, 'hook:invoices:invoice.created:501:dddddddddddd', { authed: false });
+    expect(byDelivery.subjects.map((s) => (s.kind === 'event' ? s.id : s.key))).toEqual([event?.kind === 'event' ? event.id : 'none']);
   });
 
   it("looks an event's queued deliveries up by their records' key, and keeps its own records' alone", async () => {

@@ -36,6 +36,14 @@ export type Subject =
   | { kind: 'person'; stream: SnapshotStream; key: number; name: string; email?: string; userId?: number; records: RecordTrail[] }
   | { kind: 'event'; id: string; event: string; receivedAt: number; records: RecordTrail[] };
 
+const EVENT_RECORD = /^(events|invoices):/;
+
+/** A delivery id as the status page and `deliveries list` show it (`<connector>:<record id>`) names its record. */
+function recordIdOf(q: string): string {
+  const rest = q.slice(q.indexOf(':') + 1);
+  return q.includes(':') && (personRefOf(rest) !== undefined || EVENT_RECORD.test(rest)) ? rest : q;
+}
+
 /** What a search finds: people (from the snapshot's names) and webhook events (from their bodies). */
 export async function findRecords(sources: ConsoleSources, query: string, viewer: Viewer): Promise<{ query: string; subjects: Subject[] }> {
   // A control character (a NUL from `%00`) would cut a LIKE pattern short, to one that matches all.
@@ -45,12 +53,13 @@ export async function findRecords(sources: ConsoleSources, query: string, viewer
   const { people, inbox } = sources.store;
   let found: Person[] = [];
   let events: InboxEntry[] = [];
-  const person = personRefOf(q);
+  const recordId = recordIdOf(q);
+  const person = personRefOf(recordId);
   if (person) {
     found = await people.get([person]);
     if (found.length === 0) found = [{ ...person, chain: '', name: '' }];
-  } else if (/^(events|invoices):/.test(q)) {
-    const entry = await inbox.get(inboxIdOf(q));
+  } else if (EVENT_RECORD.test(recordId)) {
+    const entry = await inbox.get(inboxIdOf(recordId));
     events = entry ? [entry] : [];
   } else if (/^\d{1,15}$/.test(q)) {
     // An event's object by its id; a longer number (a phone, an invoice number, a PESEL) anywhere too.
