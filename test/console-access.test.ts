@@ -99,6 +99,11 @@ describe('the console behind the admin token', () => {
     expect(problems.dead).toEqual([expect.objectContaining({ connector: 'zap', error: 'webhook.rejected (HTTP 422)', count: 1, sample: expect.stringContaining(ECHO) })]);
     const found = await get(`${url}/api/records?query=${encodeURIComponent('@')}`, `Bearer ${TOKEN}`);
     expect(found.text).toMatch(EMAIL);
+    // Its pages are not to be framed by another site (their buttons act with the token) nor read as another type.
+    for (const page of ['/', '/console/problems']) {
+      const { headers } = await request(`${url}${page}`, { headers: { authorization: `Bearer ${TOKEN}` } }).then(async (r) => (await r.body.dump(), r));
+      expect(headers, page).toMatchObject({ 'x-frame-options': 'DENY', 'content-security-policy': "frame-ancestors 'none'", 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' });
+    }
     // The delivery is counted in its hour, and the poll cycle is a run.
     await app.intakeCounts.flush();
     const runs = JSON.parse((await get(`${url}/api/runs`, `Bearer ${TOKEN}`)).text) as { runs: { kind: string; outcome: string }[]; intake: { counts: Record<string, number> }[] };

@@ -1,3 +1,5 @@
+import type { FastifyReply } from 'fastify';
+
 /** Small pieces of the console's server-rendered HTML. Everything shown goes through `escape`. */
 export const escape = (value: unknown): string =>
   String(value ?? '—').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -30,3 +32,17 @@ table,thead,tbody,tr,td{display:block;width:auto}thead{display:none}
 tr{background:#fff;border:1px solid #e3e6eb;border-radius:8px;margin:0 0 8px;padding:6px 8px}
 td{border:0;padding:2px 0}td::before{content:attr(data-label) ": ";color:#6b7280}
 }`;
+
+/**
+ * Sends a page of ours: never cached (it holds live figures), never shown inside another site's
+ * frame (its buttons act with the admin token), and never read as another type than HTML.
+ */
+export function sendPage(reply: FastifyReply, html: string): FastifyReply {
+  return reply
+    .type('text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .header('x-frame-options', 'DENY')
+    .header('content-security-policy', "frame-ancestors 'none'")
+    .header('x-content-type-options', 'nosniff')
+    .send(html);
+}

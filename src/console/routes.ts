@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { tokenMatches } from '../http/admin-routes.js';
+import { sendPage } from './html.js';
 import { problems } from './problems.js';
 import { findRecords } from './records.js';
 import { renderProblems } from './render-problems.js';
@@ -53,7 +54,7 @@ export function registerConsoleRoutes(http: FastifyInstance, sources: ConsoleSou
       const viewer = viewerOf(request);
       if (deny(reply, viewer)) return reply;
       const { json, html } = await build(query(request), viewer);
-      return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send((html as (v: typeof json) => string)(json));
+      return sendPage(reply, (html as (v: typeof json) => string)(json));
     });
   }
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../clock.js';
+import { sendPage } from '../console/html.js';
 import { publicError, type Outbox } from '../outbox/index.js';
 import type { PollPart } from '../poll/index.js';
 import { publicText } from '../public-text.js';
@@ -98,7 +99,7 @@ export function registerStatusRoutes(http: FastifyInstance, sources: StatusSourc
 
   http.get('/', async (_request, reply) => {
     const [figures, shell] = await Promise.all([snapshot(), sources.console?.shell() ?? '']);
-    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(renderStatusPage(figures, shell));
+    return sendPage(reply, renderStatusPage(figures, shell));
   });
   http.get('/status.json', async () => snapshot());
   return { snapshot };
