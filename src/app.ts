@@ -149,6 +149,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     // Under a steady stream of webhooks, batches of a few tens of milliseconds' worth.
     lingerMs: DELIVERY_LINGER_MS,
     users: createUserDirectory(store.snapshot),
+    leasesStand: (now) => store.leasesStand(now),
   });
   components.push(outbox);
   for (const connector of config.connectors) {

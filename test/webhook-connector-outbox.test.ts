@@ -122,4 +122,28 @@ describe('webhook connector through the outbox', () => {
     expect(ids.filter((id) => id !== other.id)).toEqual([create.id, update.id, update2.id]);
     expect((await outbox.list()).map((d) => [d.recordId, d.status])).toEqual([[other.id, 'pending']]);
   });
+
+  it('starts no request once the replica\'s leases may be another\'s, and sends it when they stand again', async () => {
+    const clock = testClock(TEST_NOW_MS, { sleep: 'timers' });
+    const create = change('students', 1, 'created');
+    const update = change('students', 1, 'updated');
+    // As a replica frozen for longer than its heartbeat's life finds itself on waking: its leases are
+    // not sure to be its own any more, and another replica may have delivered newer records meanwhile.
+    let stand = true;
+    receiver.respond = () => {
+      stand = false;
+      return { status: 200 };
+    };
+    const outbox = await outboxWith(clock, {}, { leasesStand: () => stand });
+    const refused = nextEvent(outbox, 'retry', (p) => p.delivery.recordId === update.id);
+    await outbox.enqueue([create, update]);
+    expect((await refused).delivery).toMatchObject({ attempts: 1, lastError: expect.stringContaining('outbox.lease_lost') });
+    expect(receiver.received.map((r) => r.headers['idempotency-key'])).toEqual([create.id]);
+    stand = true;
+    receiver.respond = () => ({ status: 200 });
+    const delivered = nextEvent(outbox, 'delivered', (p) => p.delivery.recordId === update.id);
+    clock.advance(60_000);
+    await delivered;
+    expect(receiver.received.map((r) => r.headers['idempotency-key'])).toEqual([create.id, update.id]);
+  });
 });

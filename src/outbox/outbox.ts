@@ -45,6 +45,8 @@ export interface OutboxOptions {
   lingerMs?: number;
   /** The polled users, for connectors that name people (ConnectorContext.users). */
   users?: UserDirectory;
+  /** Whether this replica's leases still stand (Store.leasesStand; default: always). */
+  leasesStand?: (now: number) => boolean;
 }
 
 export type { OutboxEvent, OutboxEventPayload };
@@ -132,6 +134,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     concurrency: options.delivery.concurrency ?? 4,
     isRunning: () => state === 'running',
     isHeld: () => holds > 0,
+    leasesStand: () => options.leasesStand?.(clock.now()) ?? true,
     settled: (worker, settled, startedAt) =>
       reportSettled({ metrics, log, events, now: clock.now(), delivered: (count) => (delivered += count) }, worker.name, settled, startedAt),
   };

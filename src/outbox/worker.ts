@@ -7,6 +7,7 @@ import { BridgeError, describeError } from '../errors.js';
 import { createdChangeBody } from '../records.js';
 import type { Claimed, OutboxStore, RoleStore, Settlement } from '../store/index.js';
 import { secretValues } from '../config/index.js';
+import { LeaseGuard } from './lease-guard.js';
 import { maskOutcomes } from './mask-outcomes.js';
 import type { ConnectorInstance } from './connector-instance.js';
 import type { RetryPolicy } from './retry-policy.js';
@@ -32,6 +33,8 @@ export interface WorkerHost {
   isRunning(): boolean;
   /** While true no batch starts (holdDeliveries); the outbox pumps again on release. */
   isHeld(): boolean;
+  /** Whether this replica's leases still stand (Store.leasesStand): no delivery's request starts otherwise. */
+  leasesStand(): boolean;
   /** Told the outcomes the store recorded, once they are durable. */
   settled(worker: ConnectorWorker, settled: Settled[], startedAt: number): void;
 }
@@ -78,6 +81,8 @@ export class ConnectorWorker {
   readonly hold: RoleHold | undefined;
   /** Its credentials, masked in the errors it gives (mask-outcomes.ts). */
   private readonly secrets: ReadonlySet<string>;
+  /** What its deliveries' requests go through: none starts once this replica's leases may be another's. */
+  private readonly guarded: LeaseGuard;
 
   constructor(
     private readonly host: WorkerHost,
@@ -88,6 +93,7 @@ export class ConnectorWorker {
     const own = instance.connector.maxConcurrency?.(instance.config) ?? Infinity;
     this.concurrency = Math.max(1, Math.floor(Math.min(host.concurrency, own)));
     this.secrets = secretValues(instance.config);
+    this.guarded = new LeaseGuard(ctx.dispatcher, () => host.leasesStand());
     if (instance.connector.exclusive?.(instance.config)) {
       // A new term: what the cache knew (ids in a file, rows of a sheet) may have changed meanwhile.
       this.hold = new RoleHold(host.roles, `connector:${instance.name}`, host.clock, () => void releaseCache(ctx.cache));
@@ -324,7 +330,7 @@ export class ConnectorWorker {
     const { clock } = this.host;
     const expiry = new AbortController();
     const signal = AbortSignal.any([this.ctx.signal, expiry.signal]);
-    const ctx: ConnectorContext = { ...this.ctx, signal };
+    const ctx: ConnectorContext = { ...this.ctx, signal, dispatcher: this.guarded };
     const call = Promise.resolve()
       .then(() => this.instance.connector.deliver(ctx, records))
       .then((outcomes) => checkOutcomes(outcomes, records.length), (error: unknown) => failAll(error, records.length))

@@ -43,6 +43,12 @@ export interface Store extends Component {
    * by itself now and then, as a notice can be lost while the database is unreachable.
    */
   watch(listener: (change: StoreChange) => void): () => void;
+  /**
+   * Whether this replica's leases still stand at `now`: on a shared store the others reclaim them
+   * once its heartbeat is REPLICA_TTL_MS old, so from OWN_LEASES_MS after its last heartbeat it
+   * starts no delivery (outbox/lease-guard.ts). Always, on a store only this process opens.
+   */
+  leasesStand(now: number): boolean;
   /** Whether the last write succeeded; a store that cannot write says why, and heals by itself. */
   health(): StoreHealth;
   /** Told when health changes (the intake's 503s, /readyz). */

@@ -39,3 +39,9 @@ export const TAKEOVER_GRACE_MS = 1000;
 
 /** How long a replica counts as live after its last heartbeat; its leases are reclaimed after. */
 export const REPLICA_TTL_MS = 30_000;
+
+/**
+ * How long after its last heartbeat a replica still starts a delivery (Store.leasesStand): a third
+ * of REPLICA_TTL_MS short of it, for the other replicas' clocks and a request's way out.
+ */
+export const OWN_LEASES_MS = 20_000;

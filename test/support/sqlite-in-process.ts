@@ -36,6 +36,7 @@ export function inProcessSqliteStore(file: string): Store {
   return {
     name: 'store', engine: 'sqlite', shared: false, replicaId: self.id, roles: createLocalRoles(self.id), watch: () => () => {},
     ...sqlitePortMethods(call, systemClock, () => undefined),
+    leasesStand: () => true,
     health: () => ({ ok: true }),
     onHealth: () => () => {},
     advertise: async () => {},

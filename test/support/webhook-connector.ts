@@ -127,7 +127,7 @@ export function context(clock = testClock(TEST_NOW_MS, { sleep: 'timers' }), pat
 }
 
 /** An outbox on a real SQLite store; the store and the outbox share the test's clock. */
-export async function outboxWith(clock: TestClock, patch: Partial<WebhookConfig> = {}): Promise<Outbox> {
+export async function outboxWith(clock: TestClock, patch: Partial<WebhookConfig> = {}, options: { leasesStand?: () => boolean } = {}): Promise<Outbox> {
   const { store, cleanup } = await testStore('sqlite', { clock });
   cleanups.push(cleanup);
   const cfg = config(patch);
@@ -141,6 +141,7 @@ export async function outboxWith(clock: TestClock, patch: Partial<WebhookConfig>
     metrics: createMetricsRegistry(),
     random: () => 0,
     checkIntervalMs: 0,
+    ...(options.leasesStand ? { leasesStand: options.leasesStand } : {}),
   });
   cleanups.push(() => outbox.stop());
   await outbox.start();

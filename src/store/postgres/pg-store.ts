@@ -6,6 +6,7 @@ import { systemClock, type Clock } from '../../clock.js';
 import { BridgeError, describeError } from '../../errors.js';
 import { createHealth } from '../health.js';
 import { startHeartbeat } from '../heartbeat.js';
+import { OWN_LEASES_MS } from '../tables.js';
 import type { Store } from '../port.js';
 import type { StoreTimings } from '../timings.js';
 import { createPgCalls, isUnavailable } from './calls.js';
@@ -159,6 +160,14 @@ export function createPgStore(options: PgStoreOptions): Store {
       `${size - granted} of the store's ${size} connections (store.poolSize) could not be opened at start (a connection limit): it runs on the ${granted} it got`);
   }
 
+  /** When this replica's last heartbeat that reached the database was taken (epoch ms). */
+  let lastBeatAt = -Infinity;
+  const beatNow = async (at?: string) => {
+    const now = clock.now();
+    await store.replicas.beat(now, at);
+    lastBeatAt = Math.max(lastBeatAt, now);
+  };
+
   const store: Store = {
     name: 'store',
     engine: 'postgres',
@@ -170,9 +179,10 @@ export function createPgStore(options: PgStoreOptions): Store {
     snapshot,
     health: () => (open ? health.current() : { ok: false, reason: 'store not open', since: self.startedAt }),
     onHealth: (listener) => health.on(listener),
+    leasesStand: (now) => now - lastBeatAt < OWN_LEASES_MS,
     async advertise(at) {
       url = at;
-      await store.replicas.beat(clock.now(), at);
+      await beatNow(at);
     },
     async start() {
       if (open) return;
@@ -204,7 +214,7 @@ export function createPgStore(options: PgStoreOptions): Store {
       try {
         if (options.fillAtStart !== false) await fill(pool, size);
         open = true;
-        await store.replicas.beat(clock.now());
+        await beatNow();
       } catch (error) {
         await listener.stop();
         await pool.end().catch(() => {});
@@ -213,7 +223,7 @@ export function createPgStore(options: PgStoreOptions): Store {
         throw error;
       }
       const beat = async () => {
-        await store.replicas.beat(clock.now());
+        await beatNow();
         topUp();
       };
       heartbeat = startHeartbeat({ beat, health, clock, log, intervalMs: options.heartbeatMs ?? 5000 });

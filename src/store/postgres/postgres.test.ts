@@ -5,7 +5,9 @@ import { describeStoreConformance, event, freshRows, record } from '../conforman
 import { describeHistoryConformance } from '../conformance-history.js';
 import { createPool, fillPool } from './db.js';
 import { openStore } from '../open.js';
+import { systemClock } from '../../clock.js';
 import type { Store } from '../port.js';
+import { OWN_LEASES_MS, REPLICA_TTL_MS } from '../tables.js';
 import { createPgStore } from './pg-store.js';
 import { SCHEMA_VERSION } from './schema.js';
 
@@ -170,6 +172,25 @@ describe('postgres leases of a replica that stopped', () => {
     } finally {
       await second.stop();
       await first.stop();
+    }
+  });
+
+  it('stand for a replica only while its last heartbeat is younger than OWN_LEASES_MS, a margin short of the others\' sweep', async () => {
+    let now = Date.now();
+    const store = createPgStore({ url: await testDatabase('stand'), log, poolSize: 4, clock: { ...systemClock, now: () => now } });
+    await store.start();
+    try {
+      const beatAt = now;
+      expect(store.leasesStand(now)).toBe(true);
+      expect(store.leasesStand(beatAt + OWN_LEASES_MS - 1)).toBe(true);
+      expect(store.leasesStand(beatAt + OWN_LEASES_MS)).toBe(false);
+      expect(OWN_LEASES_MS).toBeLessThan(REPLICA_TTL_MS);
+      // A heartbeat that reaches the database makes them stand again.
+      now = beatAt + REPLICA_TTL_MS;
+      await store.advertise('http://127.0.0.1:1');
+      expect(store.leasesStand(now)).toBe(true);
+    } finally {
+      await store.stop();
     }
   });
 });

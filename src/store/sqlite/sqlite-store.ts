@@ -57,6 +57,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     roles: createLocalRoles(self.id),
     watch: () => () => {},
     ...sqlitePortMethods(call, clock, () => url),
+    // One process per database file: no other replica can take its leases.
+    leasesStand: () => true,
     health: () => (state === 'open' ? health.current() : { ok: false, reason: 'store not open', since: self.startedAt }),
     onHealth: (listener) => health.on(listener),
     async advertise(at, sandboxUrl) {
