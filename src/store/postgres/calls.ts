@@ -27,8 +27,11 @@ export interface PgCalls {
   statement<T>(work: (db: Db) => Promise<T>): Promise<T>;
 }
 
-/** SQLSTATE classes and socket errors after which the same call can succeed later. */
-const UNAVAILABLE_STATES = /^(08|53|57P|58|40001|40P01)/;
+/**
+ * SQLSTATE classes and socket errors after which the same call can succeed later; 25006: the
+ * database is read-only now (a standby, as after a failover, until it is promoted).
+ */
+const UNAVAILABLE_STATES = /^(08|53|57P|58|40001|40P01|25006)/;
 const SOCKET_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
 
 export function isUnavailable(error: unknown): boolean {

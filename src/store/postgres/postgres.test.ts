@@ -279,6 +279,30 @@ describe('postgres and the disk', () => {
   });
 });
 
+describe('postgres that cannot write', () => {
+  it('says the store cannot write while the database is read-only (a standby after a failover), and heals by itself', async () => {
+    const url = await testDatabase('read_only');
+    const database = new URL(url).pathname.slice(1);
+    const store = createPgStore({ url, log, poolSize: 4, heartbeatMs: 50 });
+    // As a failover onto a standby does: every new session is read-only; those open are ended.
+    const readOnly = (on: boolean) => withClient(url, async (admin) => {
+      await admin.query('SET default_transaction_read_only = off');
+      await admin.query(`ALTER DATABASE ${database} ${on ? 'SET default_transaction_read_only = on' : 'RESET default_transaction_read_only'}`);
+      await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
+    });
+    await store.start();
+    try {
+      await readOnly(true);
+      await expect.poll(() => store.health(), { timeout: 10_000 }).toMatchObject({ ok: false, reason: expect.stringMatching(/read-only/) });
+      await expect(store.state.put({ probe: 'x' })).rejects.toMatchObject({ code: 'store.unavailable', retryable: true });
+      await readOnly(false);
+      await expect.poll(() => store.health(), { timeout: 10_000 }).toEqual({ ok: true });
+    } finally {
+      await store.stop();
+    }
+  });
+});
+
 describe('postgres connections', () => {
   // The listener's connection (made in the background, listener.ts) is named apart.
   const countNamed = (url: string, name: string) => withClient(url, async (admin) => (await admin.query<{ n: number }>(
