@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NOW, done, event, record, type Harness } from './support.js';
+import { REPLICA_TTL_MS } from '../tables.js';
 
 export function stateCases({ shared, open, claim }: Harness): void {
   describe('state and replicas', () => {
@@ -96,6 +97,19 @@ export function stateCases({ shared, open, claim }: Harness): void {
         await one.stop();
         expect(await two.roles.claimTick('poll', 5_000, now)).toBe(true);
         expect(await two.roles.claimTick('poll', 5_000, now)).toBe(false);
+      });
+
+      it('keeps a tick claimed just now by a replica whose heartbeat is old, as after an outage of the store', async () => {
+        const one = await open();
+        const two = await open('second');
+        const now = Date.now();
+        // The database was away for longer than a heartbeat's life: both come back with old ones.
+        await one.replicas.beat(now - REPLICA_TTL_MS - 5_000);
+        await two.replicas.beat(now - REPLICA_TTL_MS - 5_000);
+        expect(await one.roles.claimTick('poll', 5_000, now)).toBe(true);
+        expect(await two.roles.claimTick('poll', 5_000, now + 100)).toBe(false);
+        // Found dead only once its claim is as old as a heartbeat's life, with no heartbeat since.
+        expect(await two.roles.claimTick('poll', 5_000, now + REPLICA_TTL_MS + 1)).toBe(true);
       });
 
       it('tells a replica when another made deliveries due or gave up a role', async () => {

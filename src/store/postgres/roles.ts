@@ -20,12 +20,18 @@ const ACQUIRE = `
   SELECT fence FROM taken
   UNION ALL SELECT fence FROM role WHERE name = $1 AND holder = $2 AND NOT EXISTS (SELECT 1 FROM taken)`;
 
+/**
+ * A slot another replica claimed is given again only when that one stopped (its row gone) or is
+ * found dead: no heartbeat and no claim of its own for REPLICA_TTL_MS. A claim just made counts as
+ * a sign of life: after an outage of the database every heartbeat is old, and the replicas coming
+ * back would each take the same tick from the other.
+ */
 const CLAIM_TICK = `
   INSERT INTO tick (job, slot, replica, claimed_at) VALUES ($1, $2, $3, $4)
   ON CONFLICT (job) DO UPDATE SET slot = excluded.slot, replica = excluded.replica, claimed_at = excluded.claimed_at
     WHERE tick.slot < excluded.slot
       OR (tick.slot = excluded.slot AND tick.replica <> excluded.replica
-        AND NOT EXISTS (SELECT 1 FROM replica r WHERE r.id = tick.replica AND r.heartbeat_at > $5))
+        AND NOT EXISTS (SELECT 1 FROM replica r WHERE r.id = tick.replica AND (r.heartbeat_at > $5 OR tick.claimed_at > $5)))
   RETURNING replica`;
 
 export function createPgRoles(replicaId: string, run: <T>(work: (db: Db) => Promise<T>) => Promise<T>): RoleStore {
