@@ -12,6 +12,9 @@ import type { ListSource, OutboxPort } from './ports.js';
 import { createRosterExporter, EXPORT_RETRY_MS, exportFailed, LAST_EXPORT_KEY, type ExportResult, type RosterExporter } from './roster-export.js';
 import { createScheduler, type Scheduler } from './scheduler.js';
 
+/** How often, at most, poll readiness looks up the last cycle the store recorded (another replica's). */
+const RECORDED_LOOK_MS = 5_000;
+
 /**
  * The poll part of the app, built in one call so app.ts stays a list of parts: the poller,
  * the roster exporter, and — in daemon mode only — the scheduler that runs both on their cron
@@ -58,7 +61,18 @@ export function createPollPart(options: PollPartOptions): PollPart {
   const exporter = createRosterExporter({
     poller, snapshot: store.snapshot, state: store.state, history: store.history, replica: store.replicaId, outbox, clock, metrics, timezone: config.export.timezone ?? config.poll.timezone, log: options.log.child({ component: 'roster' }),
   });
-  options.readiness.register('poll', () => poller.readiness());
+  // On a shared store the last cycle may be another replica's: looked up now and then as readiness
+  // is asked, so that a failure here does not outlive a later success there.
+  let lookedAt = -Infinity;
+  options.readiness.register('poll', () => {
+    if (store.shared && clock.now() - lookedAt >= RECORDED_LOOK_MS) {
+      lookedAt = clock.now();
+      void store.state.get<LastCycle>(LAST_CYCLE_KEY).then((cycle) => {
+        if (cycle) poller.recorded(cycle);
+      }, () => {});
+    }
+    return poller.readiness();
+  });
   let lastExport: ExportResult | undefined;
   const exportRoster = async (opts: { trigger?: string; signal?: AbortSignal } = {}) => {
     lastExport = await exporter.exportRoster(opts);

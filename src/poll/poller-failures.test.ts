@@ -29,6 +29,25 @@ describe.each(ENGINES)('poller on %s', (engine) => {
     expect(poller.readiness()).toEqual({ ok: true });
   });
 
+  it('a later success on another replica ends what an abort here said; a cycle refused for another\'s is no failure', async () => {
+    await poller.runCycle();
+    lists.students = [];
+    const aborted = await poller.runCycle();
+    expect(poller.readiness()).toMatchObject({ ok: false });
+    const at = (ms: number) => new Date(Date.parse(aborted.startedAt) + ms).toISOString();
+    // Another replica's cycle from before this one's, or one that failed too, changes nothing.
+    poller.recorded({ startedAt: at(-1000), outcome: 'ok', trigger: 'schedule', durationMs: 1 });
+    poller.recorded({ startedAt: at(1000), outcome: 'aborted', trigger: 'schedule', durationMs: 1 });
+    expect(poller.readiness()).toMatchObject({ ok: false });
+    poller.recorded({ startedAt: at(1000), outcome: 'ok', trigger: 'manual', durationMs: 1, replica: 'another' });
+    expect(poller.readiness()).toEqual({ ok: true });
+    // Refused as another process runs a cycle (a `sync` beside the daemon): that one's outcome counts.
+    lists.students = Array.from({ length: 10 }, (_, i) => testStudent(i + 1));
+    lists.listUsers = () => Promise.reject(new BridgeError('poll.busy', 'another process is running a poll cycle on this database (stream users); try again when it is done', { retryable: true }));
+    expect(await poller.runCycle()).toMatchObject({ outcome: 'failed', reason: 'poll.busy' });
+    expect(poller.readiness()).toEqual({ ok: true });
+  });
+
   it('the mass-delete guard of one stream stops the other stream too', async () => {
     await poller.runCycle();
     const count = (await outbox.records()).length;

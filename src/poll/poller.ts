@@ -56,8 +56,13 @@ export interface Poller extends Component {
   lastResult(): CycleResult | undefined;
   /** Epoch ms of the end of the last successful cycle. */
   lastSuccessAt(): number | undefined;
-  /** For /readyz: not ready after an aborted cycle, until a later one succeeds. */
+  /** For /readyz: not ready after an aborted cycle, until a later one succeeds (here or on another replica: `recorded`). */
   readiness(): ReadinessState;
+  /**
+   * The last cycle any replica ran, as the store has it (LAST_CYCLE_KEY): one that succeeded after
+   * this replica's last cycle ends what that one's failure said.
+   */
+  recorded(cycle: LastCycle): void;
   /**
    * Until when scheduled cycles wait (ISO 8601): the last cycle failed on an upstream that asked to
    * wait (Retry-After), and polling it again before then only meets the same answer. Cycles asked for
@@ -73,8 +78,12 @@ const STOP_WAIT_MS = 5_000;
  * one) would leave the snapshot a day stale after the upstream recovered. A manual sync runs at once.
  */
 export const MAX_HOLD_MS = 60 * 60_000;
-/** Failures that readiness reports through a check of their own (the upstream's, the store's), or none. */
-const OWN_CHECKS = /^(upstream\.|store\.|poll\.stopped$)/;
+/**
+ * Failures that readiness reports through a check of their own (the upstream's, the store's), or
+ * none: a cycle refused because another process runs one (`poll.busy`) or took over from it
+ * (`poll.fenced`) says nothing of this replica; that cycle's outcome is what counts.
+ */
+const OWN_CHECKS = /^(upstream\.|store\.|poll\.(stopped|busy|fenced)$)/;
 
 /** The state key of the last cycle any replica ran (not a dry run): what every status page shows. */
 export const LAST_CYCLE_KEY = 'poll.lastCycle';
@@ -171,6 +180,10 @@ export function createPoller(options: PollerOptions): Poller {
     lastResult: () => last,
     lastSuccessAt: () => lastSuccess,
     readiness: () => (notReady ? { ok: false, reason: notReady } : { ok: true }),
+    recorded(cycle) {
+      if (notReady === undefined || cycle.outcome !== 'ok') return;
+      if (last === undefined || Date.parse(cycle.startedAt) > Date.parse(last.startedAt)) notReady = undefined;
+    },
     heldUntil: () => (holdUntil !== undefined && holdUntil > clock.now() ? new Date(holdUntil).toISOString() : undefined),
     on(_event, listener) {
       listeners.add(listener);
