@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { StoreChange } from '../port.js';
 import type { StoreTimings } from '../timings.js';
 import { SCHEMA } from './schema.js';
+import { driverUrl } from './ssl-mode.js';
 
 type Queryable = Pick<pg.PoolClient, 'query'>;
 
@@ -52,7 +53,7 @@ export const APPLICATION_NAME = 'schoolbridge';
  */
 export function createPool(url: string, max: number): pg.Pool {
   const pool = new pg.Pool({
-    connectionString: url, max, min: max, types, options: SESSION_OPTIONS, connectionTimeoutMillis: 10_000, application_name: APPLICATION_NAME,
+    connectionString: driverUrl(url), max, min: max, types, options: SESSION_OPTIONS, connectionTimeoutMillis: 10_000, application_name: APPLICATION_NAME,
   });
   // A connection that breaks while lent out (the server went down between two statements of a
   // transaction) fails the statement in progress or the next one; the event itself must not end the process.

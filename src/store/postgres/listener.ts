@@ -4,6 +4,7 @@ import type { Clock } from '../../clock.js';
 import { describeError } from '../../errors.js';
 import type { StoreChange } from '../port.js';
 import { APPLICATION_NAME } from './db.js';
+import { driverUrl } from './ssl-mode.js';
 
 /** The channel every replica's commits notify on (NOTIFY reaches only the database it is sent in). */
 export const CHANNEL = 'schoolbridge';
@@ -37,7 +38,7 @@ export function createListener(options: { url: string; log: Logger; clock: Clock
 
   /** Connects and listens (`listening` is called once it does); resolves when the connection ends. */
   async function session(listening: () => void): Promise<void> {
-    const current = new pg.Client({ connectionString: options.url, connectionTimeoutMillis: 10_000, application_name: `${APPLICATION_NAME} listener` });
+    const current = new pg.Client({ connectionString: driverUrl(options.url), connectionTimeoutMillis: 10_000, application_name: `${APPLICATION_NAME} listener` });
     client = current;
     const ended = new Promise<void>((resolve) => {
       current.once('end', () => resolve());

@@ -20,6 +20,7 @@ import { migrate, SCHEMA } from './schema.js';
 import { createPgSnapshot } from './snapshot-methods.js';
 import { createOutboxStatistics } from './statistics.js';
 import * as state from './state.js';
+import { sslFix } from './ssl-mode.js';
 
 /** Connections that break within this long of a logged warning are logged at debug level. */
 const BROKE_WARN_MS = 10_000;
@@ -55,6 +56,8 @@ export interface PgStoreOptions {
  * `store.url` may not create the schema and its tables (SQLSTATE 42501, insufficient privilege).
  */
 function fixFor(error: unknown, url: string): string {
+  const ssl = sslFix(error, url);
+  if (ssl) return ssl;
   const code = (error as { code?: unknown }).code;
   if (code === '3F000') {
     // The schema is there (search_path names it) but the role may not use it: made by another role.

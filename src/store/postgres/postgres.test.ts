@@ -304,6 +304,23 @@ describe('postgres that cannot write', () => {
 });
 
 describe('postgres connections', () => {
+  it('reads sslmode as libpq does, with no warning, and says what to do when the server offers no SSL', async () => {
+    const url = await testDatabase('ssl_mode');
+    const warnings: string[] = [];
+    const warned = (warning: Error) => void warnings.push(warning.message);
+    process.on('warning', warned);
+    try {
+      const asks = createPgStore({ url: `${url}?sslmode=require`, log, poolSize: 4, connectTimeoutMs: 100 });
+      await expect(asks.start()).rejects.toThrow(/^cannot open the PostgreSQL store \(store\.url\): The server does not support SSL connections; store\.url asks for SSL \(sslmode=require\) and this server offers none: turn ssl on in the server, or write sslmode=disable$/);
+      const plain = createPgStore({ url: `${url}?sslmode=disable`, log, poolSize: 4 });
+      await plain.start();
+      await plain.stop();
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off('warning', warned);
+    }
+  });
+
   // The listener's connection (made in the background, listener.ts) is named apart.
   const countNamed = (url: string, name: string) => withClient(url, async (admin) => (await admin.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`, [name])).rows[0]!.n);

@@ -1,0 +1,31 @@
+/** The values of `sslmode` that store.url may give, as libpq names them, and the driver's `no-verify`. */
+export const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'] as const;
+
+/** store.url's sslmode, if it gives one (whatever its value). */
+export function sslModeOf(url: string): string | undefined {
+  return URL.canParse(url) ? (new URL(url).searchParams.get('sslmode') ?? undefined) : undefined;
+}
+
+/**
+ * store.url as the driver is to read it: its sslmode means what it means to libpq and to every other
+ * PostgreSQL client (require: encrypted, the certificate not verified; verify-ca: verified against
+ * sslrootcert; verify-full: and the host name too), where the driver by itself takes prefer, require
+ * and verify-ca for verify-full and prints a warning of eight lines. `allow` and `prefer` ask for
+ * SSL as `require` does: the driver cannot fall back to a connection without it.
+ */
+export function driverUrl(url: string): string {
+  const mode = sslModeOf(url);
+  if (mode === undefined || mode === 'no-verify') return url;
+  const parsed = new URL(url);
+  if (parsed.searchParams.has('uselibpqcompat')) return url;
+  if (mode === 'allow') parsed.searchParams.set('sslmode', 'prefer');
+  parsed.searchParams.set('uselibpqcompat', 'true');
+  return parsed.toString();
+}
+
+/** What to do about a server that offers no SSL to a store.url that asks for it. */
+export function sslFix(error: unknown, url: string): string {
+  if (!/does not support SSL/i.test((error as Error | undefined)?.message ?? '')) return '';
+  const mode = sslModeOf(url);
+  return `; store.url asks for SSL${mode ? ` (sslmode=${mode})` : ''} and this server offers none: turn ssl on in the server, or write sslmode=disable`;
+}
