@@ -11,7 +11,7 @@ import { tempDir } from './support/temp.js';
 const BIN = path.join(import.meta.dirname, '..', 'bin', 'schoolbridge.js');
 let dir: { dir: string; cleanup(): Promise<void> };
 
-async function configAt(name: string, out: string): Promise<string> {
+async function configAt(name: string, out: string, streams = 'roster'): Promise<string> {
   const file = path.join(dir.dir, `${name}.yaml`);
   await writeFile(file, [
     'upstream: { baseUrl: sandbox }',
@@ -20,7 +20,7 @@ async function configAt(name: string, out: string): Promise<string> {
     `store: { dir: ${JSON.stringify(path.join(dir.dir, name))} }`,
     'delivery: { backoff: { baseMs: 60000, maxMs: 60000 } }',
     'connectors:',
-    `  - { name: files, type: file, streams: [roster], dir: ${JSON.stringify(out)} }`,
+    `  - { name: files, type: file, streams: [${streams}], dir: ${JSON.stringify(out)} }`,
   ].join('\n'));
   return file;
 }
@@ -66,5 +66,14 @@ describe('export roster', () => {
     expect(result).toMatchObject({ code: 0, stderr: '' });
     expect(result.stdout).toMatch(/^roster \d{4}-\d{2}-\d{2}: 4 students, delivered \(roster:/);
     expect((await readdir(out)).filter((name) => name.startsWith('roster-'))).toHaveLength(1);
+  }, 60_000);
+
+  it('exits 1 when no connector takes the roster: it went nowhere', async () => {
+    const out = path.join(dir.dir, 'students-only');
+    await mkdir(out);
+    const result = await cli(await configAt('nowhere', out, 'students'), 'export', 'roster');
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stdout).toMatch(/^roster \d{4}-\d{2}-\d{2}: 4 students, not sent: no connector takes the roster stream/);
+    expect(result.stderr).toBe("the roster went nowhere: no connector takes the roster stream (add roster to a connector's streams)\n");
   }, 60_000);
 });

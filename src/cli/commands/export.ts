@@ -54,5 +54,7 @@ export function registerExportCommand(program: Command): void {
       }
       if (result.outcome !== 'ok') throw new CliExit(1, `export roster failed: ${result.message ?? result.reason ?? 'unknown reason'}`);
       if (result.notDelivered) throw new CliExit(1, `the roster was not delivered to: ${result.notDelivered.map(owedText).join('; ')}`);
+      // Exported, but to no one: a script that runs it for the roster must learn that none was sent.
+      if (result.notSent === 'no_connector') throw new CliExit(1, 'the roster went nowhere: no connector takes the roster stream (add roster to a connector\'s streams)');
     });
 }
