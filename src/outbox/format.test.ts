@@ -10,14 +10,16 @@ describe('deliveries list', () => {
       { ...base, id: 'hook:s:1:a', recordId: 's:1:a', orderKey: 'students:1', seq: 1, status: 'dead', runAt: 0, lastError: 'webhook.rejected: the receiver\nanswered 400' },
       { ...base, id: 'hook:s:1:b', recordId: 's:1:b', orderKey: 'students:1', seq: 2, status: 'pending', runAt: 0, waitingFor: 'hook:s:1:a' },
       { ...base, id: 'hook:s:2:a', recordId: 's:2:a', orderKey: 'students:2', seq: 3, status: 'pending', runAt: 5000 },
+      { ...base, id: 'hook:s:3:a', recordId: 's:3:a', orderKey: 'students:3', seq: 4, status: 'pending', runAt: 0, leaseUntil: 600_000, leaseOwner: 'r1' },
     ];
     expect(formatDeliveries(entries, 1000)).toBe(
       [
-        'ID          STATE    ATTEMPTS  NEXT                      LAST ERROR',
-        'hook:s:1:a  dead     1         -                         webhook.rejected: the receiver answered 400',
-        'hook:s:1:b  pending  1         after hook:s:1:a',
-        'hook:s:2:a  pending  1         1970-01-01T00:00:05.000Z',
-        '3 deliveries (1 dead; retry with: schoolbridge deliveries retry <id> | --all-dead)',
+        'ID          STATE      ATTEMPTS  NEXT                      LAST ERROR',
+        'hook:s:1:a  dead       1         -                         webhook.rejected: the receiver answered 400',
+        'hook:s:1:b  pending    1         after hook:s:1:a',
+        'hook:s:2:a  pending    1         1970-01-01T00:00:05.000Z',
+        'hook:s:3:a  in-flight  1         -',
+        '4 deliveries (1 dead; retry with: schoolbridge deliveries retry <id> | --all-dead)',
         '',
       ].join('\n'),
     );

@@ -5,9 +5,9 @@ export function formatDeliveries(entries: readonly ListedDelivery[], now: number
   if (entries.length === 0) return 'no deliveries\n';
   const rows = entries.map((e) => [
     e.id,
-    e.status,
+    inFlight(e, now) ? 'in-flight' : e.status,
     String(e.attempts),
-    e.status === 'dead' ? '-' : e.waitingFor ? `after ${e.waitingFor}` : when(e.runAt, now),
+    e.status === 'dead' || inFlight(e, now) ? '-' : e.waitingFor ? `after ${e.waitingFor}` : when(e.runAt, now),
     oneLine(e.lastError ?? ''),
   ]);
   const header = ['ID', 'STATE', 'ATTEMPTS', 'NEXT', 'LAST ERROR'];
@@ -16,6 +16,11 @@ export function formatDeliveries(entries: readonly ListedDelivery[], now: number
   const dead = entries.filter((e) => e.status === 'dead').length;
   const summary = `${entries.length} ${entries.length === 1 ? 'delivery' : 'deliveries'}${dead ? ` (${dead} dead; retry with: schoolbridge deliveries retry <id> | --all-dead)` : ''}`;
   return `${[line(header), ...rows.map(line)].join('\n')}\n${summary}\n`;
+}
+
+/** Leased to a replica now: its attempt is running, and its outcome decides what comes next. */
+function inFlight(e: ListedDelivery, now: number): boolean {
+  return e.status === 'active' || (e.status !== 'dead' && e.leaseUntil !== undefined && e.leaseUntil > now);
 }
 
 function when(runAt: number, now: number): string {
