@@ -136,6 +136,6 @@ describe('public endpoints and logs', () => {
     // The log keeps what the service said, with its e-mail and PESEL replaced, in every field and in the message.
     const logs = lines.join('');
     for (const never of [PERSONAL.email, PERSONAL.pesel]) expect(logs).not.toContain(never);
-    expect(lines.find((line) => line.includes('poll cycle failed'))).toMatch(/"msg":"poll cycle failed: [^"]*upstream answered HTTP 423: \\"student Jan Kowalski \(\[email\], PESEL \[redacted\]\) is locked\\"/);
+    expect(lines.find((line) => line.includes('poll cycle failed'))).toMatch(/"msg":"poll cycle failed after [^"]*upstream answered HTTP 423: \\"student Jan Kowalski \(\[email\], PESEL \[redacted\]\) is locked\\"/);
   });
 });

@@ -31,11 +31,11 @@ describe('cycleLine', () => {
   it('says the outcome, the time and the counts per stream on one line', () => {
     expect(cycleLine(result({}))).toBe('poll cycle done in 0.8 s: students 40 (2 created, 1 updated), users 83 (no change)');
     expect(cycleLine(result({ streams: { students: stream(5, 0, 0, 0, 5), users: stream(9, 0, 0, 2) } }))).toBe('poll cycle done in 0.8 s: students 5 (5 recorded silently), users 9 (2 deleted)');
-    expect(cycleLine(result({ outcome: 'aborted', reason: 'mass_delete', message: 'users would lose 90%' }))).toMatch(/^poll cycle aborted: users would lose 90% in 0\.8 s: /);
+    expect(cycleLine(result({ outcome: 'aborted', reason: 'mass_delete', message: 'users would lose 90%' }))).toMatch(/^poll cycle aborted after 0\.8 s: users would lose 90%; students 40 /);
     expect(cycleLine(result({ dryRun: true }))).toMatch(/^poll dry run in 0\.8 s: /);
     const none = { fetched: 0, created: 0, updated: 0, deleted: 0, baselined: 0 };
     expect(cycleLine(result({ outcome: 'failed', reason: 'store.unavailable', message: 'the store cannot write: SQLITE_FULL', streams: { students: none, users: none } })))
-      .toBe('poll cycle failed: the store cannot write: SQLITE_FULL in 0.8 s');
+      .toBe('poll cycle failed after 0.8 s: the store cannot write: SQLITE_FULL');
   });
 });
 
@@ -48,11 +48,11 @@ describe('formatCycle', () => {
   it('says a dry run stopped, and that its counts go only as far as it got', () => {
     expect(formatCycle(base)).toBe('dry run (nothing written or delivered) in 40 ms\nstudents: 15 fetched, 0 created, 0 updated, 0 deleted');
     expect(formatCycle({ ...base, outcome: 'aborted', reason: 'mass_delete', message: '5 of 20 students (25.0%) would be deleted, more than poll.maxDeleteRatio 0.2' })).toBe([
-      'dry run aborted (nothing written or delivered): 5 of 20 students (25.0%) would be deleted, more than poll.maxDeleteRatio 0.2 in 40 ms',
+      'dry run aborted (nothing written or delivered) after 40 ms: 5 of 20 students (25.0%) would be deleted, more than poll.maxDeleteRatio 0.2',
       'students: 15 fetched, 0 created, 0 updated, 0 deleted',
       '(counts up to where it stopped)',
     ].join('\n'));
-    expect(formatCycle({ ...base, dryRun: false, outcome: 'failed', reason: 'upstream.timeout' }).split('\n')[0]).toBe('poll cycle failed: upstream.timeout in 40 ms');
+    expect(formatCycle({ ...base, dryRun: false, outcome: 'failed', reason: 'upstream.timeout' }).split('\n')[0]).toBe('poll cycle failed after 40 ms: upstream.timeout');
   });
 
   it('shows no counts for a cycle refused before it read anything', () => {
@@ -60,6 +60,8 @@ describe('formatCycle', () => {
       ...base, dryRun: false, outcome: 'failed', reason: 'poll.busy', message: 'another process is running a poll cycle on this database (stream students); try again when it is done',
       streams: { students: { fetched: 0, created: 0, updated: 0, deleted: 0, baselined: 0 }, users: { fetched: 0, created: 0, updated: 0, deleted: 0, baselined: 0 } },
     };
-    expect(formatCycle(refused)).toBe('poll cycle failed: another process is running a poll cycle on this database (stream students); try again when it is done in 40 ms');
+    // Not a failure of this cycle, nor a time to wait: another one runs.
+    expect(formatCycle(refused)).toBe('poll cycle not run: another process is running a poll cycle on this database (stream students); try again when it is done');
+    expect(cycleLine({ ...refused, durationMs: 217 })).toBe('poll cycle not run: another process is running a poll cycle on this database (stream students); try again when it is done');
   });
 });

@@ -20,12 +20,19 @@ export function formatCycle(result: CycleResult): string {
   const head = result.dryRun
     ? `dry run${result.outcome === 'ok' ? '' : ` ${result.outcome}`} (nothing written or delivered)`
     : `poll cycle ${result.outcome}`;
-  const why = result.outcome === 'ok' ? '' : `: ${result.message ?? result.reason}`;
+  if (refusedForAnother(result)) return `${result.dryRun ? 'dry run' : 'poll cycle'} not run: ${result.message ?? result.reason}`;
   const { readMs, checkMs, commitMs } = result.phases ?? {};
   const phases = readMs === undefined ? '' : ` (read and diff ${readMs} ms${checkMs === undefined ? '' : `, checks ${checkMs} ms`}${commitMs === undefined ? '' : `, commit ${commitMs} ms`})`;
   // A cycle that stopped early counted only what it had read and diffed by then.
   const partial = result.outcome === 'ok' || nothing ? [] : ['(counts up to where it stopped)'];
-  return [`${head}${why} in ${result.durationMs} ms${phases}`, ...lines, ...partial].join('\n');
+  // The time before the reason: a reason may end in advice ("try again when it is done").
+  const first = result.outcome === 'ok' ? `${head} in ${result.durationMs} ms${phases}` : `${head} after ${result.durationMs} ms${phases}: ${result.message ?? result.reason}`;
+  return [first, ...lines, ...partial].join('\n');
+}
+
+/** A cycle refused because another process runs one on the same database: nothing of it ran. */
+export function refusedForAnother(result: Pick<CycleResult, 'outcome' | 'reason'>): boolean {
+  return result.outcome === 'failed' && result.reason === 'poll.busy';
 }
 
 /** One line for a log: the outcome, the time, and per stream what was fetched and what changed. */
@@ -36,8 +43,13 @@ export function cycleLine(result: CycleResult): string {
       .map(([what, n]) => `${n} ${what}`);
     return `${stream} ${s.fetched} (${changes.length > 0 ? changes.join(', ') : 'no change'})`;
   });
-  const head = result.dryRun ? 'poll dry run' : result.outcome === 'ok' ? 'poll cycle done' : `poll cycle ${result.outcome}: ${result.message ?? result.reason}`;
-  return `${head} in ${(result.durationMs / 1000).toFixed(1)} s${streams.length > 0 ? `: ${streams.join(', ')}` : ''}`;
+  const seconds = (result.durationMs / 1000).toFixed(1);
+  if (refusedForAnother(result)) return `poll ${result.dryRun ? 'dry run' : 'cycle'} not run: ${result.message ?? result.reason}`;
+  if (result.outcome !== 'ok') {
+    return `poll ${result.dryRun ? 'dry run' : 'cycle'} ${result.outcome} after ${seconds} s: ${result.message ?? result.reason}${streams.length > 0 ? `; ${streams.join(', ')}` : ''}`;
+  }
+  const head = result.dryRun ? 'poll dry run' : 'poll cycle done';
+  return `${head} in ${seconds} s${streams.length > 0 ? `: ${streams.join(', ')}` : ''}`;
 }
 
 export function formatChange(change: ChangeRecord): string {

@@ -10,7 +10,7 @@ import { createListWorker, type ListWorker } from '../upstream/list/index.js';
 import { CycleAbort, emptySummary, runPollCycle, type CycleDeps, type CyclePhases, type CycleResult } from './cycle.js';
 import { createPollMetrics, type PollMetrics } from './poll-metrics.js';
 import type { ListSource, OutboxPort } from './ports.js';
-import { cycleLine, summaries } from './format.js';
+import { cycleLine, refusedForAnother, summaries } from './format.js';
 import { waitText } from '../wait-text.js';
 
 export interface PollerOptions {
@@ -251,5 +251,7 @@ export function logResult(log: Logger, result: CycleResult): void {
   else if (result.outcome === 'aborted') log.warn(fields, cycleLine(result));
   // A stop asked for (SIGTERM during a cycle) is not an error: the next start polls again.
   else if (result.reason === 'poll.stopped') log.info(fields, cycleLine(result));
+  // Refused as another process runs a cycle (a sync beside the daemon, another replica): that one polls.
+  else if (refusedForAnother(result)) log.info(fields, cycleLine(result));
   else log.error(fields, cycleLine(result));
 }
