@@ -45,6 +45,8 @@ describe('parseConfig', () => {
     // A URL of another scheme gets a message of its own, which does not repeat it (it may hold a password).
     expect(problems('store:\n  driver: postgres\n  url: mysql://app:s3cret@db/school\n')).toEqual(['store.url: must start with postgres:// or postgresql:// (postgres://user:password@host:5432/database)']);
     expect(problems('store:\n  driver: postgres\n  url: postgres://app:s3cret@db/school?sslmode=bogus\n')).toEqual(['store.url: sslmode=bogus is not one of disable, allow, prefer, require, verify-ca, verify-full, no-verify']);
+    expect(problems('store:\n  driver: postgres\n  url: postgres://app:s3cret@db/school?sslmode=verify-ca\n')).toEqual(['store.url: sslmode=verify-ca checks the certificate against a CA of your own: add sslrootcert=<its file>, or use sslmode=verify-full']);
+    expect(parseConfig('store:\n  driver: postgres\n  url: postgres://app:s3cret@db/school?sslmode=verify-ca&sslrootcert=/etc/ca.pem\n', 'test.yaml', {}).store.url).toContain('verify-ca');
     const [pool] = problems('store:\n  driver: postgres\n  url: postgres://u:p@db:5432/sb\n  poolSize: 2\n');
     expect(pool).toMatch(/^store\.poolSize: /);
     expect(pool).toMatch(/4/);

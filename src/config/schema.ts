@@ -178,6 +178,8 @@ export const configSchema = z
       const mode = sslModeOf(config.store.url!);
       if (mode !== undefined && !(SSL_MODES as readonly string[]).includes(mode)) {
         ctx.addIssue({ code: 'custom', path: ['store', 'url'], message: `sslmode=${mode.slice(0, 40)} is not one of ${SSL_MODES.join(', ')}` });
+      } else if (mode === 'verify-ca' && !new URL(config.store.url!).searchParams.has('sslrootcert')) {
+        ctx.addIssue({ code: 'custom', path: ['store', 'url'], message: 'sslmode=verify-ca checks the certificate against a CA of your own: add sslrootcert=<its file>, or use sslmode=verify-full' });
       }
     }
     const seen = new Map<string, number>();
