@@ -99,6 +99,23 @@ export function stateCases({ shared, open, claim }: Harness): void {
         expect(await two.roles.claimTick('poll', 5_000, now)).toBe(false);
       });
 
+      it('takes no role from a holder whose heartbeat is old until it has itself reached the store for a heartbeat\'s life', async () => {
+        const one = await open();
+        const now = Date.now();
+        expect(await one.roles.acquire('connector:sheet', now)).toBeDefined();
+        // The store was away: the holder's heartbeat is old, and the other has only just come back.
+        await one.replicas.beat(now - REPLICA_TTL_MS - 5_000);
+        const two = await open('second');
+        expect(await two.roles.acquire('connector:sheet', now)).toBeUndefined();
+        // A heartbeat's life on, the holder has not beaten since: it is gone.
+        expect(await two.roles.acquire('connector:sheet', now + REPLICA_TTL_MS + 1_000)).toBeDefined();
+        // A role given up is taken at once.
+        expect(await one.roles.acquire('connector:ledger', now)).toBeDefined();
+        await one.roles.release('connector:ledger');
+        const three = await open('second');
+        expect(await three.roles.acquire('connector:ledger', now)).toBeDefined();
+      });
+
       it('keeps a tick claimed just now by a replica whose heartbeat is old, as after an outage of the store', async () => {
         const one = await open();
         const two = await open('second');

@@ -6,7 +6,7 @@ import { systemClock, type Clock } from '../../clock.js';
 import { BridgeError, describeError } from '../../errors.js';
 import { createHealth } from '../health.js';
 import { startHeartbeat } from '../heartbeat.js';
-import { OWN_LEASES_MS } from '../tables.js';
+import { OWN_LEASES_MS, REPLICA_TTL_MS } from '../tables.js';
 import type { Store } from '../port.js';
 import type { StoreTimings } from '../timings.js';
 import { createPgCalls, isUnavailable } from './calls.js';
@@ -165,6 +165,12 @@ export function createPgStore(options: PgStoreOptions): Store {
 
   /** When this replica's last heartbeat that reached the database was taken (epoch ms). */
   let lastBeatAt = -Infinity;
+  /** Since when the store has written without a failure (epoch ms; Infinity while it cannot): see createPgRoles. */
+  let writableSince = Infinity;
+  health.on((state) => {
+    if (!state.ok) writableSince = Infinity;
+    else if (writableSince === Infinity) writableSince = clock.now();
+  });
   const beatNow = async (at?: string) => {
     const now = clock.now();
     await store.replicas.beat(now, at);
@@ -176,7 +182,7 @@ export function createPgStore(options: PgStoreOptions): Store {
     engine: 'postgres',
     shared: true,
     replicaId: self.id,
-    roles: createPgRoles(self.id, calls.statement),
+    roles: createPgRoles(self.id, calls.statement, (now) => now - writableSince >= REPLICA_TTL_MS),
     watch: (watcher) => listener.on(watcher),
     ...pgPortMethods(calls, self, clock, () => url),
     snapshot,
@@ -218,6 +224,7 @@ export function createPgStore(options: PgStoreOptions): Store {
         if (options.fillAtStart !== false) await fill(pool, size);
         open = true;
         await beatNow();
+        writableSince = Math.min(writableSince, clock.now());
       } catch (error) {
         await listener.stop();
         await pool.end().catch(() => {});

@@ -16,6 +16,7 @@ const ACQUIRE = `
     ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, since = excluded.since, fence = role.fence + 1
       WHERE role.holder <> excluded.holder
         AND NOT EXISTS (SELECT 1 FROM replica r WHERE r.id = role.holder AND r.heartbeat_at > $4)
+        AND ($5 OR NOT EXISTS (SELECT 1 FROM replica r WHERE r.id = role.holder))
     RETURNING fence)
   SELECT fence FROM taken
   UNION ALL SELECT fence FROM role WHERE name = $1 AND holder = $2 AND NOT EXISTS (SELECT 1 FROM taken)`;
@@ -34,10 +35,17 @@ const CLAIM_TICK = `
         AND NOT EXISTS (SELECT 1 FROM replica r WHERE r.id = tick.replica AND (r.heartbeat_at > $5 OR tick.claimed_at > $5)))
   RETURNING replica`;
 
-export function createPgRoles(replicaId: string, run: <T>(work: (db: Db) => Promise<T>) => Promise<T>): RoleStore {
+/**
+ * `mayTakeStale(now)`: whether this replica may take a role from a holder whose heartbeat is old
+ * (one that gave it up, or stopped, it may always take). Not until it has itself reached the database
+ * for REPLICA_TTL_MS: after an outage of the database every heartbeat is old, and the holder, back
+ * too, has not had the time to beat; the role would change hands, and for a moment two replicas
+ * would write one spreadsheet or ledger.
+ */
+export function createPgRoles(replicaId: string, run: <T>(work: (db: Db) => Promise<T>) => Promise<T>, mayTakeStale: (now: number) => boolean = () => true): RoleStore {
   return {
     acquire: (role, now) => run(async (db) => {
-      const { rows } = await db.query<{ fence: number }>(ACQUIRE, [role, replicaId, now, now - REPLICA_TTL_MS]);
+      const { rows } = await db.query<{ fence: number }>(ACQUIRE, [role, replicaId, now, now - REPLICA_TTL_MS, mayTakeStale(now)]);
       return rows[0]?.fence;
     }),
     release: (role) => run(async (db) => {
