@@ -5,7 +5,7 @@ import { connectorTypes } from '../connectors/registry.js';
 import { POLLED_STREAM_NAMES } from '../streams/index.js';
 import { bool, httpUrl, int, listenHost, millis, num, optionalString, publicUrl, timezone } from './fields.js';
 import { readableUrl } from './mask.js';
-import { SSL_MODES, sslModeOf } from '../store/postgres/ssl-mode.js';
+import { sslModeProblem } from '../store/postgres/ssl-mode.js';
 
 /**
  * The one schema of schoolbridge's configuration (README "Configuration"): it gives the type, the defaults and
@@ -175,12 +175,8 @@ export const configSchema = z
         message: 'cannot be read as a URL: percent-encode the special characters of the user name and password (/ as %2F, # as %23, ? as %3F, @ as %40, : as %3A)',
       });
     } else if (config.store.driver === 'postgres') {
-      const mode = sslModeOf(config.store.url!);
-      if (mode !== undefined && !(SSL_MODES as readonly string[]).includes(mode)) {
-        ctx.addIssue({ code: 'custom', path: ['store', 'url'], message: `sslmode=${mode.slice(0, 40)} is not one of ${SSL_MODES.join(', ')}` });
-      } else if (mode === 'verify-ca' && !new URL(config.store.url!).searchParams.has('sslrootcert')) {
-        ctx.addIssue({ code: 'custom', path: ['store', 'url'], message: 'sslmode=verify-ca checks the certificate against a CA of your own: add sslrootcert=<its file>, or use sslmode=verify-full' });
-      }
+      const problem = sslModeProblem(config.store.url!);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['store', 'url'], message: problem });
     }
     const seen = new Map<string, number>();
     config.connectors.forEach((connector, index) => {

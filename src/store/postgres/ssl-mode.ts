@@ -6,6 +6,17 @@ export function sslModeOf(url: string): string | undefined {
   return URL.canParse(url) ? (new URL(url).searchParams.get('sslmode') ?? undefined) : undefined;
 }
 
+/** What is wrong with store.url's sslmode, for the config to say; undefined when nothing is. */
+export function sslModeProblem(url: string): string | undefined {
+  const mode = sslModeOf(url);
+  if (mode === undefined) return undefined;
+  if (!(SSL_MODES as readonly string[]).includes(mode)) return `sslmode=${mode.slice(0, 40)} is not one of ${SSL_MODES.join(', ')}`;
+  if (mode === 'verify-ca' && !new URL(url).searchParams.has('sslrootcert')) {
+    return 'sslmode=verify-ca checks the certificate against a CA of your own: add sslrootcert=<its file>, or use sslmode=verify-full';
+  }
+  return undefined;
+}
+
 /**
  * store.url as the driver is to read it: its sslmode means what it means to libpq and to every other
  * PostgreSQL client (require: encrypted, the certificate not verified; verify-ca: verified against
