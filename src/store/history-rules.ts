@@ -29,12 +29,43 @@ export const attemptOutcome = (status: 'done' | 'pending' | 'dead'): 'done' | 'r
 export const likeContains = (text: string): string => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /**
- * The ways `text` can be written inside a JSON body: as is; with JSON's escapes (`\"`, `\\`); with
- * `/` as `\/`; and with every character past ASCII as `\uXXXX`, as PHP's json_encode writes by
- * default. A body is searched as it was received, so a text is looked for in each of them (LIKE
- * ignores the case of ASCII letters, so of the hex digits too).
+ * The ways `text` can be written inside a JSON body: in each of its case forms (caseForms), as is;
+ * with JSON's escapes (`\"`, `\\`); with `/` as `\/`; and with every character past ASCII as
+ * `\uXXXX`, as PHP's json_encode writes by default. A body is searched as it was received, so a text
+ * is looked for in each of them (LIKE ignores the case of ASCII letters, so of the hex digits too).
  */
 export function jsonForms(text: string): string[] {
+  return [...new Set(caseForms(text).flatMap(jsonFormsOf))];
+}
+
+/** Words with letters past ASCII whose case forms a search combines, at most: 3^3 forms of a text. */
+const CASED_WORDS = 3;
+
+/**
+ * The text as typed and with each word that has a letter past ASCII in lower case, upper case and
+ * title case (`łucja`, `ŁUCJA`, `Łucja`), since the engines' LIKE ignores the case of ASCII letters
+ * only (PostgreSQL's ILIKE that of all letters only under a locale that knows them). With more such
+ * words than CASED_WORDS, every word takes the same one of the three.
+ */
+export function caseForms(text: string): string[] {
+  const words = text.split(/(\s+)/);
+  const cased = words.flatMap((word, i) => (/[^\x20-\x7e\s]/.test(word) && word.toLowerCase() !== word.toUpperCase() ? [i] : []));
+  const styles = [(w: string) => w.toLowerCase(), (w: string) => w.toUpperCase(), (w: string) => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase()];
+  const forms = new Set([text]);
+  const count = cased.length <= CASED_WORDS ? styles.length ** cased.length : styles.length;
+  for (let n = 0; n < count; n++) {
+    // Digit j of n in base 3 is the style of the j-th cased word (or, past CASED_WORDS, n of all).
+    forms.add(words.map((word, i) => {
+      const j = cased.indexOf(i);
+      if (j < 0) return word;
+      const style = cased.length <= CASED_WORDS ? Math.floor(n / styles.length ** j) % styles.length : n;
+      return styles[style]!(word);
+    }).join(''));
+  }
+  return [...forms];
+}
+
+function jsonFormsOf(text: string): string[] {
   const escaped = JSON.stringify(text).slice(1, -1);
   const slashed = escaped.replace(/\//g, '\\/');
   const ascii = (form: string) => form.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);

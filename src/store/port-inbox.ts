@@ -50,7 +50,7 @@ export interface InboxStore {
   prune(beforeMs: number): Promise<number>;
   /**
    * Stored events whose body contains one of `texts` as written or as JSON may escape it
-   * (history-rules.ts jsonForms; ASCII case ignored), newest first, at most `limit`.
+   * (history-rules.ts jsonForms, caseForms: case ignored), newest first, at most `limit`.
    */
   search(texts: readonly string[], limit: number): Promise<InboxEntry[]>;
 }

@@ -111,7 +111,7 @@ export async function prune(db: Db, beforeMs: number): Promise<number> {
   return (await db.query('DELETE FROM inbox WHERE received_at_ms < $1', [beforeMs])).rowCount ?? 0;
 }
 
-/** A scan of the inbox (it keeps a few days of events), bounded by `limit` matches; ILIKE ignores case. */
+/** A scan of the inbox (it keeps a few days of events), bounded by `limit` matches; ILIKE ignores the case of ASCII letters (under the C locale), jsonForms gives the others' cases. */
 export async function search(db: Db, texts: readonly string[], limit: number): Promise<InboxEntry[]> {
   const patterns = texts.filter((t) => t !== '').flatMap(jsonForms).map(likeContains);
   if (patterns.length === 0) return [];

@@ -83,7 +83,7 @@ export function prune(db: Db, beforeMs: number): number {
   return sql(db, 'DELETE FROM inbox WHERE received_at_ms < ?').run(beforeMs).changes;
 }
 
-/** A scan of the inbox (it keeps a few days of events), bounded by `limit` matches; LIKE ignores ASCII case. */
+/** A scan of the inbox (it keeps a few days of events), bounded by `limit` matches; LIKE ignores the case of ASCII letters, jsonForms gives the others' cases. */
 export function search(db: Db, texts: readonly string[], limit: number): InboxEntry[] {
   const patterns = texts.filter((t) => t !== '').flatMap(jsonForms).map(likeContains);
   if (patterns.length === 0) return [];
