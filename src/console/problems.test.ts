@@ -38,6 +38,14 @@ describe('problems', () => {
     });
   });
 
+  it('say once what could not be read for one reason', async () => {
+    const down = () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+    const all = sources({ list: down, quarantine: down, store: { outbox: { retrying: down }, people: { get: async () => [] } } as never });
+    expect((await problems(all, { authed: true })).reasons).toEqual([
+      'the dead deliveries, the retrying deliveries and the held deliveries could not be read: connect ECONNREFUSED 127.0.0.1:5432',
+    ]);
+  });
+
   it('name each record of a group once: an event\'s two records are one name', async () => {
     const dead = (recordId: string) => ({ id: `hook:${recordId}`, connector: 'hook', recordId, lastError: 'webhook.rejected: the receiver answered 422: no' });
     const list = async () => [dead('events:invoice.created:301:aaaaaaaaaaaa'), dead('invoices:invoice.created:301:aaaaaaaaaaaa'), dead('invoices:invoice.created:601:bbbbbbbbbbbb')] as never[];

@@ -35,11 +35,12 @@ export interface Problems {
 }
 
 export async function problems(sources: ConsoleSources, viewer: Viewer): Promise<Problems> {
-  // A store that cannot be read (PostgreSQL down) still leaves the page to say so.
-  const unread: string[] = [];
+  // A store that cannot be read (PostgreSQL down) still leaves the page to say so, once per error.
+  const unread = new Map<string, string[]>();
   const read = <T>(what: string, reading: Promise<T>, none: T): Promise<T> =>
     reading.catch((error: unknown) => {
-      unread.push(`${what} could not be read: ${(error as Error).message}`);
+      const message = (error as Error).message;
+      unread.set(message, [...(unread.get(message) ?? []), what]);
       return none;
     });
   const [dead, retrying, connectors, quarantined] = await Promise.all([
@@ -71,7 +72,7 @@ export async function problems(sources: ConsoleSources, viewer: Viewer): Promise
   const reasons = [
     // What keeps the daemon from working (the store cannot write, the upstream is down) first.
     ...sources.unready().map((u) => `${u.name}: ${u.reason}`),
-    ...unread,
+    ...[...unread].map(([message, whats]) => `${inWords(whats)} could not be read: ${message}`),
     ...(dead.length > 0 ? [`${dead.length}${dead.length >= DEAD_READ ? '+' : ''} ${dead.length === 1 ? 'delivery' : 'deliveries'} failed for good`] : []),
     ...checks.filter((c) => !c.ok).map((c) => `connector ${c.connector} fails its check: ${c.reason}`),
   ];
@@ -84,4 +85,9 @@ export async function problems(sources: ConsoleSources, viewer: Viewer): Promise
     checks,
     quarantined: quarantined.map((q) => ({ id: q.id, event: q.event, reason: q.reason, receivedAt: q.receivedAt })),
   };
+}
+
+/** "a", "a and b", "a, b and c". */
+function inWords(items: readonly string[]): string {
+  return items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)!}`;
 }
