@@ -99,6 +99,9 @@ describe('the console behind the admin token', () => {
     expect(problems.dead).toEqual([expect.objectContaining({ connector: 'zap', error: 'webhook.rejected (HTTP 422)', count: 1, sample: expect.stringContaining(ECHO) })]);
     const found = await get(`${url}/api/records?query=${encodeURIComponent('@')}`, `Bearer ${TOKEN}`);
     expect(found.text).toMatch(EMAIL);
+    // A query given twice is searched by its first, not by both joined ("@,nobody").
+    const twice = JSON.parse((await get(`${url}/api/records?query=${encodeURIComponent('@')}&query=nobody`, `Bearer ${TOKEN}`)).text) as { query: string };
+    expect(twice.query).toBe('@');
     // Its pages are not to be framed by another site (their buttons act with the token) nor read as another type.
     for (const page of ['/', '/console/problems']) {
       const { headers } = await request(`${url}${page}`, { headers: { authorization: `Bearer ${TOKEN}` } }).then(async (r) => (await r.body.dump(), r));

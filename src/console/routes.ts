@@ -43,7 +43,11 @@ export function registerConsoleRoutes(http: FastifyInstance, sources: ConsoleSou
   } as const;
 
   for (const [name, build] of Object.entries(sections)) {
-    const query = (request: FastifyRequest) => String((request.query as Record<string, unknown>).query ?? '');
+    // `?query=a&query=b` comes as an array: the first is the search, not "a,b".
+    const query = (request: FastifyRequest) => {
+      const given = (request.query as Record<string, unknown>).query;
+      return String((Array.isArray(given) ? given[0] : given) ?? '');
+    };
     http.get(`/api/${name}`, async (request, reply) => {
       const viewer = viewerOf(request);
       if (deny(reply, viewer)) return reply;
