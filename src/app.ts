@@ -193,7 +193,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     store, outbox, quarantine: () => webhooks.operator.listQuarantine(), clock, timezone: config.poll.timezone, historyDays: config.delivery.historyDays,
     unready: () => Object.entries(readiness.evaluate().checks).flatMap(([name, state]) => (state.ok || name.startsWith('connector:') ? [] : [{ name, reason: state.reason }])),
   }, { adminToken: config.server.adminToken, consolePublic: config.server.consolePublic });
-  registerStatusRoutes(http, { readiness, clock, timezone: config.poll.timezone, callbackUrl, outbox, webhooks, poll, store, console: consoleRoutes });
+  registerStatusRoutes(http, { readiness, clock, timezone: config.poll.timezone, callbackUrl, outbox, webhooks, poll, store, intakeCounts, console: consoleRoutes });
   if (mode === 'daemon') registerReplicaMetrics(metrics, store, clock);
   registerAdminRoutes(http, config.server.adminToken, {
     '/admin/sync': withBody(adminBodies.dryRun, '{"dryRun"?: true|false}', ({ dryRun }) => poll.sync({ dryRun: dryRun === true, trigger: 'admin' })),

@@ -12,6 +12,8 @@ import { hourOf, type HistoryStore, type TallyEntry } from '../store/index.js';
 export interface HourlyCounts extends Component {
   add(label: string, n?: number): void;
   flush(): Promise<void>;
+  /** The counts not handed to the store yet. */
+  unflushed(): TallyEntry[];
 }
 
 export function createHourlyCounts(options: {
@@ -50,6 +52,7 @@ export function createHourlyCounts(options: {
     name: `hourly-counts:${kind}`,
     add: (label, n) => add(label, n),
     flush,
+    unflushed: () => [...counts.values()].map((entry) => ({ ...entry })),
     async start() {
       if (loop) return;
       const abort = new AbortController();

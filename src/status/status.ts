@@ -5,10 +5,11 @@ import { publicError, type Outbox } from '../outbox/index.js';
 import type { PollPart } from '../poll/index.js';
 import { publicText } from '../public-text.js';
 import type { Readiness } from '../readiness.js';
-import type { Store } from '../store/index.js';
+import type { Store, TallyEntry } from '../store/index.js';
 import { REGISTRATIONS_KEY, type RegistrationState, type Webhooks } from '../webhooks/index.js';
 import { WEBHOOK_PATH } from '../webhooks/route.js';
 import { createDailyTally } from './daily-tally.js';
+import { localDayStart } from './day-start.js';
 import { renderStatusPage, type StatusSnapshot } from './page.js';
 import { replicaViews } from './replicas.js';
 
@@ -20,7 +21,9 @@ export interface StatusSources {
   outbox: Outbox;
   webhooks: Webhooks;
   poll: PollPart;
-  store: Pick<Store, 'replicaId' | 'replicas' | 'roles' | 'state'>;
+  store: Pick<Store, 'replicaId' | 'replicas' | 'roles' | 'state' | 'history'>;
+  /** This process's webhook counts per hour that are not in the store yet (app.ts intakeCounts). */
+  intakeCounts?: { unflushed(): TallyEntry[] };
   /** The operator console's part of the page (console/routes.ts). */
   console?: { shell(): Promise<string> };
 }
@@ -43,6 +46,22 @@ async function registrations(sources: StatusSources): Promise<StatusSnapshot['we
 }
 
 /**
+ * Deliveries to /webhooks/v2 since local midnight by every replica, restarts included: the store's
+ * counts per hour (`webhook` tallies, as the console's runs show them) and this process's not stored
+ * yet. A quarantined delivery is also counted as rejected (`rejected:stale`), so it is not added twice.
+ */
+export function webhooksToday(entries: readonly TallyEntry[], since: number): { received: number; rejected: number } {
+  let received = 0;
+  let rejected = 0;
+  for (const entry of entries) {
+    if (entry.kind !== 'webhook' || entry.hour < since || entry.label === 'quarantined') continue;
+    received += entry.n;
+    if (entry.label.startsWith('rejected:')) rejected += entry.n;
+  }
+  return { received, rejected };
+}
+
+/**
  * `GET /`: the human status page, and `GET /status.json`, the same figures for scripts (README
  * "Observe"). Both are public: ids, counts, times, reasons and error codes, never a secret or
  * personal data. Deliveries to /webhooks/v2 are tallied per local day as they are answered.
@@ -60,8 +79,12 @@ export function registerStatusRoutes(http: FastifyInstance, sources: StatusSourc
   const snapshot = async (): Promise<StatusSnapshot> => {
     const now = sources.clock.now();
     const { ready, checks } = sources.readiness.evaluate();
-    const today = tally.today(now);
-    const [poll, quarantined, connectors, dead, webhooks, replicas] = await Promise.all([
+    // The store's counts are of every replica; while it cannot be read, this process's own.
+    const since = localDayStart(now, sources.timezone);
+    const counted = sources.store.history.tallies('webhook', since)
+      .then((stored) => webhooksToday([...stored, ...(sources.intakeCounts?.unflushed() ?? [])], since), () => tally.today(now));
+    const [today, poll, quarantined, connectors, dead, webhooks, replicas] = await Promise.all([
+      counted,
       sources.poll.status(),
       sources.webhooks.operator.listQuarantine().then((q) => q.length, () => 0),
       sources.outbox.connectors().catch(() => []),
