@@ -64,15 +64,20 @@ export function webhooksToday(entries: readonly TallyEntry[], since: number): { 
 /**
  * `GET /`: the human status page, and `GET /status.json`, the same figures for scripts (README
  * "Observe"). Both are public: ids, counts, times, reasons and error codes, never a secret or
- * personal data. Deliveries to /webhooks/v2 are tallied per local day as they are answered.
+ * personal data. Deliveries to /webhooks/v2 today are the store's counts (webhooksToday); this
+ * process's own tally of them, kept as they are answered, stands in while the store cannot be read.
  */
 export function registerStatusRoutes(http: FastifyInstance, sources: StatusSources): { snapshot(): Promise<StatusSnapshot> } {
   const tally = createDailyTally(['received', 'rejected'] as const, sources.timezone);
-  http.addHook('onResponse', async (request, reply) => {
-    if (request.routeOptions.url !== WEBHOOK_PATH) return;
-    const now = sources.clock.now();
-    tally.add('received', now);
-    if (reply.statusCode !== 200) tally.add('rejected', now);
+  // A callback hook, not an async one: no promise per request on the webhooks' hot path.
+  http.addHook('onResponse', (request, reply, done) => {
+    const url = request.routeOptions.url;
+    if (url === WEBHOOK_PATH || url === `${WEBHOOK_PATH}/`) {
+      const now = sources.clock.now();
+      tally.add('received', now);
+      if (reply.statusCode !== 200) tally.add('rejected', now);
+    }
+    done();
   });
 
   /** What the store cannot tell while it is down is left empty; the readiness reasons say why. */
