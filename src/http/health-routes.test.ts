@@ -35,6 +35,23 @@ describe('health routes', () => {
     expect((await http.inject('/readyz')).statusCode).toBe(200);
   });
 
+  it('/readyz/<check> answers for one check, and ?exclude= leaves checks out', async () => {
+    const { http, readiness } = build();
+    readiness.set('store', { ok: true });
+    readiness.set('upstream', { ok: false, reason: 'upstream.network: ECONNREFUSED' });
+    readiness.set('connector:sheet', { ok: false, reason: 'sheets.unavailable: Sheets answered 503' });
+    const store = await http.inject('/readyz/store');
+    expect([store.statusCode, store.json()]).toEqual([200, { status: 'ready', reasons: [], checks: { store: { ok: true } } }]);
+    const sheet = await http.inject('/readyz/connector:sheet');
+    expect([sheet.statusCode, sheet.json().reasons]).toEqual([503, ['connector:sheet: sheets.unavailable: Sheets answered 503']]);
+    expect((await http.inject('/readyz?exclude=connector:sheet')).json().reasons).toEqual(['upstream: upstream.network: ECONNREFUSED']);
+    expect((await http.inject('/readyz?exclude=connector:sheet&exclude=upstream')).statusCode).toBe(200);
+    // A name that is no check is an error, not silently ready.
+    const typo = await http.inject('/readyz/stroe');
+    expect([typo.statusCode, typo.json().error]).toEqual([404, 'no check named stroe: the checks are store, upstream, connector:sheet']);
+    expect((await http.inject('/readyz?exclude=upstrem')).statusCode).toBe(400);
+  });
+
   it('/readyz reports a check that throws as not ready', async () => {
     const { http, readiness } = build();
     readiness.register('broken', () => {
