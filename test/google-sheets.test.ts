@@ -140,6 +140,12 @@ describe('google-sheets connector', () => {
     expect(out).toMatchObject({ status: 'retry', error: { code: 'sheets.header' } });
     expect(await googleSheetsConnector.check(ctx)).toMatchObject({ ok: false, reason: expect.stringContaining('"id"') });
     expect(fake.values(ID, 'Students')).toHaveLength(2);
+    // A write to another tab says nothing of this one: the check still fails until Students takes one.
+    expect(await deliver(ctx, [invoiceEvent(9)])).toEqual([{ status: 'done' }]);
+    expect(await googleSheetsConnector.check(ctx)).toMatchObject({ ok: false, reason: expect.stringContaining('"id"') });
+    fake.spreadsheet(ID).sheets.find((s) => s.title === 'Students')!.rows[0]![0] = 'id';
+    expect(await deliver(ctx, [change(2, 'created', student(2))])).toEqual([{ status: 'done' }]);
+    expect(await googleSheetsConnector.check(ctx)).toEqual({ ok: true });
   });
 
   it('turns a 429 into a retry with the server back-off, then succeeds', async () => {

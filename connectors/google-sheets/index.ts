@@ -33,14 +33,14 @@ function failure(error: unknown, ctx: Ctx, session?: Session): BridgeError {
 }
 
 /** Runs `work`; a BridgeError becomes every given record's outcome, anything else is a bug and throws. */
-async function settle(ctx: Ctx, session: Session, indexes: number[], outcomes: DeliveryOutcome[], work: () => Promise<void>): Promise<void> {
+async function settle(ctx: Ctx, session: Session, tab: string, indexes: number[], outcomes: DeliveryOutcome[], work: () => Promise<void>): Promise<void> {
   try {
     await work();
     for (const i of indexes) outcomes[i] = { status: 'done' };
   } catch (error) {
     const bridge = failure(error, ctx, session);
     if (bridge.code === 'sheets.tab_changed') session.meta = undefined;
-    if (bridge.code === 'sheets.header') session.problem = bridge.message;
+    if (bridge.code === 'sheets.header') session.problems.set(tab, bridge.message);
     // At debug: the outbox reports failed attempts itself, once per connector and at most once a minute
     // while they go on (delivery-report.ts), and each dead delivery; a line per try would repeat it.
     ctx.log.debug({ code: bridge.code, records: indexes.length }, describeError(bridge));
@@ -64,9 +64,9 @@ async function deliverStream(ctx: Ctx, session: Session, stream: UpsertStream, i
   if (intents.length === 0) return;
   const env = { api: sessionApi(session, ctx), session, log: ctx.log };
   const job = { tab: resolveTabNames(config.tabs)[stream], columns, onDelete: config.onDelete, spreadsheetId: config.spreadsheetId };
-  await settle(ctx, session, indexes, outcomes, async () => {
+  await settle(ctx, session, job.tab, indexes, outcomes, async () => {
     await upsertTab(env, job, intents);
-    session.problem = undefined;
+    session.problems.delete(job.tab);
   });
 }
 
@@ -82,7 +82,7 @@ async function deliverRoster(ctx: Ctx, session: Session, items: { record: Roster
   const config = ctx.config;
   const env = { api: sessionApi(session, ctx), session, log: ctx.log };
   const job = { tab: resolveTabNames(config.tabs).roster, columns: rosterColumns(config.columns.roster), chunkCells: config.chunkCells, spreadsheetId: config.spreadsheetId };
-  await settle(ctx, session, indexes, outcomes, async () => {
+  await settle(ctx, session, job.tab, indexes, outcomes, async () => {
     await exportRoster(env, job, newest.record);
     session.lastRosterAt = at;
   });
@@ -123,7 +123,7 @@ async function check(ctx: Ctx): Promise<{ ok: true } | { ok: false; reason: stri
   try {
     session = await getSession(ctx);
     await loadMeta(session, sessionApi(session, ctx), true);
-    return session.problem ? { ok: false, reason: session.problem } : { ok: true };
+    return session.problems.size > 0 ? { ok: false, reason: [...session.problems.values()].join('; ') } : { ok: true };
   } catch (error) {
     try {
       return { ok: false, reason: describeError(failure(error, ctx, session)) };

@@ -21,8 +21,11 @@ export interface Session {
   positions: Map<string, number[]>;
   /** generatedAt of the last roster written by this process: an older export must not replace it. */
   lastRosterAt: number;
-  /** A problem a person must fix in the sheet (e.g. a lost id header), shown by check(). */
-  problem: string | undefined;
+  /**
+   * Problems a person must fix in the sheet (a lost id header), by tab, shown by check() until a
+   * write to that tab succeeds: one to another tab says nothing of it.
+   */
+  problems: Map<string, string>;
   /**
    * The delivery before the next one's turn. Deliveries to a spreadsheet run one at a time: each
    * reads where rows are and then writes by row number, so another one deleting rows in between
@@ -50,7 +53,7 @@ export async function getSession(ctx: ConnectorContext<GoogleSheetsConfig>): Pro
     meta: undefined,
     positions: new Map(),
     lastRosterAt: Number.NEGATIVE_INFINITY,
-    problem: undefined,
+    problems: new Map(),
     turn: Promise.resolve(),
   }));
   ctx.cache.set(KEY, created);
