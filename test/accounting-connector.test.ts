@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -173,6 +173,19 @@ describe('accounting connector: check', () => {
     receiver.scriptProbe(answer);
     const result = await accountingConnector.check(context());
     expect(result.ok === false && result.reason).toMatch(reason);
+  });
+
+  it('a ledger that could not be written is not ok until a row is written again', async () => {
+    const ctx = context();
+    expect(await accountingConnector.check(ctx)).toEqual({ ok: true });
+    // The directory stays writable; the day's file cannot be appended to (as on a full disk).
+    await mkdir(join(dir, 'ledger', 'ledger-2026-11-22.csv'), { recursive: true });
+    expect((await deliver(ctx, [v1]))[0]).toMatchObject({ status: 'retry', error: { code: expect.stringMatching(/^accounting\.ledger_/) } });
+    const failing = await accountingConnector.check(ctx);
+    expect(failing.ok === false && failing.reason).toMatch(/^the ledger in .*ledger could not be written: .*EISDIR.*; deliveries wait until it can/);
+    await rm(join(dir, 'ledger', 'ledger-2026-11-22.csv'), { recursive: true });
+    expect(await deliver(ctx, [v1])).toEqual([{ status: 'done', httpStatus: 200 }]);
+    expect(await accountingConnector.check(ctx)).toEqual({ ok: true });
   });
 
   it('a closed receiver or an unwritable ledger directory is not ok', async () => {

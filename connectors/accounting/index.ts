@@ -5,7 +5,7 @@ import { stringifyExact } from '../../src/json/index.js';
 import { counter } from '../../src/metrics.js';
 import type { AnyRecord, EventRecord } from '../../src/records.js';
 import { findBuyer } from './buyer.js';
-import { checkAccounting } from './check.js';
+import { checkAccounting, LEDGER_PROBLEM } from './check.js';
 import { buildFeedBody, feedBodyJson, isInvoiceObject, type FeedBodyV1 } from './feed.js';
 import { createLedger, type Ledger } from './ledger.js';
 import { postSigned } from '../../src/connectors/signed-post.js';
@@ -69,11 +69,14 @@ async function deliverOne(ctx: Ctx, stored: StoredRecord): Promise<DeliveryOutco
     const result = await ledger.append(body, invoiceText);
     counter(ctx.metrics, 'schoolbridge_accounting_ledger_rows_total', 'Ledger rows by result (written, or already there)', ['connector', 'result'])
       .inc({ connector: ctx.config.name, result: result });
+    if (ctx.cache.delete(LEDGER_PROBLEM)) ctx.log.info({ ledgerDir: ctx.config.ledgerDir }, 'the ledger is written again');
     return outcome;
   } catch (error) {
     // Only the ledger throws here. The POST is sent again on retry: the receiver deduplicates by Idempotency-Key.
-    ctx.log.warn({ recordId: record.id, err: describeError(error) }, 'ledger append failed; will retry');
     const cause = error instanceof BridgeError ? error : new BridgeError('accounting.ledger_write', describeError(error), { retryable: true, cause: error });
+    // Once when it starts: the outbox reports the failed attempts themselves once a minute, and check() says it meanwhile.
+    if (!ctx.cache.has(LEDGER_PROBLEM)) ctx.log.warn({ recordId: record.id, err: describeError(cause) }, 'ledger append failed; deliveries wait until it can be written');
+    ctx.cache.set(LEDGER_PROBLEM, describeError(cause));
     return { status: 'retry', error: cause };
   }
 }
