@@ -159,10 +159,19 @@ describe('file connector', () => {
     expect(await fileConnector.check(context(path.join(dir, 'blocked', 'sub')))).toMatchObject({ ok: false, reason: expect.stringContaining('a file takes its path') });
     expect(await fileConnector.check(context())).toEqual({ ok: true });
 
-    // One stream's file cannot be written: only its records are retried.
+    // One stream's file cannot be written: only its records are retried, and the check says so
+    // (the directory is writable, as a full disk's is) until that file takes a write.
     await mkdir(path.join(dir, 'out', 'students.jsonl'));
-    const outcomes = await deliver(context(), [change('students', 1), change('users', 2)]);
+    const ctx = context();
+    const outcomes = await deliver(ctx, [change('students', 1), change('users', 2)]);
     expect(outcomes).toMatchObject([{ status: 'retry', error: { code: 'file.write_failed' } }, { status: 'done' }]);
+    const failing = await fileConnector.check(ctx);
+    expect(failing.ok === false && failing.reason).toMatch(/^cannot write .*students\.jsonl: .*EISDIR.*; deliveries wait until it can be written/);
+    expect(await deliver(ctx, [change('users', 3)])).toEqual([{ status: 'done' }]);
+    expect((await fileConnector.check(ctx)).ok).toBe(false);
+    await rmdir(path.join(dir, 'out', 'students.jsonl'));
+    expect(await deliver(ctx, [change('students', 1)])).toEqual([{ status: 'done' }]);
+    expect(await fileConnector.check(ctx)).toEqual({ ok: true });
   });
 
   it('writes the records of an append that failed the next time, and the others not again', async () => {

@@ -29,7 +29,10 @@ export const fileConnector = {
     try {
       await makeDir(ctx.config.dir);
       await access(ctx.config.dir, constants.W_OK);
-      return { ok: true };
+      // A writable directory can still be full, or hold something in a file's way: what the last
+      // write of each file met stands until one succeeds.
+      const failing = [...problemsOf(ctx).values()];
+      return failing.length === 0 ? { ok: true } : { ok: false, reason: `${failing.join('; ')}; deliveries wait until it can be written (free space on its disk?)` };
     } catch (error) {
       if (takenByFile(error)) return { ok: false, reason: `cannot make the directory ${ctx.config.dir}: a file takes its path; set this connector's dir to a directory` };
       return { ok: false, reason: `cannot write to ${ctx.config.dir}: ${describeError(error)}; fix its permissions or this connector's dir` };
@@ -51,11 +54,15 @@ export const fileConnector = {
       list.push(i);
       byStream.set(record.stream, list);
     });
+    const problems = problemsOf(ctx);
     for (const [stream, indexes] of byStream) {
+      const file = path.join(ctx.config.dir, `${stream}.jsonl`);
       try {
         await jsonlFile(ctx, stream).append(indexes.map((i) => records[i]!));
+        problems.delete(file);
       } catch (error) {
-        const failure = writeFailed(path.join(ctx.config.dir, `${stream}.jsonl`), error);
+        const failure = writeFailed(file, error);
+        problems.set(file, failure.message);
         for (const i of indexes) outcomes[i] = { status: 'retry', error: failure };
       }
     }
@@ -70,12 +77,16 @@ async function deliverRoster(ctx: ConnectorContext<FileConfig>, record: RosterRe
   if (!rosterFileName(record)) {
     return { status: 'dead', error: new BridgeError('file.bad_record', `roster record ${record.id} has no YYYY-MM-DD date`) };
   }
+  const name = `roster-${record.date}.csv`;
   try {
     const file = await writeRosterCsv(ctx.config.dir, record, ctx.config.csv);
+    problemsOf(ctx).delete(name);
     ctx.log.info({ file, rows: record.rows.length }, `roster written: ${file} (${record.rows.length} rows)`);
     return { status: 'done' };
   } catch (error) {
-    return { status: 'retry', error: writeFailed(`roster-${record.date}.csv`, error) };
+    const failure = writeFailed(name, error);
+    problemsOf(ctx).set(name, failure.message);
+    return { status: 'retry', error: failure };
   }
 }
 
@@ -90,6 +101,13 @@ function jsonlFile(ctx: ConnectorContext<FileConfig>, stream: string): JsonlFile
   let found = ctx.cache.get(key) as JsonlFile | undefined;
   if (!found) ctx.cache.set(key, (found = new JsonlFile(file)));
   return found;
+}
+
+/** Why the last write of each file failed, by file, until one succeeds: check() says it meanwhile. */
+function problemsOf(ctx: ConnectorContext<FileConfig>): Map<string, string> {
+  let problems = ctx.cache.get('problems') as Map<string, string> | undefined;
+  if (!problems) ctx.cache.set('problems', (problems = new Map()));
+  return problems;
 }
 
 async function ensureDir(ctx: ConnectorContext<FileConfig>): Promise<void> {
