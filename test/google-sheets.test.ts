@@ -132,6 +132,20 @@ describe('google-sheets connector', () => {
     expect(warnings).toContain('tab "Students" was gone (renamed or deleted in the sheet?): making it anew, without the rows delivered to it before; for students or users, schoolbridge resync fills it again');
   });
 
+  it('removes a row that a write which timed out left twice, keeping the one of the newest change', async () => {
+    const warnings: string[] = [];
+    const ctx = { ...connect(), log: pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line).msg) }) };
+    await deliver(ctx, [change(1, 'created', student(1)), change(2, 'created', student(2))]);
+    // The append was retried after a timeout, and the first try still landed: student 1's row twice.
+    const tab = fake.spreadsheet(ID).sheets.find((t) => t.title === 'Students')!;
+    tab.rows.push([...tab.rows[1]!]);
+    expect(column('id')).toEqual([1, 2, 1]);
+    expect(await deliver(ctx, [change(2, 'updated', student(2, 'Beata'))])).toEqual([{ status: 'done' }]);
+    expect(column('id')).toEqual([1, 2]);
+    expect(column('First name')).toEqual(['Ann1', 'Beata']);
+    expect(warnings).toContain('tab "Students": removing 1 duplicate row(s) of an id, older than the row kept (a write that timed out here can still land at Google)');
+  });
+
   it('stops with a clear retryable reason when the id header is gone, instead of duplicating rows', async () => {
     const ctx = connect();
     await deliver(ctx, [change(1, 'created', student(1))]);

@@ -20,7 +20,7 @@ describe('planUpserts', () => {
   it('skips a record already in its row and a record older than the row', () => {
     const applied = intent('1', 5);
     const existing = new Map([['1', rowOf(1, applied)]]);
-    expect(planUpserts([applied, intent('1', 4)], existing, 'remove')).toEqual({ updates: [], appends: [], deleteRows: [] });
+    expect(planUpserts([applied, intent('1', 4)], existing, 'remove')).toEqual({ updates: [], appends: [], deleteRows: [], copies: 0 });
   });
 
   it('writes only the newest change per key, later batch position winning a tie', () => {
@@ -33,13 +33,14 @@ describe('planUpserts', () => {
   it('marks instead of deleting, and ignores deletes of rows that are not there', () => {
     const existing = new Map([['1', rowOf(4, intent('1', 1))]]);
     const mark = planUpserts([intent('1', 2, 'delete'), intent('7', 3, 'delete')], existing, 'mark');
-    expect(mark).toEqual({ updates: [{ row: 4, cells: intent('1', 2).cells }], appends: [], deleteRows: [] });
+    expect(mark).toEqual({ updates: [{ row: 4, cells: intent('1', 2).cells }], appends: [], deleteRows: [], copies: 0 });
   });
 
   it('property: applying a plan, then planning the same batch again, writes nothing', () => {
     const arbIntent = fc.record({ key: fc.integer({ min: 1, max: 6 }).map(String), n: fc.integer({ min: 1, max: 40 }), del: fc.boolean() });
-    fc.assert(fc.property(fc.array(arbIntent, { maxLength: 12 }), fc.array(arbIntent, { maxLength: 12 }), fc.constantFrom('remove' as const, 'mark' as const), (seed, batch, onDelete) => {
-      const sheet: Cell[][] = [['id', 'v', 'at', 'rid']];
+    fc.assert(fc.property(fc.array(arbIntent, { maxLength: 12 }), fc.array(arbIntent, { maxLength: 12 }), fc.constantFrom('remove' as const, 'mark' as const), fc.array(arbIntent, { maxLength: 6 }), (seed, batch, onDelete, rows) => {
+      // Rows as a write could leave them, a key's twice among them.
+      const sheet: Cell[][] = [['id', 'v', 'at', 'rid'], ...rows.map((x) => intent(x.key, x.n).cells as Cell[])];
       const apply = (intents: RowIntent[]) => {
         const existing = indexRows(sheet.map((r) => [r[0]!]), sheet.map((r) => [r[3]!]), sheet.map((r) => [r[2]!]));
         const plan = planUpserts(intents, existing, onDelete);
@@ -52,7 +53,7 @@ describe('planUpserts', () => {
       apply(toIntents(seed));
       apply(toIntents(batch));
       const again = apply(toIntents(batch));
-      expect(again).toEqual({ updates: [], appends: [], deleteRows: [] });
+      expect(again).toEqual({ updates: [], appends: [], deleteRows: [], copies: 0 });
       const keys = sheet.slice(1).map((r) => r[0]);
       expect(new Set(keys).size).toBe(keys.length);
     }));
@@ -62,7 +63,15 @@ describe('planUpserts', () => {
 describe('indexRows and deleteRanges', () => {
   it('maps keys to their first row, skipping the header and blank ids', () => {
     const rows = indexRows([['id'], [1], [], [' 2 '], [1]], [['rid'], ['a'], [], ['b'], ['c']], [['at'], ['t1'], [], ['t2'], ['t3']]);
-    expect([...rows]).toEqual([['1', { row: 1, recordId: 'a', at: 't1' }], ['2', { row: 3, recordId: 'b', at: 't2' }]]);
+    expect([...rows]).toEqual([['1', { row: 1, recordId: 'a', at: 't1', copies: [4] }], ['2', { row: 3, recordId: 'b', at: 't2' }]]);
+  });
+
+  it('keeps the row of a key\'s newest change and plans its copies away, named in the batch or not', () => {
+    // Key 1: a late copy of its row (row 3); key 2: an older row first (row 2), its newest last (row 4).
+    const rows = indexRows([['id'], [1], [2], [1], [2]], [['rid'], ['a'], ['b1'], ['a'], ['b2']], [['at'], [at(1)], [at(1)], [at(1)], [at(2)]]);
+    expect([...rows]).toEqual([['1', { row: 1, recordId: 'a', at: at(1), copies: [3] }], ['2', { row: 4, recordId: 'b2', at: at(2), copies: [2] }]]);
+    const plan = planUpserts([intent('2', 5)], rows, 'remove');
+    expect(plan).toEqual({ updates: [{ row: 4, cells: intent('2', 5).cells }], appends: [], deleteRows: [3, 2], copies: 2 });
   });
 
   it('merges adjacent rows into descending ranges', () => {

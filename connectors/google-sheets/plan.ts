@@ -25,6 +25,11 @@ export interface ExistingRow {
   row: number;
   recordId: string;
   at: string;
+  /**
+   * Other rows of the same key (0-based), none newer than `row`: copies that a write left behind,
+   * an append that timed out here and still landed at Google before it was retried.
+   */
+  copies?: number[];
 }
 
 export interface UpsertPlan {
@@ -32,6 +37,8 @@ export interface UpsertPlan {
   appends: (Cell | null)[][];
   /** 0-based rows, descending, so deleting one never shifts the next. */
   deleteRows: number[];
+  /** How many of `deleteRows` are copies of a key's row (ExistingRow.copies). */
+  copies: number;
 }
 
 const time = (iso: string) => {
@@ -39,13 +46,20 @@ const time = (iso: string) => {
   return Number.isNaN(t) ? Number.NEGATIVE_INFINITY : t;
 };
 
-/** Reads the three bookkeeping columns (row 0 is the header) into key → first row holding it. */
+/**
+ * Reads the three bookkeeping columns (row 0 is the header) into key → the row holding its newest
+ * change (the first of them on a tie), the key's other rows as its copies.
+ */
 export function indexRows(keys: readonly (readonly Cell[])[], recordIds: readonly (readonly Cell[])[], ats: readonly (readonly Cell[])[]): Map<string, ExistingRow> {
   const rows = new Map<string, ExistingRow>();
   for (let row = 1; row < keys.length; row++) {
     const key = String(keys[row]?.[0] ?? '').trim();
-    if (key === '' || rows.has(key)) continue;
-    rows.set(key, { row, recordId: String(recordIds[row]?.[0] ?? ''), at: String(ats[row]?.[0] ?? '') });
+    if (key === '') continue;
+    const found: ExistingRow = { row, recordId: String(recordIds[row]?.[0] ?? ''), at: String(ats[row]?.[0] ?? '') };
+    const seen = rows.get(key);
+    if (!seen) rows.set(key, found);
+    else if (time(found.at) > time(seen.at)) rows.set(key, { ...found, copies: [...(seen.copies ?? []), seen.row] });
+    else (seen.copies ??= []).push(row);
   }
   return rows;
 }
@@ -68,7 +82,12 @@ export function planUpserts(intents: readonly RowIntent[], existing: ReadonlyMap
     if (list) list.push(intent);
     else byKey.set(intent.key, [intent]);
   }
-  const plan: UpsertPlan = { updates: [], appends: [], deleteRows: [] };
+  const plan: UpsertPlan = { updates: [], appends: [], deleteRows: [], copies: 0 };
+  // A key's copies go whether or not the batch names it: left, each would show a stale duplicate.
+  for (const row of existing.values()) {
+    for (const copy of row.copies ?? []) plan.deleteRows.push(copy);
+    plan.copies += row.copies?.length ?? 0;
+  }
   for (const [key, list] of byKey) {
     const row = existing.get(key);
     const winner = newest(list, row);

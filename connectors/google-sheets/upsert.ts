@@ -93,6 +93,9 @@ export async function upsertTab(env: Env, job: TabJob, intents: readonly RowInte
     await env.api.append(`${quoteTab(tab.title)}!A:${columnLetter(lastCol)}`, chunk);
     tab.rowCount += chunk.length;
   }
+  if (plan.copies > 0) {
+    env.log.warn({ tab: tab.title, rows: plan.copies }, `tab "${tab.title}": removing ${plan.copies} duplicate row(s) of an id, older than the row kept (a write that timed out here can still land at Google)`);
+  }
   if (plan.deleteRows.length > 0) {
     await env.api.structure(deleteRanges(plan.deleteRows).map((r) => ({
       deleteDimension: { range: { sheetId: tab.sheetId, dimension: 'ROWS', startIndex: r.start, endIndex: r.end } },
