@@ -27,7 +27,7 @@ async function open() {
   await client.connect();
   await client.query('SET search_path TO schoolbridge');
   opened.push({ store, client });
-  return { store, client };
+  return { store, client, url };
 }
 
 const now = () => Date.now();
@@ -47,6 +47,29 @@ describe('postgres outbox: a record\'s text', () => {
     expect((await doneAll(store, 'files')).map((c) => c.json)).toEqual([json]);
     expect(await records(client)).toEqual([{ id: 'events:e1', pending: 1 }]);
     expect((await doneAll(store, 'other')).map((c) => c.json)).toEqual([json]);
+    expect(await records(client)).toEqual([]);
+  });
+
+  it('goes when its two connectors settle their deliveries of it at the same moment', async () => {
+    const { store, client, url } = await open();
+    await store.outbox.enqueue([{ id: 'events:e3', stream: 'events', orderKey: 'events:3', json: '{"id":"events:e3"}', connectors: ['files', 'other'] }]);
+    const [files] = await store.outbox.claim({ connector: 'files', limit: 10, now: now(), leaseMs: 60_000 });
+    const [other] = await store.outbox.claim({ connector: 'other', limit: 10, now: now(), leaseMs: 60_000 });
+    // The settlement of `files` as another replica runs it: the record lowered to 1, not committed yet.
+    await client.query('BEGIN');
+    await client.query(`UPDATE outbox_record SET pending = pending - 1 WHERE id = 'events:e3'`);
+    const settled = store.outbox.settle([{ id: other!.delivery.id, fence: other!.delivery.fence, status: 'done', at: now(), connector: 'other' }]);
+    // It commits once the settlement of `other` waits for its row, having seen 2.
+    const watcher = new pg.Client({ connectionString: url });
+    await watcher.connect();
+    try {
+      while ((await watcher.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%outbox_record%'`)).rowCount === 0) await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      await watcher.end();
+    }
+    await client.query('COMMIT');
+    expect(await settled).toEqual([other!.delivery.id]);
+    await client.query(`DELETE FROM outbox_delivery WHERE id = $1`, [files!.delivery.id]);
     expect(await records(client)).toEqual([]);
   });
 

@@ -150,8 +150,12 @@ export async function settle(db: Db, owner: string, settlements: readonly Settle
     // goes with its last delivery. The two parts touch disjoint rows: a statement's parts all see the
     // rows as they were, and a row changed by one part is not changed by another (a DELETE of a row
     // that the statement's UPDATE lowered to 0 deletes nothing).
-    await db.query(`WITH gone AS (DELETE FROM outbox_record WHERE id = ANY($1::text[]) AND pending <= 1 RETURNING id)
-      UPDATE outbox_record SET pending = pending - 1 WHERE id = ANY($1::text[]) AND id NOT IN (SELECT id FROM gone)`, [finished.map((r) => r.record_id)]);
+    const { rows: lowered } = await db.query<{ id: string; pending: number }>(`WITH gone AS (DELETE FROM outbox_record WHERE id = ANY($1::text[]) AND pending <= 1 RETURNING id)
+      UPDATE outbox_record SET pending = pending - 1 WHERE id = ANY($1::text[]) AND id NOT IN (SELECT id FROM gone) RETURNING id, pending`, [finished.map((r) => r.record_id)]);
+    // Another connector's settlement of the same record lowered it meanwhile: the DELETE saw 2, the
+    // UPDATE waited for that one's commit and lowered its 1 to 0. A statement of its own sees that.
+    const emptied = lowered.filter((r) => r.pending <= 0).map((r) => r.id);
+    if (emptied.length > 0) await db.query('DELETE FROM outbox_record WHERE id = ANY($1::text[]) AND pending <= 0', [emptied]);
   }
   for (const r of [...finished, ...retried]) settled.add(r.id);
   // A settlement that names no place may still be of a log record this replica holds (one made by hand).

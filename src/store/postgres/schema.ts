@@ -123,6 +123,11 @@ const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE snapshot_gone (stream text NOT NULL, key text NOT NULL, chain text NOT NULL, PRIMARY KEY (stream, key));
   `,
+  // Records whose connectors settled their last deliveries at the same moment stayed behind at 0
+  // (outbox.ts, settle: each saw the other's count before it): they go.
+  `
+  DELETE FROM outbox_record WHERE pending <= 0;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
