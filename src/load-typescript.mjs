@@ -119,6 +119,7 @@ function ownSourcesMap(text) {
 
 async function build(entry, base, stampOfSelf) {
   const esbuild = await import('esbuild');
+  // esbuild's service process would stay for the daemon's life (tens of MB) once a build started it.
   const result = await esbuild.build({
     entryPoints: [entry],
     bundle: true,
@@ -136,7 +137,7 @@ async function build(entry, base, stampOfSelf) {
     sourcesContent: false,
     plugins: [sourceUrls],
     logLevel: 'silent',
-  });
+  }).finally(() => esbuild.stop());
   const sources = { 'tsconfig.json': stamp(path.join(ROOT, 'tsconfig.json')) };
   try {
     sources[INSTALLED] = stamp(path.join(ROOT, INSTALLED));

@@ -52,6 +52,22 @@ describe('src/load-typescript.mjs', () => {
     expect(await cached(dir)).toEqual(['src+main.json', 'src+main.mjs', 'src+main.mjs.map']);
   });
 
+  it('leaves no esbuild process running once the bundle is built', async () => {
+    const dir = await tree();
+    // The entry's own child processes, from every thread's list (Linux).
+    await writeFile(path.join(dir, 'src', 'children.ts'), [
+      "import { readdirSync, readFileSync } from 'node:fs';",
+      "const children: string[] = readdirSync('/proc/self/task').flatMap((tid) => readFileSync(`/proc/self/task/${tid}/children`, 'utf8').split(' ').filter(Boolean));",
+      'console.log(JSON.stringify(children));',
+    ].join('\n'));
+    const children = await new Promise<string[]>((resolve, reject) => {
+      execFile(process.execPath, [path.join(dir, 'src', 'load-typescript.mjs'), path.join(dir, 'src', 'children.ts')], (error, stdout, stderr) =>
+        error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout) as string[]));
+    });
+    expect(await cached(dir)).toContain('src+children.mjs');
+    expect(children).toEqual([]);
+  });
+
   it('builds the bundle again when a source it holds changed', async () => {
     const dir = await tree();
     expect((await run(dir)).word).toBe('first');
