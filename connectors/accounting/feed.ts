@@ -1,7 +1,7 @@
 import { JsonNumber, RawJson, stringifyExact } from '../../src/json/index.js';
 import type { EventRecord } from '../../src/records.js';
 import type { Buyer } from './buyer.js';
-import { formatIsoInZone, parseWallTime, upstreamDateTimeToIso } from './local-time.js';
+import { formatIsoInZone, parseWallTime, upstreamDateTimeToIso } from '../../src/local-time.js';
 
 /**
  * The accounting feed's body, version 1 (documented in README.md). Additions that old receivers can

@@ -1,7 +1,7 @@
 import { JsonNumber } from '../../src/json/index.js';
 import { buyerName } from './buyer.js';
 import type { FeedBodyV1 } from './feed.js';
-import { dateInZone } from './local-time.js';
+import { dateInZone } from '../../src/local-time.js';
 
 /**
  * The ledger's columns, in order (documented in README.md). `recordId` comes first: it is what makes a

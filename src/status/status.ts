@@ -3,13 +3,13 @@ import type { Clock } from '../clock.js';
 import { sendPage } from '../console/html.js';
 import { publicError, type Outbox } from '../outbox/index.js';
 import type { PollPart } from '../poll/index.js';
+import { dayStartInZone } from '../local-time.js';
 import { publicText } from '../public-text.js';
 import type { Readiness } from '../readiness.js';
 import type { Store, TallyEntry } from '../store/index.js';
 import { REGISTRATIONS_KEY, type RegistrationState, type Webhooks } from '../webhooks/index.js';
 import { WEBHOOK_PATH } from '../webhooks/route.js';
 import { createDailyTally } from './daily-tally.js';
-import { localDayStart } from './day-start.js';
 import { renderStatusPage, type StatusSnapshot } from './page.js';
 import { replicaViews } from './replicas.js';
 
@@ -85,7 +85,7 @@ export function registerStatusRoutes(http: FastifyInstance, sources: StatusSourc
     const now = sources.clock.now();
     const { ready, checks } = sources.readiness.evaluate();
     // The store's counts are of every replica; while it cannot be read, this process's own.
-    const since = localDayStart(now, sources.timezone);
+    const since = dayStartInZone(now, sources.timezone);
     const counted = sources.store.history.tallies('webhook', since)
       .then((stored) => webhooksToday([...stored, ...(sources.intakeCounts?.unflushed() ?? [])], since), () => tally.today(now));
     const [today, poll, quarantined, connectors, dead, webhooks, replicas] = await Promise.all([

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { dateInZone, formatIsoInZone, parseWallTime, upstreamDateTimeToIso, wallTimeAt, wallTimeToInstant } from './local-time.js';
+import { dateInZone, dayStartInZone, formatIsoInZone, parseWallTime, upstreamDateTimeToIso, wallTimeAt, wallTimeToInstant } from './local-time.js';
 
 const WARSAW = 'Europe/Warsaw';
 
@@ -68,5 +68,24 @@ describe('parseWallTime and dateInZone', () => {
   it('dates a UTC instant in the school zone: 23:30 UTC on 31 Dec is already 1 Jan in Warsaw', () => {
     expect(dateInZone(Date.parse('2026-12-31T23:30:00Z'), WARSAW)).toBe('2027-01-01');
     expect(dateInZone(Date.parse('2026-12-31T23:30:00Z'), 'UTC')).toBe('2026-12-31');
+  });
+});
+
+describe('dayStartInZone', () => {
+  it('is local midnight', () => {
+    expect(dayStartInZone(Date.parse('2026-11-30T15:20:31.250Z'), 'UTC')).toBe(Date.parse('2026-11-30T00:00:00Z'));
+    expect(dayStartInZone(Date.parse('2026-11-30T15:20:31.250Z'), WARSAW)).toBe(Date.parse('2026-11-29T23:00:00Z'));
+    expect(dayStartInZone(Date.parse('2026-11-30T23:30:00Z'), WARSAW)).toBe(Date.parse('2026-11-30T23:00:00Z'));
+    expect(dayStartInZone(Date.parse('2026-11-30T03:00:00Z'), 'America/New_York')).toBe(Date.parse('2026-11-29T05:00:00Z'));
+    expect(dayStartInZone(Date.parse('2026-11-30T12:00:00Z'), 'Asia/Kolkata')).toBe(Date.parse('2026-11-29T18:30:00Z'));
+  });
+
+  it('is local midnight on the days the clocks move', () => {
+    // Warsaw: 2026-03-29 02:00 → 03:00 (midnight at UTC+1), 2026-10-25 03:00 → 02:00 (midnight at UTC+2).
+    expect(dayStartInZone(Date.parse('2026-03-29T10:00:00Z'), WARSAW)).toBe(Date.parse('2026-03-28T23:00:00Z'));
+    expect(dayStartInZone(Date.parse('2026-10-25T10:00:00Z'), WARSAW)).toBe(Date.parse('2026-10-24T22:00:00Z'));
+    expect(dayStartInZone(Date.parse('2026-03-29T00:30:00Z'), WARSAW)).toBe(Date.parse('2026-03-28T23:00:00Z'));
+    // Santiago's clocks went from 00:00 to 01:00 on 2022-09-11: that day began at 01:00 local (04:00Z).
+    expect(dayStartInZone(Date.parse('2022-09-11T15:00:00Z'), 'America/Santiago')).toBe(Date.parse('2022-09-11T04:00:00Z'));
   });
 });

@@ -1,4 +1,6 @@
 /**
+ * Wall-clock time in a zone (the accounting feed's dates, the status page's "today").
+ *
  * The upstream writes date-times as `YYYY-MM-DD HH:MM:SS` with no zone: wall-clock time of the school
  * (docs/upstream.md "General conventions"; the service is Polish, so Europe/Warsaw by default). These pure
  * helpers turn such a wall-clock time into an instant and into ISO 8601 with the zone's offset.
@@ -99,6 +101,11 @@ export function formatIsoInZone(ms: number, timeZone: string): string {
 export function upstreamDateTimeToIso(value: unknown, timeZone: string): string | null {
   const wall = parseWallTime(value);
   return wall ? formatIsoInZone(wallTimeToInstant(wall, timeZone), timeZone) : null;
+}
+
+/** When the local day of instant `ms` began in `timeZone`: its 00:00, or the first instant after it when a move of the clocks skipped it. */
+export function dayStartInZone(ms: number, timeZone: string): number {
+  return wallTimeToInstant({ ...wallTimeAt(ms, timeZone), hour: 0, minute: 0, second: 0 }, timeZone);
 }
 
 /** `YYYY-MM-DD` of instant `ms` in `timeZone` (the ledger file of a record). */
