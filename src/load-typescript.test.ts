@@ -54,11 +54,15 @@ describe('src/load-typescript.mjs', () => {
 
   it('leaves no esbuild process running once the bundle is built', async () => {
     const dir = await tree();
-    // The entry's own child processes, from every thread's list (Linux).
+    // The entry's own child processes, from every thread's list (Linux). esbuild's service is told to
+    // end as the build ends and goes a moment later: the entry looks until it is gone, for 5 s at most.
     await writeFile(path.join(dir, 'src', 'children.ts'), [
       "import { readdirSync, readFileSync } from 'node:fs';",
-      "const children: string[] = readdirSync('/proc/self/task').flatMap((tid) => readFileSync(`/proc/self/task/${tid}/children`, 'utf8').split(' ').filter(Boolean));",
-      'console.log(JSON.stringify(children));',
+      "import { setTimeout as delay } from 'node:timers/promises';",
+      "const children = (): string[] => readdirSync('/proc/self/task').flatMap((tid) => readFileSync(`/proc/self/task/${tid}/children`, 'utf8').split(' ').filter(Boolean));",
+      'const until = Date.now() + 5000;',
+      'while (children().length > 0 && Date.now() < until) await delay(10);',
+      'console.log(JSON.stringify(children()));',
     ].join('\n'));
     const children = await new Promise<string[]>((resolve, reject) => {
       execFile(process.execPath, [path.join(dir, 'src', 'load-typescript.mjs'), path.join(dir, 'src', 'children.ts')], (error, stdout, stderr) =>
