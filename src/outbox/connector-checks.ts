@@ -7,7 +7,8 @@ import type { ConnectorInstance } from './connector-instance.js';
 
 /**
  * Runs every connector's `check()` (credentials, reachability) at start and every `intervalMs`, and
- * keeps the last result for /readyz, which must never wait on the network.
+ * keeps the last result for /readyz, which must never wait on the network. While one fails they run
+ * every FAILING_MS instead: a fix, or the end of a receiver's one bad answer, shows within seconds.
  */
 export interface ConnectorChecks {
   state(name: string): ReadinessState;
@@ -16,6 +17,9 @@ export interface ConnectorChecks {
   start(): void;
   stop(): Promise<void>;
 }
+
+/** How soon checks run again while one of them fails (at most `intervalMs`). */
+export const FAILING_MS = 15_000;
 
 export function createConnectorChecks(options: {
   targets: readonly { instance: ConnectorInstance; ctx: ConnectorContext }[];
@@ -58,10 +62,11 @@ export function createConnectorChecks(options: {
     runAll,
     start() {
       if (loop || options.intervalMs <= 0) return;
-      void runAll();
       loop = (async () => {
+        await runAll();
         while (!options.signal.aborted) {
-          await options.clock.sleep(options.intervalMs, options.signal);
+          const failing = [...states.values()].some((state) => !state.ok);
+          await options.clock.sleep(failing ? Math.min(FAILING_MS, options.intervalMs) : options.intervalMs, options.signal);
           await runAll();
         }
       })().catch(() => {});
