@@ -107,7 +107,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   // refused as it was found, with nothing written into it.
   if (config.store.driver === 'sqlite' && !options.store) await refuseOldFormat(config.store.dir);
   const { sandbox, upstream, secrets: webhookSecrets } = await createUpstream(config, { clock, dispatcher, log, mode });
-  if (sandbox) components.push({ name: 'sandbox', start: () => sandbox.start(), stop: () => sandbox.stop() });
+  // First in the list: createUpstream started it already (its URL is the upstream's), so it is
+  // stopped last, and also when a start ends before the store has opened.
+  if (sandbox) components.unshift({ name: 'sandbox', start: () => sandbox.start(), stop: () => sandbox.stop() });
   readiness.register('upstream', () => {
     const last = upstream.lastContact();
     if (!last) return { ok: false, reason: 'no contact with the upstream yet' };

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { silentLogger } from './log.js';
 import { component, createLifecycle, type Component } from './lifecycle.js';
 
@@ -29,6 +29,49 @@ describe('lifecycle', () => {
     const events: string[] = [];
     const lifecycle = createLifecycle([recorder(events, 'a'), recorder(events, 'b', 'start'), recorder(events, 'c')], silentLogger());
     await expect(lifecycle.start()).rejects.toThrow('b broke');
+    expect(events).toEqual(['start a', 'stop a']);
+  });
+
+  it('ends a start when a stop is asked for meanwhile: nothing more starts, the part starting is stopped too', async () => {
+    const events: string[] = [];
+    let opened!: () => void;
+    const slow = component(
+      'slow',
+      () => {
+        events.push('starting slow');
+        return new Promise<void>((resolve) => (opened = () => (events.push('start slow'), resolve())));
+      },
+      async () => {
+        events.push('stop slow');
+      },
+    );
+    const lifecycle = createLifecycle([recorder(events, 'a'), slow, recorder(events, 'c')], silentLogger());
+    const starting = lifecycle.start();
+    await vi.waitFor(() => expect(events).toContain('starting slow'));
+    const stopping = lifecycle.stop();
+    opened();
+    await starting;
+    await stopping;
+    expect(events).toEqual(['start a', 'starting slow', 'start slow', 'stop slow', 'stop a']);
+    // A later start is a start again.
+    const again = lifecycle.start();
+    await vi.waitFor(() => expect(events.slice(5)).toEqual(['start a', 'starting slow']));
+    opened();
+    await again;
+    expect(events.slice(5)).toEqual(['start a', 'starting slow', 'start slow', 'start c']);
+  });
+
+  it('stops what started once, when a start that a stop ended then fails', async () => {
+    const events: string[] = [];
+    let fail!: () => void;
+    const breaking: Component = { name: 'breaking', start: () => new Promise((_, reject) => (fail = () => reject(new Error('broke')))), stop: async () => void events.push('stop breaking') };
+    const lifecycle = createLifecycle([recorder(events, 'a'), breaking], silentLogger());
+    const starting = lifecycle.start();
+    await vi.waitFor(() => expect(fail).toBeTypeOf('function'));
+    const stopping = lifecycle.stop();
+    fail();
+    await expect(starting).rejects.toThrow('broke');
+    await stopping;
     expect(events).toEqual(['start a', 'stop a']);
   });
 

@@ -9,33 +9,58 @@ export interface Component {
 
 /**
  * Starts components in order and stops them in reverse. A failed start stops whatever already
- * started, then rethrows. Stop is bounded: a component that does not finish within `stopTimeoutMs`
- * is logged and left behind so the process can still exit.
+ * started, then rethrows. A stop asked for during the start (a SIGTERM while the store opens) ends
+ * it: no further component starts, the one starting is stopped once its start returns, and the
+ * start resolves; nothing begins work (a poll, a webhook registration upstream) after the stop was
+ * asked for. Stop is bounded: a component that does not finish within `stopTimeoutMs` is logged and
+ * left behind so the process can still exit.
  */
 export function createLifecycle(components: readonly Component[], log: Logger, stopTimeoutMs = 8000): Component {
   const started: Component[] = [];
   let stopping: Promise<void> | undefined;
+  /** The start running now: a stop waits for its component to return, then stops it too. */
+  let starting: Promise<void> | undefined;
+  /** Set by a stop: the start running now starts nothing more. */
+  let halted = false;
+
+  async function startAll(): Promise<void> {
+    for (const component of components) {
+      if (halted) return;
+      if (started.includes(component)) continue;
+      try {
+        await component.start();
+      } catch (error) {
+        // The caller reports the error itself (the CLI as one line): here it is only context.
+        log.debug({ err: error, component: component.name }, 'start failed; stopping what started');
+        await stopAll(started.splice(0), log, stopTimeoutMs);
+        throw error;
+      }
+      started.push(component);
+      log.debug({ component: component.name }, 'started');
+    }
+  }
+
   return {
     name: 'lifecycle',
     async start() {
-      for (const component of components) {
-        if (started.includes(component)) continue;
-        try {
-          await component.start();
-        } catch (error) {
-          // The caller reports the error itself (the CLI as one line): here it is only context.
-          log.debug({ err: error, component: component.name }, 'start failed; stopping what started');
-          await stopAll(started.splice(0), log, stopTimeoutMs);
-          throw error;
-        }
-        started.push(component);
-        log.debug({ component: component.name }, 'started');
+      halted = false;
+      const run = startAll();
+      starting = run;
+      try {
+        await run;
+      } finally {
+        if (starting === run) starting = undefined;
       }
     },
     stop() {
-      stopping ??= stopAll(started.splice(0), log, stopTimeoutMs).finally(() => {
-        stopping = undefined;
-      });
+      halted = true;
+      // A start that fails stops what it started itself; either way it leaves nothing behind here.
+      stopping ??= (starting ?? Promise.resolve())
+        .catch(() => {})
+        .then(() => stopAll(started.splice(0), log, stopTimeoutMs))
+        .finally(() => {
+          stopping = undefined;
+        });
       return stopping;
     },
   };

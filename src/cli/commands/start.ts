@@ -30,22 +30,28 @@ export function registerStartCommand(program: Command): void {
       // SIGTERM then (docker stop, npm passing it on) must stop the daemon cleanly, not kill it.
       const stop = stopSignal(log);
       let app: App;
+      let stopped: Promise<void>;
       try {
         app = await createApp({ config: loaded.config, log, mode: 'daemon' });
-        await app.start();
+        // A signal during the start ends it (lifecycle.ts): nothing more starts, no poll runs and
+        // no webhook is registered upstream after the operator asked the daemon to stop.
+        stopped = stop.signalled.then(() => app.stop());
+        if (!stop.received()) await app.start();
       } catch (error) {
         stop.dispose();
         throw explainFsError(error, loaded.config);
       }
-      const deliveries = createDeliveryReport({ outbox: app.outbox, log: log.child({ component: 'outbox' }) });
-      const adminUrl = app.server?.url;
-      if (adminUrl) await app.store.advertise(adminUrl, app.sandbox?.url);
-      log.info({ config: loaded.file, url: adminUrl, callbackUrl: app.callbackUrl() }, `schoolbridge is running: status page ${adminUrl}/`);
+      let deliveries: { stop(): void } | undefined;
+      if (!stop.received()) {
+        deliveries = createDeliveryReport({ outbox: app.outbox, log: log.child({ component: 'outbox' }) });
+        const adminUrl = app.server?.url;
+        if (adminUrl) await app.store.advertise(adminUrl, app.sandbox?.url);
+        log.info({ config: loaded.file, url: adminUrl, callbackUrl: app.callbackUrl() }, `schoolbridge is running: status page ${adminUrl}/`);
+      }
 
-      await stop.signalled;
       try {
-        await app.stop();
-        deliveries.stop();
+        await stopped;
+        deliveries?.stop();
         log.info('stopped');
       } catch (error) {
         log.error({ err: error }, 'stop failed');
@@ -54,15 +60,16 @@ export function registerStartCommand(program: Command): void {
 }
 
 /**
- * `signalled` resolves at the first SIGTERM or SIGINT, and from then on the stop is bounded: a
- * second signal, or STOP_DEADLINE_MS, exits at once with 1. The same signal again within
+ * `signalled` resolves at the first SIGTERM or SIGINT (`received()` says so at once), and from then
+ * on the stop is bounded: a second signal, or STOP_DEADLINE_MS, exits at once with 1. The same
+ * signal again within
  * SAME_SIGNAL_MS is not a second one: one Ctrl-C on `npm start` reaches the daemon from the terminal
  * and, milliseconds later, passed on by npm. `dispose` gives the signals back to Node.js (a start
  * that failed must not outlive them).
  */
 const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
-function stopSignal(log: Logger): { signalled: Promise<NodeJS.Signals>; dispose(): void } {
+function stopSignal(log: Logger): { signalled: Promise<NodeJS.Signals>; received(): boolean; dispose(): void } {
   let first: { signal: NodeJS.Signals; at: number } | undefined;
   let resolve!: (signal: NodeJS.Signals) => void;
   const signalled = new Promise<NodeJS.Signals>((done) => (resolve = done));
@@ -85,6 +92,7 @@ function stopSignal(log: Logger): { signalled: Promise<NodeJS.Signals>; dispose(
   for (const name of STOP_SIGNALS) process.on(name, onSignal);
   return {
     signalled,
+    received: () => first !== undefined,
     dispose() {
       for (const name of STOP_SIGNALS) process.off(name, onSignal);
     },

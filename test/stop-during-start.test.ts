@@ -1,0 +1,69 @@
+import { connect } from 'node:net';
+import path from 'node:path';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createApp } from '../src/app.js';
+import { configSchema } from '../src/config/index.js';
+import { freePort } from './support/net.js';
+import { tempDir } from './support/temp.js';
+
+/**
+ * `docker stop` during a start (the store opening): the start ends there, and nothing begins
+ * after the stop was asked for: no server, no poll, no webhook registered upstream.
+ */
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const accepts = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+
+describe('a stop during the start', () => {
+  it('ends the start once the store has opened: nothing listens, polls or registers upstream, and the store is closed', async () => {
+    const { dir, cleanup } = await tempDir('sb-stop-start-');
+    cleanups.push(cleanup);
+    const port = await freePort();
+    const config = configSchema.parse({
+      sandbox: { students: 3 },
+      server: { host: '127.0.0.1', port },
+      poll: { onStart: true },
+      export: { onStart: true },
+      store: { dir: path.join(dir, 'data') },
+      connectors: [{ name: 'files', type: 'file', streams: ['students', 'users', 'roster'], dir: path.join(dir, 'out') }],
+    });
+    const app = await createApp({ config, log: pino({ level: 'silent' }), mode: 'daemon' });
+    const cycles: unknown[] = [];
+    app.poll.poller.on('cycle', (result) => cycles.push(result));
+    // The store's start waits until the stop has been asked for, as a slow disk or database would.
+    const open = app.store.start.bind(app.store);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let opening = false;
+    app.store.start = async () => {
+      opening = true;
+      await gate;
+      await open();
+    };
+    const starting = app.start();
+    await vi.waitFor(() => expect(opening).toBe(true));
+    const stopping = app.stop();
+    release();
+    await starting;
+    await stopping;
+
+    expect(await accepts(port)).toBe(false);
+    expect(cycles).toEqual([]);
+    expect(app.upstream.lastContact()).toBeUndefined();
+    expect(app.sandbox!.control.requestCount('GET', '/api/v2/students')).toBe(0);
+    expect(app.sandbox!.control.requestCount('POST', '/api/v2/webhooks')).toBe(0);
+    // The store that opened was closed again: another process can open it.
+    const next = await createApp({ config: configSchema.parse({ ...config, server: { host: '127.0.0.1', port: 0 } }), log: pino({ level: 'silent' }), mode: 'oneshot' });
+    await next.start();
+    await next.stop();
+  });
+});
