@@ -13,6 +13,19 @@ describe('expandValue', () => {
     ['${MISSING}', '', ['MISSING']],
     ['$TOKEN', '$TOKEN', []],
     [{ a: ['${PORT}', 1, null] }, { a: ['9000', 1, null] }, []],
+    // A default that refers to another variable, taken only when needed.
+    ['${MISSING:-${TOKEN}}', 'abc', []],
+    ['${TOKEN:-${NOPE}}', 'abc', []],
+    ['${MISSING:-${NOPE}}', '', ['NOPE']],
+    ['${MISSING:-${EMPTY:-${PORT}}}/x', '9000/x', []],
+    ['${MISSING:-http://${TOKEN}:${PORT}}', 'http://abc:9000', []],
+    // Text that is not a whole reference stays as written.
+    ['${1}', '${1}', []],
+    ['a${TOKEN', 'a${TOKEN', []],
+    ['${MISSING:-${TOKEN}', '${MISSING:-abc', []],
+    ['${TOKEN}}', 'abc}', []],
+    ['$${TOKEN}', '$abc', []],
+    ['${MISSING:-{"a":1}', '{"a":1', []],
   ];
   it.each(cases)('%j → %j', (input, expected, missing) => {
     const problems: ExpandProblem[] = [];
