@@ -62,10 +62,9 @@ export function registerStartCommand(program: Command): void {
 /**
  * `signalled` resolves at the first SIGTERM or SIGINT (`received()` says so at once), and from then
  * on the stop is bounded: a second signal, or STOP_DEADLINE_MS, exits at once with 1. The same
- * signal again within
- * SAME_SIGNAL_MS is not a second one: one Ctrl-C on `npm start` reaches the daemon from the terminal
- * and, milliseconds later, passed on by npm. `dispose` gives the signals back to Node.js (a start
- * that failed must not outlive them).
+ * signal again within SAME_SIGNAL_MS is not a second one: one Ctrl-C on `npm start` reaches the
+ * daemon from the terminal and, milliseconds later, passed on by npm. `dispose` gives the signals
+ * back to Node.js (a start that failed must not outlive them).
  */
 const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
