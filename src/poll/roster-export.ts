@@ -114,7 +114,7 @@ export function createRosterExporter(options: RosterExporterOptions): RosterExpo
     const { cycle: _cycle, ...fields } = result;
     if (result.outcome === 'ok') log.info(fields, `roster ${result.date}: ${notSentWhy(result) ?? `exported: ${result.rows} students`}`);
     // Stopping mid-export is not a failure of the export: the next start or schedule runs it again.
-    else if (result.reason === 'poll.stopped') log.info(fields, `roster export interrupted: ${result.message}`);
+    else if (result.reason === 'poll.stopped' || result.reason === 'export.stopped') log.info(fields, `roster export interrupted: ${result.message}`);
     else log.error(fields, `roster export failed: ${result.message}`);
     return result;
   }
