@@ -165,12 +165,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   const webhooks = createWebhooks({
     config: config.webhooks, mode, http, store, sink: outbox, upstream, secrets: webhookSecrets, callbackUrl,
     clock, log, metrics, random, ...(mode === 'daemon' ? { count: (label: string) => intakeCounts.add(label) } : {}),
-    // The reconciler starts before the server (pushed last) and needs its URL: wait until it listens.
+    // The reconciler needs the server's URL: it waits until the server listens.
     whenListening: async (signal) => {
       if (server) await server.listening(signal);
     },
   });
-  components.push(...webhooks.components);
+  components.push(...webhooks.components.filter((part) => part !== webhooks.reconciler));
   readiness.register('webhooks', () => webhooks.reconciler.readiness());
 
   // --- poll, diff and roster export --------------------------------------------------
@@ -211,6 +211,9 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   // --- server last: requests arrive only when everything they need has started --------------------
   if (server) components.push(server);
+  // The reconciler registers us upstream once the server listens, and is stopped before it: a stop
+  // aborts its requests before the server and the poll take their time to stop.
+  components.push(webhooks.reconciler);
   // The schedules (and their start-up poll and export) only once the server listens: a port in use
   // stops the start before any of them runs.
   if (poll.scheduler) components.push(poll.scheduler);

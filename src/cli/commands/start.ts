@@ -46,7 +46,8 @@ export function registerStartCommand(program: Command): void {
         deliveries = createDeliveryReport({ outbox: app.outbox, log: log.child({ component: 'outbox' }) });
         const adminUrl = app.server?.url;
         if (adminUrl) await app.store.advertise(adminUrl, app.sandbox?.url);
-        log.info({ config: loaded.file, url: adminUrl, callbackUrl: app.callbackUrl() }, `schoolbridge is running: status page ${adminUrl}/`);
+        // A signal while the URL was advertised (the store busy with the start-up poll) comes first.
+        if (!stop.received()) log.info({ config: loaded.file, url: adminUrl, callbackUrl: app.callbackUrl() }, `schoolbridge is running: status page ${adminUrl}/`);
       }
 
       try {
