@@ -211,12 +211,12 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   // --- server last: requests arrive only when everything they need has started --------------------
   if (server) components.push(server);
-  // The reconciler registers us upstream once the server listens, and is stopped before it: a stop
-  // aborts its requests before the server and the poll take their time to stop.
-  components.push(webhooks.reconciler);
   // The schedules (and their start-up poll and export) only once the server listens: a port in use
   // stops the start before any of them runs.
   if (poll.scheduler) components.push(poll.scheduler);
+  // The reconciler registers us upstream once the server listens. Last, so stopped first: a stop
+  // aborts its requests before the schedules, the server and the poll take their time to stop.
+  components.push(webhooks.reconciler);
 
   const lifecycle = createLifecycle(components, log);
   return {
