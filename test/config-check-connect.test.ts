@@ -91,6 +91,17 @@ describe('config check --connect', () => {
     expect(result.stdout).toMatch(new RegExp(`FAIL {2}store: PostgreSQL \\S+ at postgres://${role}:\\*\\*\\*@.* answers, but "${role}" may not create the schema schoolbridge: GRANT CREATE ON DATABASE "${database}" TO "${role}", or create the schema schoolbridge owned by that role\n`));
   });
 
+  it('never shows a password written in upstream.baseUrl, whether the upstream answers or not', async () => {
+    const withPassword = sandbox.url.replace('http://', 'http://school-user:hunter2-secret@');
+    const answers = await check('url-password', [`upstream: { baseUrl: "${withPassword}", clientId: school-id, clientSecret: right-secret }`, `store: { dir: ${JSON.stringify(path.join(dir, 'url-password'))} }`]);
+    const refused = await check('url-password-down', [`upstream: { baseUrl: "http://school-user:hunter2-secret@127.0.0.1:${await freePort()}", clientId: school-id, clientSecret: right-secret }`, `store: { dir: ${JSON.stringify(path.join(dir, 'url-password-down'))} }`]);
+    for (const result of [answers, refused]) {
+      expect(result.stdout).toMatch(/^(ok|FAIL) +upstream: http:\/\/school-user:\*\*\*@127\.0\.0\.1:/m);
+      expect(result.stdout + result.stderr).not.toContain('hunter2');
+    }
+    expect(refused.code).toBe(1);
+  });
+
   it('tells an upstream that is down or busy from a wrong URL', async () => {
     const busy = createServer((_request, response) => response.writeHead(503, { 'retry-after': '600' }).end('<html>maintenance</html>'));
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));

@@ -6,7 +6,7 @@ import { Registry } from 'prom-client';
 import { Agent, type Dispatcher } from 'undici';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config/index.js';
-import { maskSecrets } from '../config/index.js';
+import { maskSecrets, secretValues } from '../config/index.js';
 import { makeDir } from '../files/make-dir.js';
 import { createConnectorInstances } from '../outbox/index.js';
 import { describeError, isBridgeError } from '../errors.js';
@@ -87,7 +87,8 @@ async function checkStore(config: Config): Promise<ConnectCheck> {
 }
 
 async function checkUpstream(config: Config, holder: LockInfo | undefined, dispatcher: Dispatcher): Promise<ConnectCheck> {
-  const where = config.upstream.baseUrl === 'sandbox' ? (holder?.sandboxUrl ? `the daemon's sandbox ${holder.sandboxUrl}` : 'the embedded sandbox') : config.upstream.baseUrl;
+  // A password written in the URL is shown as config check shows it: masked.
+  const where = config.upstream.baseUrl === 'sandbox' ? (holder?.sandboxUrl ? `the daemon's sandbox ${holder.sandboxUrl}` : 'the embedded sandbox') : String(maskSecrets(config.upstream.baseUrl));
   const credentials = config.upstream.token ? 'upstream.token' : 'upstream.clientId and upstream.clientSecret';
   let stop: (() => Promise<void>) | undefined;
   try {
@@ -108,10 +109,18 @@ async function checkUpstream(config: Config, holder: LockInfo | undefined, dispa
       // The service is there but down or refusing load: the URL is not what to fix.
       : code === 'upstream.http' && status !== undefined && (status >= 500 || status === 429) ? `it is there but cannot answer now (HTTP ${status}): try again later`
       : 'it answers, but not as API v2 does: is upstream.baseUrl the service\'s base URL?';
-    return { item: 'upstream', ok: false, detail: `${where}: ${fix} (${describeError(error)})` };
+    // The client's error may quote what it was given: the URL's password, a secret.
+    return { item: 'upstream', ok: false, detail: `${where}: ${fix} (${masked(describeError(error), secretValues(config.upstream))})` };
   } finally {
     await stop?.();
   }
+}
+
+/** `text` with each of `secrets` as "***", the longest first (one may hold another). */
+function masked(text: string, secrets: ReadonlySet<string>): string {
+  let out = text;
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) out = out.split(secret).join('***');
+  return out;
 }
 
 async function checkConnectors(config: Config, dispatcher: Dispatcher): Promise<ConnectCheck[]> {
