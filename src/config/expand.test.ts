@@ -3,6 +3,7 @@ import { expandValue, type ExpandProblem } from './expand.js';
 
 describe('expandValue', () => {
   const env = { TOKEN: 'abc', EMPTY: '', PORT: '9000' };
+  // Each case: the value, what it expands to, and the variables reported unset ("!" + text: a malformed reference).
   const cases: [unknown, unknown, string[]][] = [
     ['${TOKEN}', 'abc', []],
     ['Bearer ${TOKEN}!', 'Bearer abc!', []],
@@ -19,24 +20,34 @@ describe('expandValue', () => {
     ['${MISSING:-${NOPE}}', '', ['NOPE']],
     ['${MISSING:-${EMPTY:-${PORT}}}/x', '9000/x', []],
     ['${MISSING:-http://${TOKEN}:${PORT}}', 'http://abc:9000', []],
-    // Text that is not a whole reference stays as written.
-    ['${1}', '${1}', []],
-    ['a${TOKEN', 'a${TOKEN', []],
-    ['${MISSING:-${TOKEN}', '${MISSING:-abc', []],
     ['${TOKEN}}', 'abc}', []],
     ['$${TOKEN}', '$abc', []],
     ['${MISSING:-{"a":1}', '{"a":1', []],
+    // A "${" that does not begin a whole reference is a problem, not text to keep.
+    ['${1}', '${1}', ['!${1}']],
+    ['a${TOKEN', 'a${TOKEN', ['!${TOKEN']],
+    ['${MISSING:-${TOKEN}', '${MISSING:-${TOKEN}', ['!${MISSING:-${TOKEN}']],
+    ['${TOKEN-x}', '${TOKEN-x}', ['!${TOKEN-x}']],
+    ['${TOKEN:?set it}', '${TOKEN:?set it}', ['!${TOKEN:?set it}']],
+    ['${ TOKEN }', '${ TOKEN }', ['!${ TOKEN }']],
+    ['${MISSING:-${ TOKEN }}', '${ TOKEN }', ['!${ TOKEN }']],
   ];
   it.each(cases)('%j → %j', (input, expected, missing) => {
     const problems: ExpandProblem[] = [];
     expect(expandValue(input, env, problems)).toEqual(expected);
-    expect(problems.map((p) => p.variable)).toEqual(missing);
+    expect(problems.map((p) => ('malformed' in p ? `!${p.malformed}` : p.variable))).toEqual(missing);
+  });
+
+  it('says which references a variable reported unset is the default of', () => {
+    const problems: ExpandProblem[] = [];
+    expandValue({ dir: '${A:-${B:-${C}}}' }, {}, problems);
+    expect(problems).toEqual([{ path: ['dir'], variable: 'C', within: ['A', 'B'] }]);
   });
 
   it('names the key path of a missing variable', () => {
     const problems: ExpandProblem[] = [];
     expandValue({ upstream: { list: ['x', '${NOPE}'] } }, {}, problems);
-    expect(problems).toEqual([{ path: ['upstream', 'list', 1], variable: 'NOPE' }]);
+    expect(problems).toEqual([{ path: ['upstream', 'list', 1], variable: 'NOPE', within: [] }]);
   });
 
   it('never lets a value change the structure', () => {

@@ -2,13 +2,15 @@
  * `${NAME}` and `${NAME:-default}` expansion, applied to string values of the parsed YAML (not to the
  * raw text, so a variable's value can never change the document's structure). A default may hold
  * references itself (`${DATABASE_URL:-${PG_URL}}`, as in a shell or Docker Compose), expanded only
- * when it is taken. Text that is not a whole reference (`$TOKEN`, `${1}`, `${A` with no end) stays
- * as written. Pure: the environment is passed in.
+ * when it is taken. A `${` that does not begin a whole reference (`${A` with no end, `${A-x}`,
+ * `${A:?x}`, `${ A }`) is a problem, not text: taken as written it would become a directory's name or
+ * a password. `$NAME` without braces is text. Pure: the environment is passed in.
  */
-export interface ExpandProblem {
-  path: (string | number)[];
-  variable: string;
-}
+export type ExpandProblem =
+  /** `variable` is unset and has no default; `within`: the references whose default it is, outermost first. */
+  | { path: (string | number)[]; variable: string; within: string[] }
+  /** Text from a `${` that does not begin a whole reference: its first characters. */
+  | { path: (string | number)[]; malformed: string };
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -43,19 +45,24 @@ function readReference(text: string, start: number): Reference | undefined {
   return undefined;
 }
 
-function expandString(text: string, env: Env, problems: ExpandProblem[], path: (string | number)[]): string {
+/** How much of a malformed reference a problem quotes. */
+const QUOTED = 40;
+
+function expandString(text: string, env: Env, problems: ExpandProblem[], path: (string | number)[], within: string[] = []): string {
   let out = '';
   let i = 0;
   for (let start = text.indexOf('${'); start >= 0; start = text.indexOf('${', i)) {
     const reference = readReference(text, start);
-    out += text.slice(i, reference ? start : start + 2);
-    i = start + 2;
-    if (!reference) continue;
+    out += text.slice(i, start);
+    if (!reference) {
+      problems.push({ path, malformed: text.slice(start, start + QUOTED) });
+      return out + text.slice(start);
+    }
     i = reference.end;
     const found = env[reference.name];
     if (found !== undefined && found !== '') out += found;
-    else if (reference.fallback !== undefined) out += expandString(reference.fallback, env, problems, path);
-    else if (found === undefined) problems.push({ path, variable: reference.name });
+    else if (reference.fallback !== undefined) out += expandString(reference.fallback, env, problems, path, [...within, reference.name]);
+    else if (found === undefined) problems.push({ path, variable: reference.name, within });
   }
   return out + text.slice(i);
 }

@@ -154,6 +154,20 @@ describe('parseConfig', () => {
     expect(lines).toEqual(['upstream.token: environment variable SCHOOL_TOKEN is not set (set it, or write ${SCHOOL_TOKEN:-default})']);
   });
 
+  it('names every variable of a chain of defaults none of which is set', () => {
+    expect(problems('store:\n  dir: ${DATA_DIR:-${STATE_DIR}}\n')).toEqual([
+      'store.dir: neither DATA_DIR nor its default STATE_DIR is set (set one, or write ${STATE_DIR:-default})',
+    ]);
+  });
+
+  it('refuses a reference that is not whole, quoting it unless its key holds a secret', () => {
+    const lines = problems('store:\n  dir: ${DATA_DIR:-${STATE_DIR:-/var/lib/x}\nupstream:\n  baseUrl: https://school.example\n  clientId: c\n  clientSecret: ${SECRET:?set it}\n');
+    expect(lines).toEqual([
+      'store.dir: "${DATA_DIR:-${STATE_DIR:-/var/lib/x}" is not a whole reference to a variable: write ${NAME} or ${NAME:-default} (a default may hold one: ${A:-${B}})',
+      'upstream.clientSecret: its value is not a whole reference to a variable: write ${NAME} or ${NAME:-default} (a default may hold one: ${A:-${B}})',
+    ]);
+  });
+
   it('expands variables, with defaults, and reads numbers from them', () => {
     const config = parseConfig('server:\n  port: ${PORT:-9090}\n  adminToken: ${ADMIN:-}\n', 'x.yaml', { PORT: '8181' });
     expect(config.server.port).toBe(8181);

@@ -5,6 +5,7 @@ import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { BridgeError } from '../errors.js';
 import { formatIssues, formatPath } from './errors.js';
+import { isSecretKey } from './mask.js';
 import { describeYamlError } from './yaml-error.js';
 import { expandValue, type ExpandProblem } from './expand.js';
 import { configSchema, type Config } from './schema.js';
@@ -46,9 +47,7 @@ export function parseConfig(text: string, file: string, env: Env): Config {
   const problems: ExpandProblem[] = [];
   const expanded = applyEnvFallbacks(expandValue(raw, env, problems), env);
   const result = configSchema.safeParse(expanded);
-  const lines = problems.map(
-    (p) => `${formatPath(p.path)}: environment variable ${p.variable} is not set (set it, or write \${${p.variable}:-default})`,
-  );
+  const lines = problems.map((p) => `${formatPath(p.path)}: ${expandProblemText(p)}`);
   if (!result.success) {
     // A key whose variable is missing already has its line; the schema's complaint about the empty
     // value it got instead would only repeat it.
@@ -58,6 +57,20 @@ export function parseConfig(text: string, file: string, env: Env): Config {
   }
   if (lines.length > 0) throw configError(file, lines);
   return result.data!;
+}
+
+function expandProblemText(problem: ExpandProblem): string {
+  if ('malformed' in problem) {
+    // The text may be a secret that holds "${": a secret key's is not quoted.
+    const key = problem.path.at(-1);
+    const quoted = typeof key === 'string' && isSecretKey(key) ? 'its value' : `"${problem.malformed}"`;
+    return `${quoted} is not a whole reference to a variable: write \${NAME} or \${NAME:-default} (a default may hold one: \${A:-\${B}})`;
+  }
+  const { variable, within } = problem;
+  if (within.length === 0) return `environment variable ${variable} is not set (set it, or write \${${variable}:-default})`;
+  const names = [...within, variable];
+  const none = names.length === 2 ? `neither ${names[0]} nor its default ${variable}` : `none of ${names.join(', ')} (each the default of the one before)`;
+  return `${none} is set (set one, or write \${${variable}:-default})`;
 }
 
 export function loadConfig(explicit: string | undefined, env: Env = process.env, cwd = process.cwd()): LoadedConfig {
