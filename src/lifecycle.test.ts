@@ -61,7 +61,7 @@ describe('lifecycle', () => {
     expect(events.slice(5)).toEqual(['start a', 'starting slow', 'start slow', 'start c']);
   });
 
-  it('stops what started once, when a start that a stop ended then fails', async () => {
+  it('resolves a start that fails once a stop was asked for (a wait the stop cancelled), stopping what started once', async () => {
     const events: string[] = [];
     let fail!: () => void;
     const breaking: Component = { name: 'breaking', start: () => new Promise((_, reject) => (fail = () => reject(new Error('broke')))), stop: async () => void events.push('stop breaking') };
@@ -70,9 +70,26 @@ describe('lifecycle', () => {
     await vi.waitFor(() => expect(fail).toBeTypeOf('function'));
     const stopping = lifecycle.stop();
     fail();
-    await expect(starting).rejects.toThrow('broke');
+    await expect(starting).resolves.toBeUndefined();
     await stopping;
     expect(events).toEqual(['start a', 'stop a']);
+  });
+
+  it('cancels the wait of the part starting when a stop is asked for', async () => {
+    const events: string[] = [];
+    let cancelled!: () => void;
+    const waiting: Component = {
+      name: 'waiting',
+      start: () => new Promise((_resolve, reject) => (cancelled = () => reject(new Error('cancelled')))),
+      stop: async () => void events.push('stop waiting'),
+      cancel: () => (events.push('cancel waiting'), cancelled()),
+    };
+    const lifecycle = createLifecycle([recorder(events, 'a'), waiting, recorder(events, 'c')], silentLogger());
+    const starting = lifecycle.start();
+    await vi.waitFor(() => expect(cancelled).toBeTypeOf('function'));
+    await lifecycle.stop();
+    await expect(starting).resolves.toBeUndefined();
+    expect(events).toEqual(['start a', 'cancel waiting', 'stop a']);
   });
 
   it('bounds a stop that hangs', async () => {

@@ -5,13 +5,15 @@ export interface Component {
   readonly name: string;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** Ends a start that waits (for a database to answer) at once; that start then rejects. */
+  cancel?(): void;
 }
 
 /**
  * Starts components in order and stops them in reverse. A failed start stops whatever already
  * started, then rethrows. A stop asked for during the start (a SIGTERM while the store opens) ends
- * it: no further component starts, the one starting is stopped once its start returns, and the
- * start resolves; nothing begins work (a poll, a webhook registration upstream) after the stop was
+ * it: no further component starts, the one starting is cancelled if it waits (`cancel`) or stopped
+ * once its start returns, and the start resolves; nothing begins work (a poll, a webhook registration upstream) after the stop was
  * asked for. Stop is bounded: a component that does not finish within `stopTimeoutMs` is logged and
  * left behind so the process can still exit.
  */
@@ -22,18 +24,25 @@ export function createLifecycle(components: readonly Component[], log: Logger, s
   let starting: Promise<void> | undefined;
   /** Set by a stop: the start running now starts nothing more. */
   let halted = false;
+  /** The component whose start runs now: a stop cancels its wait, if it has one. */
+  let current: Component | undefined;
 
   async function startAll(): Promise<void> {
     for (const component of components) {
       if (halted) return;
       if (started.includes(component)) continue;
+      current = component;
       try {
         await component.start();
       } catch (error) {
         // The caller reports the error itself (the CLI as one line): here it is only context.
         log.debug({ err: error, component: component.name }, 'start failed; stopping what started');
         await stopAll(started.splice(0), log, stopTimeoutMs);
+        // A start the stop cut short did what was asked of it.
+        if (halted) return;
         throw error;
+      } finally {
+        current = undefined;
       }
       started.push(component);
       log.debug({ component: component.name }, 'started');
@@ -54,6 +63,7 @@ export function createLifecycle(components: readonly Component[], log: Logger, s
     },
     stop() {
       halted = true;
+      current?.cancel?.();
       // A start that fails stops what it started itself; either way it leaves nothing behind here.
       stopping ??= (starting ?? Promise.resolve())
         .catch(() => {})

@@ -3,7 +3,10 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createApp } from '../src/app.js';
+import type { Clock } from '../src/clock.js';
 import { configSchema } from '../src/config/index.js';
+import { createLifecycle } from '../src/lifecycle.js';
+import { createPgStore } from '../src/store/postgres/pg-store.js';
 import { freePort } from './support/net.js';
 import { tempDir } from './support/temp.js';
 
@@ -65,5 +68,26 @@ describe('a stop during the start', () => {
     const next = await createApp({ config: configSchema.parse({ ...config, server: { host: '127.0.0.1', port: 0 } }), log: pino({ level: 'silent' }), mode: 'oneshot' });
     await next.start();
     await next.stop();
+  });
+
+  it('cancels the PostgreSQL store\'s wait for a database that does not answer: the start ends at once', async () => {
+    const port = await freePort();
+    // Nothing listens on the port: the store waits for it a second at a time, for up to 30 s. This
+    // clock's waits end only when cancelled, so the start ends here only if the stop cancels it.
+    const waits: number[] = [];
+    const clock: Clock = {
+      now: () => Date.now(),
+      sleep: (ms, signal) =>
+        new Promise((_resolve, reject) => {
+          waits.push(ms);
+          signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+        }),
+    };
+    const store = createPgStore({ url: `postgres://someone:secret@127.0.0.1:${port}/none`, log: pino({ level: 'silent' }), clock });
+    const lifecycle = createLifecycle([store], pino({ level: 'silent' }));
+    const starting = lifecycle.start();
+    await vi.waitFor(() => expect(waits).toContain(1000));
+    await lifecycle.stop();
+    await expect(starting).resolves.toBeUndefined();
   });
 });

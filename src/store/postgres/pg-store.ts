@@ -104,8 +104,11 @@ export function createPgStore(options: PgStoreOptions): Store {
   const { snapshot, staging } = createPgSnapshot(calls, () => pool);
   const listener = createListener({ url: options.url, log, clock });
 
-  /** Migrates, waiting up to `connectTimeoutMs` for a database that does not answer yet. */
-  async function connect(): Promise<void> {
+  /** Set while start() runs: cancel() ends its wait for the database. */
+  let starting: AbortController | undefined;
+
+  /** Migrates, waiting up to `connectTimeoutMs` for a database that does not answer yet, unless cancelled. */
+  async function connect(signal: AbortSignal): Promise<void> {
     const waitMs = options.connectTimeoutMs ?? 30_000;
     const deadline = clock.now() + waitMs;
     for (let attempt = 1; ; attempt++) {
@@ -114,12 +117,13 @@ export function createPgStore(options: PgStoreOptions): Store {
         return;
       } catch (error) {
         if (error instanceof BridgeError) throw error;
+        if (signal.aborted) throw new BridgeError('store.stopped', `stopped while waiting for PostgreSQL (store.url): ${describeError(error)}`, { retryable: true, cause: error });
         if (!isUnavailable(error) || clock.now() >= deadline) {
           const unavailable = isUnavailable(error);
           throw new BridgeError(unavailable ? 'store.unavailable' : 'store.failed', `cannot open the PostgreSQL store (store.url): ${describeError(error)}${fixFor(error, options.url)}`, { retryable: unavailable, cause: error });
         }
         if (attempt === 1) log.warn({ err: describeError(error) }, `PostgreSQL does not answer yet; waiting up to ${Math.round(waitMs / 1000)} s`);
-        await clock.sleep(1000);
+        await clock.sleep(1000, signal).catch(() => {});
       }
     }
   }
@@ -193,6 +197,9 @@ export function createPgStore(options: PgStoreOptions): Store {
       url = at;
       await beatNow(at);
     },
+    cancel() {
+      starting?.abort();
+    },
     async start() {
       if (open) return;
       const size = options.poolSize ?? 10;
@@ -206,12 +213,15 @@ export function createPgStore(options: PgStoreOptions): Store {
         if (!burst) brokeWarnedAt = now;
         log[burst ? 'debug' : 'warn']({ err: describeError(error) }, 'a PostgreSQL connection broke');
       });
+      starting = new AbortController();
       try {
-        await connect();
+        await connect(starting.signal);
       } catch (error) {
         await pool.end().catch(() => {});
         pool = undefined;
         throw error;
+      } finally {
+        starting = undefined;
       }
       // The listener connects before the pool fills: at the server's connection limit a pool a
       // connection short still serves every call, while a replica that cannot listen hears of the
