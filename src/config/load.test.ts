@@ -154,6 +154,21 @@ describe('parseConfig', () => {
     expect(lines).toEqual(['upstream.token: environment variable SCHOOL_TOKEN is not set (set it, or write ${SCHOOL_TOKEN:-default})']);
   });
 
+  it("suggests a connector's keys from its own type, down to its nested keys", () => {
+    const lines = problems(
+      'connectors:\n' +
+        '  - { name: f, type: file, dir: /tmp/x, streams: [students], ledgerdir: /x, secret: s }\n' +
+        '  - { name: a, type: accounting, url: "https://books.example/feed", secret: s, ledgerdir: /x }\n' +
+        '  - { name: s, type: google-sheets, spreadsheetId: x, accessToken: t, streams: [students], tabs: { studnets: X } }\n',
+    );
+    expect(lines).toEqual([
+      'connectors[0].ledgerdir: unknown key',
+      'connectors[0].secret: unknown key',
+      'connectors[1].ledgerdir: unknown key (did you mean "ledgerDir"?)',
+      'connectors[2].tabs.studnets: unknown key (did you mean "students"?)',
+    ]);
+  });
+
   it('names every variable of a chain of defaults none of which is set', () => {
     expect(problems('store:\n  dir: ${DATA_DIR:-${STATE_DIR}}\n')).toEqual([
       'store.dir: neither DATA_DIR nor its default STATE_DIR is set (set one, or write ${STATE_DIR:-default})',

@@ -53,7 +53,7 @@ export function parseConfig(text: string, file: string, env: Env): Config {
     // value it got instead would only repeat it.
     const unset = new Set(problems.map((p) => formatPath(p.path)));
     const issues = result.error.issues.filter((issue) => !unset.has(formatPath(issue.path)));
-    lines.push(...formatIssues(issues, (at) => knownKeys(at), (at) => valueAt(expanded, at), (at) => valueAt(raw, at)));
+    lines.push(...formatIssues(issues, (at) => knownKeys(at, expanded), (at) => valueAt(expanded, at), (at) => valueAt(raw, at)));
   }
   if (lines.length > 0) throw configError(file, lines);
   return result.data!;
@@ -111,21 +111,41 @@ function valueAt(document: unknown, at: readonly PropertyKey[]): unknown {
 }
 
 /** The keys the schema knows at a path, for "did you mean" hints. */
-function knownKeys(at: readonly PropertyKey[]): string[] {
+/**
+ * The keys valid at `at` in the config `root` as written: of a union (a connector), those of the
+ * option whose `type` the value names, if one does, else of every option.
+ */
+function knownKeys(at: readonly PropertyKey[], root: unknown): string[] {
   let schema: z.core.$ZodType = configSchema;
+  let value = root;
   for (const part of at) {
-    schema = unwrap(schema);
+    schema = chosen(unwrap(schema), value);
     const def = schema._zod.def as { type: string; shape?: Record<string, z.core.$ZodType>; element?: z.core.$ZodType };
     if (def.type === 'object' && def.shape && typeof part === 'string' && def.shape[part]) schema = def.shape[part];
     else if (def.type === 'array' && def.element && typeof part === 'number') schema = def.element;
     else return [];
+    value = (value as Record<PropertyKey, unknown> | undefined)?.[part];
   }
   const def = unwrap(schema)._zod.def as { type: string; shape?: Record<string, unknown>; options?: z.core.$ZodType[] };
-  if (def.type === 'object' && def.shape) return Object.keys(def.shape);
   if (def.type === 'union' && def.options) {
+    const one = chosen(unwrap(schema), value);
+    if (one !== unwrap(schema)) return Object.keys((one._zod.def as { shape?: object }).shape ?? {});
     return def.options.flatMap((option) => Object.keys((unwrap(option)._zod.def as { shape?: object }).shape ?? {}));
   }
+  if (def.type === 'object' && def.shape) return Object.keys(def.shape);
   return [];
+}
+
+/** Of a union, the option whose `type` literal `value` names; any other schema, or no such option: the schema itself. */
+function chosen(schema: z.core.$ZodType, value: unknown): z.core.$ZodType {
+  const def = schema._zod.def as { type: string; options?: z.core.$ZodType[] };
+  if (def.type !== 'union' || !def.options) return schema;
+  const type = (value as { type?: unknown } | undefined)?.type;
+  const option = def.options.find((candidate) => {
+    const literal = (unwrap(candidate)._zod.def as { shape?: Record<string, z.core.$ZodType> }).shape?.type;
+    return literal !== undefined && ((unwrap(literal)._zod.def as { values?: unknown[] }).values ?? []).includes(type);
+  });
+  return option ? unwrap(option) : schema;
 }
 
 function unwrap(schema: z.core.$ZodType): z.core.$ZodType {
