@@ -169,6 +169,20 @@ describe('parseConfig', () => {
     ]);
   });
 
+  it('reads merge keys, as a Docker Compose file does', () => {
+    const config = parseConfig(
+      'x-files: &files { type: file, streams: [students] }\nconnectors:\n  - { <<: *files, name: a, dir: /tmp/a }\n  - <<: *files\n    name: b\n    dir: /tmp/b\n',
+      'x.yaml',
+      {},
+    );
+    expect(config.connectors.map((c) => [c.name, c.type, (c as { dir: string }).dir])).toEqual([['a', 'file', '/tmp/a'], ['b', 'file', '/tmp/b']]);
+  });
+
+  it('refuses, as an invalid config, YAML whose aliases expand without bound', () => {
+    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', 'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]', 'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]', 'd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]'].join('\n');
+    expect(() => parseConfig(bomb, 'bomb.yaml', {})).toThrow(expect.objectContaining({ code: 'config.invalid', message: expect.stringMatching(/^bomb\.yaml: invalid configuration:\n {2}cannot read it as YAML: /) }));
+  });
+
   it('names every variable of a chain of defaults none of which is set', () => {
     expect(problems('store:\n  dir: ${DATA_DIR:-${STATE_DIR}}\n')).toEqual([
       'store.dir: neither DATA_DIR nor its default STATE_DIR is set (set one, or write ${STATE_DIR:-default})',

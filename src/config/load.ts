@@ -41,11 +41,18 @@ export interface LoadedConfig {
 
 /** Parses YAML text into a validated Config; every problem is listed, each naming its key path. */
 export function parseConfig(text: string, file: string, env: Env): Config {
-  const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  // Merge keys (`<<: *defaults`), as in a Docker Compose file: connectors that share most settings.
+  const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true, merge: true });
   if (document.errors.length > 0) throw configError(file, describeYamlError(text, document.errors));
-  const raw: unknown = document.toJS() ?? {};
+  let raw: unknown;
+  try {
+    raw = document.toJS() ?? {};
+  } catch (error) {
+    // The YAML library's own limits (aliases that expand without bound): the file is not a config.
+    throw configError(file, [`cannot read it as YAML: ${(error as Error).message}`]);
+  }
   const problems: ExpandProblem[] = [];
-  const expanded = applyEnvFallbacks(expandValue(raw, env, problems), env);
+  const expanded = applyEnvFallbacks(expandValue(withoutExtensions(raw), env, problems), env);
   const result = configSchema.safeParse(expanded);
   const lines = problems.map((p) => `${formatPath(p.path)}: ${expandProblemText(p)}`);
   if (!result.success) {
@@ -82,6 +89,12 @@ export function loadConfig(explicit: string | undefined, env: Env = process.env,
     throw new BridgeError('config.unreadable', `${file}: cannot read the config file (${(cause as Error).message})`, { cause });
   }
   return { file, config: parseConfig(text, file, env) };
+}
+
+/** The document without its top-level `x-…` keys: a place for anchors that merge keys take from, as in Docker Compose. */
+function withoutExtensions(raw: unknown): unknown {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw;
+  return Object.fromEntries(Object.entries(raw).filter(([key]) => !key.startsWith('x-')));
 }
 
 function configError(file: string, lines: string[]): BridgeError {
