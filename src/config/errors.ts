@@ -64,6 +64,10 @@ export function formatIssues(
       lines.push(discriminatorLine(issue, valueAt));
     } else if ((issue.code === 'too_big' || issue.code === 'too_small') && issue.origin === 'number' && /^Too (big|small):/.test(issue.message)) {
       lines.push(boundLine(issue, valueAt(issue.path), writtenAt(issue.path)));
+    } else if (issue.code === 'too_small' && issue.origin === 'string' && Number(issue.minimum) === 1 && valueAt(issue.path) === '') {
+      lines.push(`${formatPath(issue.path)}: empty${fromVariables('', writtenAt(issue.path))}: give it a value, or remove the key`);
+    } else if (issue.code === 'invalid_value' && issue.values.every((option) => typeof option === 'string')) {
+      lines.push(valueLine(issue, valueAt(issue.path), writtenAt(issue.path)));
     } else {
       lines.push(`${formatPath(issue.path)}: ${issue.message}`);
     }
@@ -81,6 +85,15 @@ function discriminatorLine(issue: z.core.$ZodIssueInvalidUnion & { discriminator
   if (typeof value !== 'string' || options.length === 0) return `${formatPath(path)}: ${issue.message}`;
   const hint = suggestKey(value, options);
   return `${formatPath(path)}: unknown value "${value}"${hint ? ` (did you mean "${hint}"?)` : ''}; one of: ${options.join(', ')}`;
+}
+
+/** `connectors[0].streams[1]: unknown value "invoice" (did you mean "invoices"?); one of: students, …`, zod's own words name no value. */
+function valueLine(issue: z.core.$ZodIssueInvalidValue, value: unknown, written: unknown): string {
+  const options = issue.values.map(String);
+  const secret = issue.path.some((part) => typeof part === 'string' && isSecretKey(part));
+  if (typeof value !== 'string' || secret) return `${formatPath(issue.path)}: ${secret ? 'not a value it takes' : `expected one of ${options.join(', ')}, got ${describeValue(value)}`}`;
+  const hint = suggestKey(value, options);
+  return `${formatPath(issue.path)}: unknown value "${value}"${fromVariables(value, written)}${hint ? ` (did you mean "${hint}"?)` : ''}; one of: ${options.join(', ')}`;
 }
 
 /** What a key takes, in the words of someone writing YAML. */

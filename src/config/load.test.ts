@@ -169,6 +169,19 @@ describe('parseConfig', () => {
     ]);
   });
 
+  it('names a value a key does not take, with the values it does and the nearest', () => {
+    const lines = problems(
+      'poll:\n  initial: baselin\nlog:\n  level: verbose\nstore:\n  dir: ${DATA_DIR:-}\n' +
+        'connectors:\n  - { name: f, type: file, dir: /tmp/x, streams: [students, invoice] }\n',
+    );
+    expect(lines).toEqual([
+      'poll.initial: unknown value "baselin" (did you mean "baseline"?); one of: emit, baseline',
+      'store.dir: empty (from ${DATA_DIR}): give it a value, or remove the key',
+      'log.level: unknown value "verbose"; one of: fatal, error, warn, info, debug, trace, silent',
+      'connectors[0].streams[1]: unknown value "invoice" (did you mean "invoices"?); one of: students, users, groups, invoices, events, roster',
+    ]);
+  });
+
   it('reads merge keys, as a Docker Compose file does', () => {
     const config = parseConfig(
       'x-files: &files { type: file, streams: [students] }\nconnectors:\n  - { <<: *files, name: a, dir: /tmp/a }\n  - <<: *files\n    name: b\n    dir: /tmp/b\n',
