@@ -116,6 +116,10 @@ describe('commands beside a running daemon on the embedded store', () => {
     expect(await cli(['deliveries', 'retry', 'files:nope'], { SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN })).toMatchObject({
       code: 1, stdout: '', stderr: 'the daemon answered 404 to /admin/deliveries/retry: no delivery "files:nope"\n',
     });
+    // Another token than the daemon's: said so, not as "401".
+    const wrongToken = await cli(['deliveries', 'retry', '--all-dead'], { SCHOOLBRIDGE_ADMIN_TOKEN: `other-${TOKEN}` });
+    expect(wrongToken).toMatchObject({ code: 1, stdout: '' });
+    expect(wrongToken.stderr).toMatch(/ holds the store and refused this config's server\.adminToken: give both the same token, or stop it and run the command again\n$/);
     status = 200;
     const accepted = await cli(['deliveries', 'retry', dead[0]!.id], { SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN });
     expect(accepted).toMatchObject({ code: 0, stdout: `delivered  ${dead[0]!.id}\n` });

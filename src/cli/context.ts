@@ -35,6 +35,14 @@ export async function callAdmin(holder: LockInfo, token: string, path: string, b
     body: JSON.stringify(body),
   });
   const text = await response.text();
+  // The daemon's /admin routes exist only with its server.adminToken set, and take only that token.
+  const routeMissing = response.status === 404 && /^Route (POST|GET):/.test(answerText(text));
+  if (routeMissing) {
+    throw new CliExit(1, `${holderName(holder)} holds the store and runs without server.adminToken, so its admin API is off: give it this config's server.adminToken (and restart it), or stop it and run the command again`);
+  }
+  if (response.status === 401) {
+    throw new CliExit(1, `${holderName(holder)} holds the store and refused this config's server.adminToken: give both the same token, or stop it and run the command again`);
+  }
   if (!response.ok) throw new CliExit(1, `the daemon answered ${response.status} to ${path}: ${answerText(text)}`);
   return text ? JSON.parse(text) : {};
 }
