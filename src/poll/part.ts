@@ -55,7 +55,7 @@ export function createPollPart(options: PollPartOptions): PollPart {
   const { config, store, outbox, clock, metrics } = options;
   const poller = createPoller({
     store, upstream: options.upstream, outbox, clock, metrics, poll: config.poll, log: options.log.child({ component: 'poll' }),
-    warmWorkers: options.mode === 'daemon', replica: store.replicaId,
+    warmWorkers: options.mode === 'daemon', logResults: options.mode === 'daemon', replica: store.replicaId,
     streams: streamsToPoll(config.poll.streams, (stream) => outbox.subscribers(stream).length > 0),
   });
   const exporter = createRosterExporter({

@@ -37,6 +37,8 @@ export interface PollerOptions {
    * (~300 ms), and the start-up cycle's request to the upstream overlaps their loading.
    */
   warmWorkers?: boolean;
+  /** Log each cycle's result (default): the daemon's log. A one-shot command prints it itself. */
+  logResults?: boolean;
 }
 
 export interface RunCycleOptions {
@@ -136,7 +138,7 @@ export function createPoller(options: PollerOptions): Poller {
         notReady = `last poll cycle failed (${result.reason}): ${result.message}`;
       }
     }
-    logResult(log, result);
+    if (options.logResults !== false) logResult(log, result);
     if (!result.dryRun) {
       const lastCycle: LastCycle = { startedAt: result.startedAt, outcome: result.outcome, trigger: result.trigger, durationMs: result.durationMs, ...(options.replica ? { replica: options.replica } : {}) };
       const patch = { [LAST_CYCLE_KEY]: lastCycle };
