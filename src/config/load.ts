@@ -123,10 +123,10 @@ function valueAt(document: unknown, at: readonly PropertyKey[]): unknown {
   return value;
 }
 
-/** The keys the schema knows at a path, for "did you mean" hints. */
 /**
- * The keys valid at `at` in the config `root` as written: of a union (a connector), those of the
- * option whose `type` the value names, if one does, else of every option.
+ * The keys the schema knows at `at`, for "did you mean" hints, in the config `root` as written: of a
+ * union (a connector), those of the option whose `type` the value names, if one does, else of every
+ * option.
  */
 function knownKeys(at: readonly PropertyKey[], root: unknown): string[] {
   let schema: z.core.$ZodType = configSchema;
@@ -139,13 +139,11 @@ function knownKeys(at: readonly PropertyKey[], root: unknown): string[] {
     else return [];
     value = (value as Record<PropertyKey, unknown> | undefined)?.[part];
   }
-  const def = unwrap(schema)._zod.def as { type: string; shape?: Record<string, unknown>; options?: z.core.$ZodType[] };
+  const def = chosen(unwrap(schema), value)._zod.def as { type: string; shape?: Record<string, unknown>; options?: z.core.$ZodType[] };
+  if (def.type === 'object' && def.shape) return Object.keys(def.shape);
   if (def.type === 'union' && def.options) {
-    const one = chosen(unwrap(schema), value);
-    if (one !== unwrap(schema)) return Object.keys((one._zod.def as { shape?: object }).shape ?? {});
     return def.options.flatMap((option) => Object.keys((unwrap(option)._zod.def as { shape?: object }).shape ?? {}));
   }
-  if (def.type === 'object' && def.shape) return Object.keys(def.shape);
   return [];
 }
 
