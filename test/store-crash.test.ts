@@ -41,16 +41,25 @@ function runAndKill(at: StoreAt, run: string, atLeast: number): Promise<string[]
 const deliveryOf = (id: string) => `hook:events:${id}`;
 
 /**
- * Reads back every id a run may have written (acknowledged or in flight at the kill: numbered from 1,
- * ten in flight at most) and says which ones are stored whole, and which only in part.
+ * Reads back every id a run may have written and says which ones are stored whole, and which only in
+ * part: numbered from 1, up to past the highest acknowledged or queued. The writer keeps ten in
+ * flight, but it goes on writing (and printing into the pipe's buffer) until the kill, however far
+ * the test is behind in reading what it printed.
  */
 async function readBack(at: StoreAt, runs: Map<string, number>): Promise<{ whole: Set<string>; partial: string[]; listed: number }> {
   const store = openStoreAt(at, silentLogger());
   await store.start();
   try {
+    const listed = await store.outbox.list();
+    const queuedHighest = new Map<string, number>();
+    for (const delivery of listed) {
+      const [run, n] = delivery.id.slice(deliveryOf('').length).split(':');
+      queuedHighest.set(run!, Math.max(queuedHighest.get(run!) ?? 0, Number(n)));
+    }
     const whole = new Set<string>();
     const partial: string[] = [];
-    for (const [run, highest] of runs) {
+    for (const [run, acked] of runs) {
+      const highest = Math.max(acked, queuedHighest.get(run) ?? 0);
       const ids = Array.from({ length: highest + 50 }, (_, i) => `${run}:${i + 1}`);
       const found = await Promise.all(ids.map(async (id) => [id, await store.inbox.get(id), await store.outbox.get(deliveryOf(id))] as const));
       for (const [id, entry, delivery] of found) {
@@ -58,7 +67,7 @@ async function readBack(at: StoreAt, runs: Map<string, number>): Promise<{ whole
         else if (entry || delivery) partial.push(id);
       }
     }
-    return { whole, partial, listed: (await store.outbox.list()).length };
+    return { whole, partial, listed: listed.length };
   } finally {
     await store.stop();
   }
