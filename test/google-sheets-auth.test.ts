@@ -4,7 +4,7 @@
  * and check() explains a missing share, a bad key and a missing key file. Also the cell limit.
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
@@ -69,9 +69,18 @@ describe('google-sheets service-account auth', () => {
     await writeFile(bad, JSON.stringify({ type: 'service_account', client_email: EMAIL, private_key: 'not a key' }));
     expect(await googleSheetsConnector.check(connect(bad))).toMatchObject({ ok: false, reason: expect.stringContaining('sheets.credentials') });
     expect(await googleSheetsConnector.check(connect(join(dir, 'missing.json')))).toMatchObject({ ok: false, reason: expect.stringContaining('cannot read the service-account key') });
-    const notSa = join(dir, 'user.json');
-    await writeFile(notSa, JSON.stringify({ type: 'authorized_user' }));
-    expect((await deliver(connect(notSa), [change(1, 'created', student(1))]))[0]).toMatchObject({ status: 'dead', error: { code: 'sheets.credentials' } });
+  });
+
+  it('retries while the key file is missing or not a key, and delivers once a key is put in its place', async () => {
+    const { fake, connect } = await setup();
+    const later = join(dir, 'later.json');
+    const ctx = connect(later);
+    expect((await deliver(ctx, [change(1, 'created', student(1))]))[0]).toMatchObject({ status: 'retry', error: { code: 'sheets.credentials', message: expect.stringContaining('cannot read the service-account key') } });
+    await writeFile(later, JSON.stringify({ type: 'authorized_user' }));
+    expect((await deliver(ctx, [change(1, 'created', student(1))]))[0]).toMatchObject({ status: 'retry', error: { code: 'sheets.credentials', message: expect.stringContaining('is not a service-account JSON key') } });
+    await copyFile(keyFile, later);
+    expect((await deliver(ctx, [change(1, 'created', student(1))]))[0]).toMatchObject({ status: 'done' });
+    expect(fake.values('s1', 'Students')).toHaveLength(2);
   });
 
   it('makes the workbook cell limit a dead, clearly worded outcome', async () => {

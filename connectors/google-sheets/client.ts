@@ -37,10 +37,12 @@ async function serviceAccount(googleAuth: typeof GoogleAuth, file: string): Prom
   try {
     key = JSON.parse(await readFile(file, 'utf8')) as typeof key;
   } catch (error) {
-    throw new BridgeError('sheets.credentials', `cannot read the service-account key ${file}: ${(error as Error).message}`, { cause: error });
+    // Retried, as a write of the file connector is: the file is read again at each try, and a key
+    // mounted late (a secret volume) or put in place after the start is then found.
+    throw new BridgeError('sheets.credentials', `cannot read the service-account key ${file}: ${(error as Error).message}`, { cause: error, retryable: true });
   }
   if (key.type !== 'service_account' || typeof key.client_email !== 'string' || typeof key.private_key !== 'string') {
-    throw new BridgeError('sheets.credentials', `${file} is not a service-account JSON key (needs type "service_account", client_email, private_key)`);
+    throw new BridgeError('sheets.credentials', `${file} is not a service-account JSON key (needs type "service_account", client_email, private_key)`, { retryable: true });
   }
   const jwt = new googleAuth.JWT({
     email: key.client_email,
