@@ -1,7 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BridgeError } from '../errors.js';
-import { parseConfig, resolveConfigPath } from './load.js';
+import { loadConfig, parseConfig, resolveConfigPath } from './load.js';
 import { maskSecrets, secretValues } from './mask.js';
 
 function problems(text: string, env: Record<string, string> = {}): string[] {
@@ -180,6 +182,22 @@ describe('parseConfig', () => {
       'log.level: unknown value "verbose"; one of: fatal, error, warn, info, debug, trace, silent',
       'connectors[0].streams[1]: unknown value "invoice" (did you mean "invoices"?); one of: students, users, groups, invoices, events, roster',
     ]);
+  });
+
+  it('refuses a file that is not UTF-8, naming the line and the byte, rather than reading U+FFFD into a value', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'sb-config-utf8-'));
+    try {
+      const file = path.join(dir, 'latin1.yaml');
+      writeFileSync(file, Buffer.concat([Buffer.from('store:\n  dir: /srv/caf'), Buffer.from([0xe9]), Buffer.from('\n')]));
+      expect(() => loadConfig(file, {})).toThrow(expect.objectContaining({
+        code: 'config.invalid',
+        message: `${file}: invalid configuration:\n  line 2: not UTF-8 text (byte 0xe9 at offset 22): save the file as UTF-8`,
+      }));
+      writeFileSync(file, 'store:\n  dir: /srv/café\n');
+      expect(loadConfig(file, {}).config.store.dir).toBe('/srv/café');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('reads merge keys, as a Docker Compose file does', () => {

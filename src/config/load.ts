@@ -82,13 +82,43 @@ function expandProblemText(problem: ExpandProblem): string {
 
 export function loadConfig(explicit: string | undefined, env: Env = process.env, cwd = process.cwd()): LoadedConfig {
   const file = resolveConfigPath(explicit, env, cwd);
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(file, 'utf8');
+    bytes = readFileSync(file);
   } catch (cause) {
     throw new BridgeError('config.unreadable', `${file}: cannot read the config file (${(cause as Error).message})`, { cause });
   }
-  return { file, config: parseConfig(text, file, env) };
+  return { file, config: parseConfig(utf8Text(bytes, file), file, env) };
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The file's text. Bytes that are not UTF-8 (a file saved as Latin-1, a binary file) would otherwise
+ * become U+FFFD unnoticed, in a path or a secret.
+ */
+function utf8Text(bytes: Buffer, file: string): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    const at = firstInvalidByte(bytes);
+    const where = at === undefined ? '' : `line ${bytes.subarray(0, at).toString('latin1').split('\n').length}: `;
+    const which = at === undefined ? '' : ` (byte 0x${bytes[at]!.toString(16).padStart(2, '0')} at offset ${at})`;
+    throw configError(file, [`${where}not UTF-8 text${which}: save the file as UTF-8`]);
+  }
+}
+
+/** Where the first sequence that is not UTF-8's shape begins (a lead byte, then its continuation bytes). */
+function firstInvalidByte(bytes: Buffer): number | undefined {
+  for (let i = 0; i < bytes.length; ) {
+    const lead = bytes[i]!;
+    const length = lead < 0x80 ? 1 : lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+    if (length === 0) return i;
+    for (let k = 1; k < length; k++) if (i + k >= bytes.length || (bytes[i + k]! & 0xc0) !== 0x80) return i;
+    i += length;
+  }
+  // Well shaped, yet refused (an overlong form, a surrogate): the decoder knows, the offset is not told.
+  return undefined;
 }
 
 /** The document without its top-level `x-…` keys: a place for anchors that merge keys take from, as in Docker Compose. */
