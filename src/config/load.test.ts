@@ -306,6 +306,12 @@ describe('parseConfig', () => {
     expect(snippet).toEqual(['  1 | a: 1', '    |    ^']);
   });
 
+  it("says that a second document begins, not which of the library's functions would read it", () => {
+    expect(problems('store: { dir: ./d }\n---\nlog: { level: info }\n')[0]).toBe(
+      'not valid YAML at line 2, column 1: a second document begins here (a line "---"): a config is one document; join them, or remove the "---"',
+    );
+  });
+
   it('names a mistyped connector type and suggests the right one', () => {
     expect(problems('connectors:\n  - { name: f, type: fiel, streams: [students] }\n')).toEqual([
       'connectors[0].type: unknown value "fiel" (did you mean "file"?); one of: file, webhook, google-sheets, accounting',

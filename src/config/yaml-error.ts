@@ -9,7 +9,10 @@ import { isSecretKey, maskWritten } from './mask.js';
 export function describeYamlError(text: string, errors: readonly YAMLError[]): string[] {
   const [first] = errors;
   if (!first) return [];
-  const what = first.message.split(/ at line \d+, column \d+/)[0]!.split('\n')[0]!;
+  // The library's words, but for the one that names its own API.
+  const what = first.code === 'MULTIPLE_DOCS'
+    ? 'a second document begins here (a line "---"): a config is one document; join them, or remove the "---"'
+    : first.message.split(/ at line \d+, column \d+/)[0]!.split('\n')[0]!;
   const position = first.linePos?.[0];
   if (!position) return [`not valid YAML: ${what}`];
   const lines = text.split(/\r?\n/);
