@@ -6,7 +6,7 @@ import { Registry } from 'prom-client';
 import { Agent, type Dispatcher } from 'undici';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config/index.js';
-import { maskSecrets, secretValues } from '../config/index.js';
+import { maskIn, maskSecrets, secretValues } from '../config/index.js';
 import { makeDir } from '../files/make-dir.js';
 import { createConnectorInstances } from '../outbox/index.js';
 import { describeError, isBridgeError } from '../errors.js';
@@ -110,17 +110,10 @@ async function checkUpstream(config: Config, holder: LockInfo | undefined, dispa
       : code === 'upstream.http' && status !== undefined && (status >= 500 || status === 429) ? `it is there but cannot answer now (HTTP ${status}): try again later`
       : 'it answers, but not as API v2 does: is upstream.baseUrl the service\'s base URL?';
     // The client's error may quote what it was given: the URL's password, a secret.
-    return { item: 'upstream', ok: false, detail: `${where}: ${fix} (${masked(describeError(error), secretValues(config.upstream))})` };
+    return { item: 'upstream', ok: false, detail: `${where}: ${fix} (${maskIn(describeError(error), secretValues(config.upstream))})` };
   } finally {
     await stop?.();
   }
-}
-
-/** `text` with each of `secrets` as "***", the longest first (one may hold another). */
-function masked(text: string, secrets: ReadonlySet<string>): string {
-  let out = text;
-  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) out = out.split(secret).join('***');
-  return out;
 }
 
 async function checkConnectors(config: Config, dispatcher: Dispatcher): Promise<ConnectCheck[]> {

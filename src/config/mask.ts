@@ -51,6 +51,17 @@ export function secretValues(value: unknown, key = '', out = new Set<string>()):
   return out;
 }
 
+/**
+ * `text` with each of `secrets` (secretValues) as "***": an error that quotes what it was sent (a
+ * receiver's answer, a client's error with its URL). Longest first, so a secret that holds another
+ * is masked whole.
+ */
+export function maskIn(text: string, secrets: ReadonlySet<string>): string {
+  let out = text;
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) if (out.includes(secret)) out = out.split(secret).join('***');
+  return out;
+}
+
 /** An http(s) URL's path and query, when there is more than "/". */
 function urlPathOf(text: string): string | undefined {
   if (!/^https?:\/\//i.test(text)) return undefined;

@@ -1,3 +1,4 @@
+import { maskIn } from '../config/index.js';
 import type { DeliveryOutcome } from '../connectors/types.js';
 
 /**
@@ -8,11 +9,9 @@ import type { DeliveryOutcome } from '../connectors/types.js';
  */
 export function maskOutcomes(outcomes: DeliveryOutcome[], secrets: ReadonlySet<string>): DeliveryOutcome[] {
   if (secrets.size === 0) return outcomes;
-  const longestFirst = [...secrets].sort((a, b) => b.length - a.length);
   for (const outcome of outcomes) {
     if (outcome.status === 'done') continue;
-    let message = outcome.error.message;
-    for (const secret of longestFirst) if (message.includes(secret)) message = message.split(secret).join('***');
+    const message = maskIn(outcome.error.message, secrets);
     if (message !== outcome.error.message) outcome.error.message = message;
   }
   return outcomes;
