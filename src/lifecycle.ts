@@ -13,9 +13,9 @@ export interface Component {
  * Starts components in order and stops them in reverse. A failed start stops whatever already
  * started, then rethrows. A stop asked for during the start (a SIGTERM while the store opens) ends
  * it: no further component starts, the one starting is cancelled if it waits (`cancel`) or stopped
- * once its start returns, and the start resolves; nothing begins work (a poll, a webhook registration upstream) after the stop was
- * asked for. Stop is bounded: a component that does not finish within `stopTimeoutMs` is logged and
- * left behind so the process can still exit.
+ * once its start returns, and the start resolves; nothing begins work (a poll, a webhook
+ * registration upstream) after the stop was asked for. Stop is bounded: a component that does not
+ * finish within `stopTimeoutMs` is logged and left behind so the process can still exit.
  */
 export function createLifecycle(components: readonly Component[], log: Logger, stopTimeoutMs = 8000): Component {
   const started: Component[] = [];
