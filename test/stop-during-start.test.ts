@@ -1,4 +1,3 @@
-import { connect } from 'node:net';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -7,7 +6,7 @@ import type { Clock } from '../src/clock.js';
 import { configSchema } from '../src/config/index.js';
 import { createLifecycle } from '../src/lifecycle.js';
 import { createPgStore } from '../src/store/postgres/pg-store.js';
-import { freePort } from './support/net.js';
+import { accepts, freePort } from './support/net.js';
 import { tempDir } from './support/temp.js';
 
 /**
@@ -18,13 +17,6 @@ const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-const accepts = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-  });
 
 describe('a stop during the start', () => {
   it('ends the start once the store has opened: nothing listens, polls or registers upstream, and the store is closed', async () => {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 
 /** Listens on `port` (0: any the kernel gives) and closes again; resolves with the port, or undefined where it is taken. */
 function tryPort(port: number): Promise<number | undefined> {
@@ -67,4 +67,13 @@ export async function eventually<T>(probe: () => Promise<T | undefined> | T | un
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+}
+
+/** Whether something accepts a TCP connection on the loopback `port` now. */
+export function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
 }
