@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { configSchema } from '../src/config/index.js';
+import { startingApp } from './support/starting-app.js';
 import { tempDir } from './support/temp.js';
 
 /** What a new user sees when the daemon cannot start: one line naming the fix, and nothing started behind it. */
@@ -52,18 +53,7 @@ describe('start-up failures', () => {
   it('a port in use stops the start before any poll or export has run, naming server.port', async () => {
     const { dir, cleanup } = await tempDir('sb-port-');
     cleanups.push(cleanup);
-    const port = await takenPort();
-    const config = configSchema.parse({
-      sandbox: { students: 3 },
-      server: { host: '127.0.0.1', port },
-      poll: { onStart: true },
-      export: { onStart: true },
-      store: { dir: path.join(dir, 'data') },
-      connectors: [{ name: 'files', type: 'file', streams: ['students', 'users', 'roster'], dir: path.join(dir, 'out') }],
-    });
-    const app = await createApp({ config, log: pino({ level: 'silent' }), mode: 'daemon' });
-    const cycles: unknown[] = [];
-    app.poll.poller.on('cycle', (result) => cycles.push(result));
+    const { app, cycles } = await startingApp(dir, await takenPort());
     await expect(app.start()).rejects.toMatchObject({ code: 'server.port_in_use', message: expect.stringMatching(/server\.port \(SCHOOLBRIDGE_PORT/) });
     await app.stop();
     expect(cycles).toEqual([]);

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createApp } from '../src/app.js';
@@ -7,6 +6,7 @@ import { configSchema } from '../src/config/index.js';
 import { createLifecycle } from '../src/lifecycle.js';
 import { createPgStore } from '../src/store/postgres/pg-store.js';
 import { accepts, freePort } from './support/net.js';
+import { startingApp } from './support/starting-app.js';
 import { tempDir } from './support/temp.js';
 
 /**
@@ -23,17 +23,7 @@ describe('a stop during the start', () => {
     const { dir, cleanup } = await tempDir('sb-stop-start-');
     cleanups.push(cleanup);
     const port = await freePort();
-    const config = configSchema.parse({
-      sandbox: { students: 3 },
-      server: { host: '127.0.0.1', port },
-      poll: { onStart: true },
-      export: { onStart: true },
-      store: { dir: path.join(dir, 'data') },
-      connectors: [{ name: 'files', type: 'file', streams: ['students', 'users', 'roster'], dir: path.join(dir, 'out') }],
-    });
-    const app = await createApp({ config, log: pino({ level: 'silent' }), mode: 'daemon' });
-    const cycles: unknown[] = [];
-    app.poll.poller.on('cycle', (result) => cycles.push(result));
+    const { app, config, cycles } = await startingApp(dir, port);
     // The store's start waits until the stop has been asked for, as a slow disk or database would.
     const open = app.store.start.bind(app.store);
     let release!: () => void;
