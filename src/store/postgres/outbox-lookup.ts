@@ -2,7 +2,8 @@ import { mergeRetrying, type RetryingRow } from '../history-rules.js';
 import type { DeliveryLookup, ListedDelivery, Retrying } from '../port.js';
 import type { Db } from './db.js';
 import { lookupOwed, merged } from './log.js';
-import { toDelivery, type DeliveryRow } from './outbox.js';
+import type { DeliveryRow } from '../delivery-rows.js';
+import { toDelivery } from './outbox.js';
 
 /**
  * What the operator console reads of the PostgreSQL outbox (sqlite/outbox-lookup.ts says what): by

@@ -1,9 +1,9 @@
-import type { Stream } from '../../records.js';
 import type {
-  ClaimRequest, Claimed, Delivery, DeliveryFilter, DeliveryStatus, ListedDelivery, OutboxCounts, RetryTarget, Settlement, SnapshotStream,
+  ClaimRequest, Claimed, Delivery, DeliveryFilter, ListedDelivery, OutboxCounts, RetryTarget, Settlement, SnapshotStream,
 } from '../port.js';
 import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, TAKEOVER_GRACE_MS, snapshotTable } from '../tables.js';
 import type { Db } from './db.js';
+import { rowDelivery, type DeliveryRow } from '../delivery-rows.js';
 import { groupBy } from '../group-by.js';
 import { KEEP_ATTEMPTS } from './history.js';
 import { claimLog, getOwed, listOwed, logNextRunAt, markLog, merged, owedCounts, settleLog, sweepLog } from './log.js';
@@ -20,35 +20,10 @@ import { sharedKey } from './stream-tables.js';
  * (no index entry written, where the page has room: docs/store.md) and a lease that ran out needs
  * nobody to return it.
  */
-export interface DeliveryRow {
-  seq: number;
-  id: string;
-  connector: string;
-  record_id: string;
-  stream: Stream;
-  order_key: string;
-  status: DeliveryStatus;
-  enqueued_at: number;
-  run_at: number;
-  attempts: number;
-  last_error: string | null;
-  last_attempt_at: number | null;
-  lease_owner: string | null;
-  lease_until: number | null;
-  fence: number;
-}
-
 /** A stored delivery as it stands at `now`: pending under a lease that holds is in flight. */
 export function toDelivery(row: DeliveryRow, now: number): Delivery {
   const leased = row.status === 'pending' && row.lease_until !== null && row.lease_until > now;
-  return {
-    id: row.id, connector: row.connector, recordId: row.record_id, stream: row.stream, orderKey: row.order_key,
-    seq: row.seq, status: leased ? 'active' : row.status, enqueuedAt: row.enqueued_at, runAt: row.run_at, attempts: row.attempts, fence: row.fence,
-    ...(row.last_error === null ? {} : { lastError: row.last_error }),
-    ...(row.last_attempt_at === null ? {} : { lastAttemptAt: row.last_attempt_at }),
-    ...(row.lease_until === null ? {} : { leaseUntil: row.lease_until }),
-    ...(row.lease_owner === null ? {} : { leaseOwner: row.lease_owner }),
-  };
+  return rowDelivery(row, leased ? 'active' : row.status);
 }
 
 /** The snapshot row of each created change without a text of its own, by its key's column (stream-tables.ts). */

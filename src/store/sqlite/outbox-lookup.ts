@@ -3,7 +3,8 @@ import { mergeRetrying, type RetryingRow } from '../history-rules.js';
 import type { DeliveryLookup, ListedDelivery, Retrying } from '../port.js';
 import { leasesOf } from './leases.js';
 import { lookupOwed } from './log.js';
-import { DELIVERY_COLUMNS, mergeListed, toDelivery, type DeliveryRow } from './outbox.js';
+import { rowDelivery, type DeliveryRow } from '../delivery-rows.js';
+import { DELIVERY_COLUMNS, mergeListed } from './outbox.js';
 import { sql } from './statements.js';
 
 /**
@@ -29,7 +30,7 @@ export function lookup(db: Db, query: DeliveryLookup, now: number): ListedDelive
   for (const row of rows.values()) if (row.status !== 'blocked') heldBy.set(`${row.connector}\u0000${row.order_key}`, row.id);
   const leases = leasesOf(db);
   const listed = [...rows.values()].sort((a, b) => a.seq - b.seq).map((row): ListedDelivery => {
-    const delivery = leases.overlay(toDelivery(row), now);
+    const delivery = leases.overlay(rowDelivery(row), now);
     if (delivery.status !== 'blocked') return delivery;
     const head = heldBy.get(`${row.connector}\u0000${row.order_key}`) ?? headOf(db, row);
     return { ...delivery, status: 'pending' as const, ...(head === undefined ? {} : { waitingFor: head }) };

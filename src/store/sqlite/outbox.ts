@@ -3,6 +3,7 @@ import type { Stream } from '../../records.js';
 import type {
   ClaimRequest, Claimed, Delivery, DeliveryFilter, DeliveryStatus, ListedDelivery, OutboxCounts, RetryTarget, Settlement, SnapshotStream,
 } from '../port.js';
+import { rowDelivery, type DeliveryRow } from '../delivery-rows.js';
 import { groupBy } from '../group-by.js';
 import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, snapshotTable } from '../tables.js';
 import { attemptRow, recordAttempts, type AttemptRow } from './history.js';
@@ -24,39 +25,10 @@ import { sql } from './statements.js';
  */
 type Db = Database.Database;
 
-export interface DeliveryRow {
-  seq: number;
-  id: string;
-  connector: string;
-  record_id: string;
-  stream: Stream;
-  order_key: string;
-  status: DeliveryStatus;
-  enqueued_at: number;
-  run_at: number;
-  attempts: number;
-  last_error: string | null;
-  last_attempt_at: number | null;
-  lease_owner: string | null;
-  lease_until: number | null;
-  fence: number;
-}
-
 /** A delivery row's columns but its record's text (which `deliveries list` never needs). */
 export const DELIVERY_COLUMNS = ['seq', 'id', 'connector', 'record_id', 'stream', 'order_key', 'status', 'enqueued_at', 'run_at', 'attempts', 'last_error', 'last_attempt_at', 'lease_owner', 'lease_until', 'fence'] as const;
 const COLUMNS = DELIVERY_COLUMNS.join(', ');
 const D_COLUMNS = DELIVERY_COLUMNS.map((c) => `d.${c}`).join(', ');
-
-export function toDelivery(row: DeliveryRow): Delivery {
-  return {
-    id: row.id, connector: row.connector, recordId: row.record_id, stream: row.stream, orderKey: row.order_key,
-    seq: row.seq, status: row.status, enqueuedAt: row.enqueued_at, runAt: row.run_at, attempts: row.attempts, fence: row.fence,
-    ...(row.last_error === null ? {} : { lastError: row.last_error }),
-    ...(row.last_attempt_at === null ? {} : { lastAttemptAt: row.last_attempt_at }),
-    ...(row.lease_until === null ? {} : { leaseUntil: row.lease_until }),
-    ...(row.lease_owner === null ? {} : { leaseOwner: row.lease_owner }),
-  };
-}
 
 /** A due delivery, with its record's text when the delivery holds it. */
 interface ClaimRow {
@@ -237,7 +209,7 @@ export function retry(db: Db, target: RetryTarget, now: number): string[] {
 
 export function getDelivery(db: Db, id: string, now: number): Delivery | undefined {
   const row = sql(db, `SELECT ${COLUMNS} FROM outbox_delivery WHERE id = ?`).get(id) as DeliveryRow | undefined;
-  return row ? leasesOf(db).overlay(toDelivery(row), now) : getOwed(db, id, now);
+  return row ? leasesOf(db).overlay(rowDelivery(row), now) : getOwed(db, id, now);
 }
 
 const STATES: Record<NonNullable<DeliveryFilter['state']>, string> = {
@@ -265,7 +237,7 @@ export function list(db: Db, filter: DeliveryFilter = {}, now: number): ListedDe
       AND h.order_key = d.order_key AND h.status IN ('pending', 'active', 'dead')) AS waiting_for
     FROM outbox_delivery d WHERE ${where.join(' AND ')} ORDER BY seq${limit}`).all(...params) as (DeliveryRow & { waiting_for: string | null })[];
   const listed = rows.map((row) => {
-    const delivery = leases.overlay(toDelivery(row), now);
+    const delivery = leases.overlay(rowDelivery(row), now);
     // Waiting behind another is pending to whoever reads the list; what it waits for says why.
     if (delivery.status !== 'blocked') return delivery;
     return { ...delivery, status: 'pending' as const, ...(row.waiting_for === null ? {} : { waitingFor: row.waiting_for }) };
