@@ -15,6 +15,23 @@ describe('history upkeep', () => {
     expect(asked).toEqual([{ attempts: NOW - 14 * DAY, runs: NOW - 30 * DAY }, { attempts: NOW - 60 * DAY, runs: NOW - 60 * DAY }]);
   });
 
+  it('forgets a chunk per transaction until a chunk comes back short, all against the same times', async () => {
+    let left = 7;
+    const asked: { before: { attempts: number; runs: number }; limit: number }[] = [];
+    const prune = async (before: { attempts: number; runs: number }, limit: number) => {
+      asked.push({ before, limit });
+      const gone = Math.min(left, limit);
+      left -= gone;
+      return gone;
+    };
+    let now = NOW;
+    const clock = { now: () => (now += 1000), sleep: async () => {} };
+    const upkeep = createHistoryUpkeep({ store: { history: { prune }, people: { refresh: async () => false } }, clock, log, historyDays: 14, pruneChunk: 3 });
+    expect(await upkeep.prune()).toBe(7);
+    expect(asked.map((a) => a.limit)).toEqual([3, 3, 3]);
+    expect(new Set(asked.map((a) => JSON.stringify(a.before))).size).toBe(1);
+  });
+
   it('walks each stream of the name index until it has caught up, and once more when asked during a walk', async () => {
     const steps: string[] = [];
     let left = 2;

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { describeError } from '../errors.js';
 import type { Component } from '../lifecycle.js';
+import { pruneInChunks } from '../prune-chunks.js';
 import type { HistoryStore, PeopleStore } from '../store/index.js';
 import { PEOPLE_STREAMS } from '../streams/index.js';
 
@@ -41,6 +42,8 @@ export function createHistoryUpkeep(options: {
   historyDays: number;
   refreshMs?: number;
   pruneMs?: number;
+  /** Attempts and runs forgotten per transaction (prune-chunks.ts). */
+  pruneChunk?: number;
 }): HistoryUpkeep {
   const { store, clock, log } = options;
   const refreshMs = options.refreshMs ?? 30_000;
@@ -79,7 +82,8 @@ export function createHistoryUpkeep(options: {
 
   const prune = async () => {
     const now = clock.now();
-    const gone = await store.history.prune({ attempts: now - options.historyDays * DAY_MS, runs: now - Math.max(RUN_DAYS, options.historyDays) * DAY_MS });
+    const before = { attempts: now - options.historyDays * DAY_MS, runs: now - Math.max(RUN_DAYS, options.historyDays) * DAY_MS };
+    const gone = await pruneInChunks((limit) => store.history.prune(before, limit), { clock, signal: stopping?.signal, limit: options.pruneChunk });
     if (gone > 0) log.info({ pruned: gone }, 'forgot delivery attempts and runs older than their keeping time');
     return gone;
   };

@@ -104,9 +104,35 @@ export function describeHistoryConformance(engine: string, factory: StoreFactory
       await store.outbox.enqueue([record('p1', 'k:p1')]);
       const [c] = await claim(store);
       await store.outbox.settle([settled(c!, { status: 'done', at: NOW - 20 * 86_400_000 })]);
-      expect(await store.history.prune({ attempts: NOW - 14 * 86_400_000, runs: NOW - 30 * 86_400_000 })).toBeGreaterThanOrEqual(3);
+      expect(await store.history.prune({ attempts: NOW - 14 * 86_400_000, runs: NOW - 30 * 86_400_000 }, 100)).toBeGreaterThanOrEqual(3);
       expect(await store.history.attempts({ recordIds: ['p1'], limit: 10 })).toEqual([]);
       expect((await store.history.runs({ since: 0, limit: 10 })).map((r) => r.startedAt)).toEqual([NOW + 1000, NOW]);
+    });
+
+    it('forgets old attempts and runs a chunk at a time, the oldest first, up to the first attempt kept', async () => {
+      const store = await open();
+      const day = 86_400_000;
+      // Attempts in the order they were made; the fourth is recent, the fifth old again (a clock set back).
+      const ages = [20, 19, 18, 1, 17];
+      for (const [i, age] of ages.entries()) {
+        await store.outbox.enqueue([record(`p${i}`, `k:p${i}`)]);
+        const [c] = await claim(store);
+        await store.outbox.settle([settled(c!, { status: 'done', at: NOW - age * day })]);
+      }
+      for (const age of [40, 39, 38]) await store.history.recordRun(run({ startedAt: NOW - age * day }));
+      await store.history.recordRun(run());
+      const before = { attempts: NOW - 14 * day, runs: NOW - 30 * day };
+      const attempts = async () => (await store.history.attempts({ prefixes: ['p'], limit: 10 })).map((a) => a.recordId).sort();
+      const runs = async () => (await store.history.runs({ since: 0, limit: 10 })).map((r) => (NOW - r.startedAt) / day);
+      expect(await store.history.prune(before, 2)).toBeGreaterThanOrEqual(4);
+      expect(await attempts()).toEqual(['p2', 'p3', 'p4']);
+      expect(await runs()).toEqual([0, 38]);
+      expect(await store.history.prune(before, 2)).toBeGreaterThanOrEqual(2);
+      // The walk stops at the first attempt kept: the old one after it waits for it.
+      expect(await attempts()).toEqual(['p3', 'p4']);
+      expect(await runs()).toEqual([0]);
+      expect(await store.history.prune(before, 2)).toBe(0);
+      expect(await attempts()).toEqual(['p3', 'p4']);
     });
 
     it('adds counts of one hour together, whichever replica counted them', async () => {

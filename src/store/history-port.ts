@@ -76,8 +76,12 @@ export interface HistoryStore {
   tallies(kind: string, since: number): Promise<TallyEntry[]>;
   /** Attempts of the records, newest first. */
   attempts(filter: AttemptFilter): Promise<Attempt[]>;
-  /** Forgets attempts made before `attempts`, and runs and counts before `runs`; resolves with how many rows went. */
-  prune(before: { attempts: number; runs: number }): Promise<number>;
+  /**
+   * Forgets attempts made before `attempts`, and runs and counts before `runs`: at most `limit`
+   * attempts and `limit` runs, the oldest first, in one transaction. Resolves with how many rows
+   * went; fewer than `limit` says that none of them is left.
+   */
+  prune(before: { attempts: number; runs: number }, limit: number): Promise<number>;
 }
 
 /** Someone in the snapshot, as the console names them. */

@@ -46,8 +46,11 @@ export interface InboxStore {
    * when the event was stored meanwhile (only the quarantine entry goes), `missing` when not held.
    */
   release(id: string, entry: InboxEntry, records: readonly Enqueue[]): Promise<'released' | 'duplicate' | 'missing'>;
-  /** Forgets events received before `beforeMs`; resolves with how many. */
-  prune(beforeMs: number): Promise<number>;
+  /**
+   * Forgets at most `limit` of the events received before `beforeMs`, the oldest first, in one
+   * transaction; resolves with how many. Fewer than `limit` says that none of them is left.
+   */
+  prune(beforeMs: number, limit: number): Promise<number>;
   /**
    * Stored events whose body contains one of `texts` as written or as JSON may escape it
    * (history-rules.ts jsonForms, caseForms: case ignored), newest first, at most `limit`.

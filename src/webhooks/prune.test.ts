@@ -37,8 +37,8 @@ describe.each(ENGINES)('inbox pruner on %s', (engine) => {
     const runs: Promise<number>[] = [];
     const pruner = createInboxPruner({
       store: {
-        prune: (before) => {
-          const run = store.inbox.prune(before);
+        prune: (before, limit) => {
+          const run = store.inbox.prune(before, limit);
           runs.push(run);
           return run;
         },
@@ -58,6 +58,29 @@ describe.each(ENGINES)('inbox pruner on %s', (engine) => {
     await pruner.stop();
     await pruner.stop();
     expect(runs).toHaveLength(3);
+  });
+
+  it('forgets a chunk of events per transaction until none is left', async () => {
+    const clock = testClock(TEST_NOW_MS, { sleep: 'hold' });
+    const made = await testStore(engine, { clock });
+    cleanups.push(made.cleanup);
+    const { store } = made;
+    const ids = ['a', 'b', 'c', 'd', 'e', 'recent'];
+    for (const [i, id] of ids.entries()) await store.inbox.accept(entry(id, TEST_NOW_MS - (id === 'recent' ? 1 : 200 - i) * HOUR), []);
+    const chunks: number[] = [];
+    const pruner = createInboxPruner({
+      store: {
+        prune: async (before, limit) => {
+          const gone = await store.inbox.prune(before, limit);
+          chunks.push(gone);
+          return gone;
+        },
+      },
+      clock, log, retentionHours: 120, chunk: 2,
+    });
+    expect(await pruner.prune()).toBe(5);
+    expect(chunks).toEqual([2, 2, 1]);
+    expect(await kept(store, ids)).toEqual(['recent']);
   });
 });
 

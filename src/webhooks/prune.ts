@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Component } from '../lifecycle.js';
+import { pruneInChunks } from '../prune-chunks.js';
 import type { InboxStore } from '../store/index.js';
 
 /**
@@ -15,10 +16,12 @@ export interface InboxPrunerOptions {
   retentionHours: number;
   /** How often to prune (default hourly); the first run is at start. */
   intervalMs?: number;
+  /** Events forgotten per transaction (prune-chunks.ts). */
+  chunk?: number;
 }
 
 export interface InboxPruner extends Component {
-  /** Deletes expired inbox entries in one transaction; resolves with how many. */
+  /** Deletes expired inbox entries, a chunk per transaction, until none is left or the pruner stops; resolves with how many. */
   prune(): Promise<number>;
 }
 
@@ -29,7 +32,8 @@ export function createInboxPruner(options: InboxPrunerOptions): InboxPruner {
   let loop: Promise<void> | undefined;
 
   const prune = async (): Promise<number> => {
-    const pruned = await store.prune(clock.now() - options.retentionHours * 3_600_000);
+    const before = clock.now() - options.retentionHours * 3_600_000;
+    const pruned = await pruneInChunks((limit) => store.prune(before, limit), { clock, signal: stopping?.signal, limit: options.chunk });
     if (pruned > 0) log.info({ pruned }, 'forgot webhook events older than the dedupe retention');
     return pruned;
   };

@@ -93,9 +93,23 @@ export function inboxCases({ open, claim }: Harness): void {
       expect(await store.inbox.reprocess('r1', 0, ['x'], [])).toBe(false);
       expect((await store.inbox.get('r1'))?.reprocessed).toBe(1);
       await store.inbox.accept(event('old', { receivedAtMs: NOW - 1000 }), []);
-      expect(await store.inbox.prune(NOW - 1)).toBe(1);
+      expect(await store.inbox.prune(NOW - 1, 100)).toBe(1);
       expect(await store.inbox.get('old')).toBeUndefined();
       expect(await store.inbox.get('r1')).toBeDefined();
+    });
+
+    it('forgets old events a chunk at a time, the oldest first, and none that is recent', async () => {
+      const store = await open();
+      const ages = [5, 1, 4, 2, 3];
+      for (const age of ages) await store.inbox.accept(event(`old${age}`, { receivedAtMs: NOW - age * 1000 }), []);
+      await store.inbox.accept(event('recent'), []);
+      const left = async () => (await Promise.all(['old1', 'old2', 'old3', 'old4', 'old5', 'recent'].map(async (id) => ((await store.inbox.get(id)) ? id : undefined)))).filter(Boolean);
+      expect(await store.inbox.prune(NOW - 1, 2)).toBe(2);
+      expect(await left()).toEqual(['old1', 'old2', 'old3', 'recent']);
+      expect(await store.inbox.prune(NOW - 1, 2)).toBe(2);
+      expect(await store.inbox.prune(NOW - 1, 2)).toBe(1);
+      expect(await store.inbox.prune(NOW - 1, 2)).toBe(0);
+      expect(await left()).toEqual(['recent']);
     });
   });
 

@@ -1,6 +1,7 @@
 import { HOUR_MS, hourOf, type Attempt, type AttemptFilter, type Run, type TallyEntry } from '../history-port.js';
 import { changeTallies, prefixEnd } from '../history-rules.js';
 import { toAttempt, toRun, type AttemptRow, type RunRow } from '../history-rows.js';
+import { pruneHead } from '../prune-head.js';
 import type { StatePatch } from '../port.js';
 import type { Db } from './db.js';
 import { putState } from './state.js';
@@ -63,14 +64,12 @@ export async function tallies(db: Db, kind: string, since: number): Promise<Tall
   return rows;
 }
 
-/** As on SQLite: attempts by their sequence, up to the first one kept (sqlite/history.ts). */
-export async function prune(db: Db, before: { attempts: number; runs: number }): Promise<number> {
-  const { rows } = await db.query<{ seq: number | null }>('SELECT (SELECT seq FROM delivery_attempt WHERE at >= $1 ORDER BY seq LIMIT 1) AS seq', [before.attempts]);
-  const first = rows[0]?.seq ?? null;
-  const attemptsGone = first === null
-    ? await db.query('DELETE FROM delivery_attempt WHERE at < $1', [before.attempts])
-    : await db.query('DELETE FROM delivery_attempt WHERE seq < $1', [first]);
-  const runsGone = await db.query('DELETE FROM run WHERE started_at < $1', [before.runs]);
+const PARAMS = { before: '$1', limit: '$2' };
+
+/** As on SQLite: attempts by their sequence and runs by their id, a chunk of each (prune-head.ts). */
+export async function prune(db: Db, before: { attempts: number; runs: number }, limit: number): Promise<number> {
+  const attemptsGone = await db.query(pruneHead('delivery_attempt', 'seq', 'at', PARAMS), [before.attempts, limit]);
+  const runsGone = await db.query(pruneHead('run', 'id', 'started_at', PARAMS), [before.runs, limit]);
   const talliesGone = await db.query('DELETE FROM tally WHERE hour < $1', [hourOf(before.runs)]);
   return (attemptsGone.rowCount ?? 0) + (runsGone.rowCount ?? 0) + (talliesGone.rowCount ?? 0);
 }

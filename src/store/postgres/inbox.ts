@@ -107,8 +107,9 @@ export async function release(db: Db, id: string, entry: InboxEntry, records: re
   return answer === 'stored' ? 'released' : 'duplicate';
 }
 
-export async function prune(db: Db, beforeMs: number): Promise<number> {
-  return (await db.query('DELETE FROM inbox WHERE received_at_ms < $1', [beforeMs])).rowCount ?? 0;
+export async function prune(db: Db, beforeMs: number, limit: number): Promise<number> {
+  const removed = await db.query('DELETE FROM inbox WHERE id IN (SELECT id FROM inbox WHERE received_at_ms < $1 ORDER BY received_at_ms LIMIT $2)', [beforeMs, limit]);
+  return removed.rowCount ?? 0;
 }
 
 /** A scan of the inbox (it keeps a few days of events), bounded by `limit` matches; ILIKE ignores the case of ASCII letters (under the C locale), jsonForms gives the others' cases. */

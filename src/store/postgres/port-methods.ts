@@ -42,7 +42,7 @@ export function pgPortMethods(calls: PgCalls, self: Self, clock: Clock, advertis
       quarantine: (entry) => write((db) => inbox.quarantine(db, entry)),
       quarantined: () => read((db) => inbox.quarantined(db)),
       release: (id, entry, records) => write((db) => inbox.release(db, id, entry, records)),
-      prune: (before) => write((db) => inbox.prune(db, before)),
+      prune: (before, limit) => write((db) => inbox.prune(db, before, limit)),
       search: (texts, limit) => read((db) => inbox.search(db, texts, limit)),
     },
     outbox: {
@@ -87,7 +87,7 @@ export function pgPortMethods(calls: PgCalls, self: Self, clock: Clock, advertis
       count: (entries) => write((db) => history.count(db, self.id, entries)),
       tallies: (kind, since) => read((db) => history.tallies(db, kind, since)),
       attempts: (filter) => read((db) => history.attempts(db, filter)),
-      prune: (before) => write((db) => history.prune(db, before)),
+      prune: (before, limit) => write((db) => history.prune(db, before, limit)),
     },
     people: {
       refresh: (stream, limit) => write((db) => people.refresh(db, stream, limit)),

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { hourOf, type Attempt, type AttemptFilter, type Run, type TallyEntry } from '../history-port.js';
 import { attemptOutcome, changeTallies, prefixEnd } from '../history-rules.js';
 import { toAttempt, toRun, type AttemptRow as AttemptDbRow, type RunRow } from '../history-rows.js';
+import { pruneHead } from '../prune-head.js';
 import type { Settlement, StatePatch } from '../port.js';
 import { putState } from './state.js';
 import { sql } from './statements.js';
@@ -91,16 +92,14 @@ export function tallies(db: Db, kind: string, since: number): TallyEntry[] {
     .all(kind, hourOf(since)) as TallyEntry[];
 }
 
-/**
- * Attempts go by their sequence (which follows their time): the walk up to the first one kept
- * touches only what goes, with no index on the time.
- */
-export function prune(db: Db, before: { attempts: number; runs: number }): number {
-  const first = sql(db, 'SELECT seq FROM delivery_attempt WHERE at >= ? ORDER BY seq LIMIT 1').pluck().get(before.attempts) as number | undefined;
-  const attemptsGone = first === undefined
-    ? sql(db, 'DELETE FROM delivery_attempt WHERE at < ?').run(before.attempts).changes
-    : sql(db, 'DELETE FROM delivery_attempt WHERE seq < ?').run(first).changes;
-  const runsGone = sql(db, 'DELETE FROM run WHERE started_at < ?').run(before.runs).changes;
+const PARAMS = { before: '@before', limit: '@limit' };
+export const PRUNE_ATTEMPTS = pruneHead('delivery_attempt', 'seq', 'at', PARAMS);
+export const PRUNE_RUNS = pruneHead('run', 'id', 'started_at', PARAMS);
+
+/** Attempts by their sequence and runs by their id, a chunk of each (prune-head.ts). */
+export function prune(db: Db, before: { attempts: number; runs: number }, limit: number): number {
+  const attemptsGone = sql(db, PRUNE_ATTEMPTS).run({ before: before.attempts, limit }).changes;
+  const runsGone = sql(db, PRUNE_RUNS).run({ before: before.runs, limit }).changes;
   const talliesGone = sql(db, 'DELETE FROM tally WHERE hour < ?').run(hourOf(before.runs)).changes;
   return attemptsGone + runsGone + talliesGone;
 }

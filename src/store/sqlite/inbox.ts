@@ -79,8 +79,11 @@ export function release(db: Db, id: string, entry: InboxEntry, records: readonly
   return accept(db, entry, records) === 'stored' ? 'released' : 'duplicate';
 }
 
-export function prune(db: Db, beforeMs: number): number {
-  return sql(db, 'DELETE FROM inbox WHERE received_at_ms < ?').run(beforeMs).changes;
+/** The oldest events before a time, at most a number of them, found by `inbox_received`. */
+export const PRUNE_EVENTS = 'DELETE FROM inbox WHERE rowid IN (SELECT rowid FROM inbox WHERE received_at_ms < ? ORDER BY received_at_ms LIMIT ?)';
+
+export function prune(db: Db, beforeMs: number, limit: number): number {
+  return sql(db, PRUNE_EVENTS).run(beforeMs, limit).changes;
 }
 
 /** A scan of the inbox (it keeps a few days of events), bounded by `limit` matches; LIKE ignores the case of ASCII letters, jsonForms gives the others' cases. */

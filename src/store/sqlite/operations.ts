@@ -99,4 +99,6 @@ export const BULK: ReadonlySet<OperationName> = new Set<OperationName>([
   'indexPage', 'scan', 'begin', 'stageFresh', 'stageChanges', 'discard', 'applyFresh', 'applyChanges', 'materializeCreated', 'list', 'rowCounts', 'owedCounts',
   // The console's scans and its background upkeep.
   'searchInbox', 'retrying', 'pruneHistory', 'refreshPeople', 'searchPeople',
+  // The inbox's upkeep: a chunk of old events at a time.
+  'prune',
 ]);

@@ -20,7 +20,7 @@ export function sqlitePortMethods(call: CallThread, clock: Clock, advertised: ()
       quarantine: (entry) => call('quarantine', entry),
       quarantined: () => call('quarantined'),
       release: (id, entry, records) => call('release', id, entry, records),
-      prune: (before) => call('prune', before),
+      prune: (before, limit) => call('prune', before, limit),
       search: (texts, limit) => call('searchInbox', texts, limit),
     },
     outbox: {
@@ -70,7 +70,7 @@ export function sqlitePortMethods(call: CallThread, clock: Clock, advertised: ()
       count: (entries) => call('count', entries),
       tallies: (kind, since) => call('tallies', kind, since),
       attempts: (filter) => call('attempts', filter),
-      prune: (before) => call('pruneHistory', before),
+      prune: (before, limit) => call('pruneHistory', before, limit),
     },
     people: {
       refresh: (stream, limit) => call('refreshPeople', stream, limit),

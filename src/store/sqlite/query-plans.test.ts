@@ -2,6 +2,8 @@ import type Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from './handles.js';
 import { MADE_ROWS, NEXT_RECORDS, OWED_COUNTS, OWED_OF_ID, OWED_OF_KEY, OWED_OF_PART, PRUNE, ROWS_QUEUED } from './log.js';
+import { PRUNE_ATTEMPTS, PRUNE_RUNS } from './history.js';
+import { PRUNE_EVENTS } from './inbox.js';
 import { COUNTS, DUE } from './outbox.js';
 import { MARKED, MARKED_GONE } from './people.js';
 import { QUEUED_KEYS } from './ranges.js';
@@ -26,6 +28,18 @@ describe('sqlite query plans', () => {
 
   const steps = (text: string, params: unknown[] = []) =>
     (sql(db, `EXPLAIN QUERY PLAN ${text}`).all(...params) as { detail: string }[]).map((r) => r.detail);
+
+  it('forgets old events, attempts and runs by walking an index from their oldest, never reading the whole table', () => {
+    expect(steps(PRUNE_EVENTS, [0, 2000]).filter((step) => /inbox/.test(step))).toEqual([
+      'SEARCH inbox USING INTEGER PRIMARY KEY (rowid=?)', 'SEARCH inbox USING COVERING INDEX inbox_received (received_at_ms<?)',
+    ]);
+    for (const [statement, table] of [[PRUNE_ATTEMPTS, 'delivery_attempt'], [PRUNE_RUNS, 'run']] as const) {
+      expect(steps(statement, [{ before: 0, limit: 2000 }]).filter((step) => step.includes(table))).toEqual([
+        // The scan is the chunk's head: in rowid order, so it stops after `limit` rows.
+        `SEARCH ${table} USING INTEGER PRIMARY KEY (rowid<?)`, `SCAN ${table}`,
+      ]);
+    }
+  });
 
   it('counts the outbox per connector and status from its indexes alone', () => {
     const plan = steps(COUNTS);
