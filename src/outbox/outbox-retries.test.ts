@@ -60,6 +60,40 @@ describe('outbox retries', () => {
     expect(await outbox.counts()).toEqual(new Map());
   });
 
+  it('retries dead deliveries by hand a chunk per transaction, all of them, each once', async () => {
+    let reject = true;
+    const a = scriptedConnector(() => (reject ? rejected() : { status: 'done' }));
+    const chunks: string[][] = [];
+    const wrap = (store: OutboxStore): OutboxStore => ({
+      ...store,
+      retryDead: async (chunk, now) => {
+        const answer = await store.retryDead(chunk, now);
+        chunks.push(answer.ids);
+        return answer;
+      },
+      retry: async (target, now) => {
+        const ids = await store.retry(target, now);
+        chunks.push(ids);
+        return ids;
+      },
+    });
+    const { outbox } = await setup([{ name: 'a', connector: a.connector }], { wrap, retryChunk: 2 });
+    const records = [1, 2, 3, 4, 5].map((key) => change('students', key));
+    await outbox.enqueue(records);
+    await outbox.whenIdle();
+    expect((await outbox.counts()).get('a')).toEqual({ depth: 0, dead: 5 });
+    const ids = records.map((r) => `a:${r.id}`);
+    expect(await outbox.retryAllDead('a')).toEqual(ids);
+    expect(chunks).toEqual([ids.slice(0, 2), ids.slice(2, 4), ids.slice(4)]);
+    await outbox.whenIdle();
+    chunks.length = 0;
+    reject = false;
+    expect(await outbox.retryIds(ids.slice(0, 3))).toEqual(ids.slice(0, 3));
+    expect(chunks).toEqual([ids.slice(0, 2), ids.slice(2, 3)]);
+    await outbox.whenIdle();
+    expect(a.delivered().slice(-3)).toEqual(records.slice(0, 3).map((r) => r.id));
+  });
+
   it('retryAllDead puts every dead delivery back, of one connector or of all', async () => {
     let reject = true;
     const a = scriptedConnector(() => (reject ? rejected() : { status: 'done' }));

@@ -43,6 +43,8 @@ export interface OutboxOptions {
   stopTimeoutMs?: number;
   /** How long a worker that emptied its queue waits before it claims again (WorkerHost.lingerMs; default 0). */
   lingerMs?: number;
+  /** Deliveries retried by hand per transaction (default RETRY_CHUNK). */
+  retryChunk?: number;
   /** The polled users, for connectors that name people (ConnectorContext.users). */
   users?: UserDirectory;
   /** Whether this replica's leases still stand (Store.leasesStand; default: always). */
@@ -92,7 +94,13 @@ export interface Outbox extends Component {
   on(event: OutboxEvent, listener: (payload: OutboxEventPayload) => void): () => void;
 }
 
-const DEFAULTS = { leaseMs: 10 * 60_000, sweepIntervalMs: 10_000, checkIntervalMs: 60_000, stopTimeoutMs: 5000, lingerMs: 0 };
+/**
+ * Deliveries retried by hand per transaction: a connector that was down may have hundreds of
+ * thousands dead, and retrying them in one transaction held SQLite's database thread (and every
+ * webhook's commit) for seconds. Each chunk is due at once, and the workers are woken after each.
+ */
+const RETRY_CHUNK = 2000;
+const DEFAULTS = { leaseMs: 10 * 60_000, sweepIntervalMs: 10_000, checkIntervalMs: 60_000, stopTimeoutMs: 5000, lingerMs: 0, retryChunk: RETRY_CHUNK };
 const NOTICE_MS = 20;
 /** How long deliveries cut off at stop get to record that they were (as a retry). */
 const ABORTED_SETTLE_MS = 1000;
@@ -243,12 +251,20 @@ export function createOutbox(options: OutboxOptions): Outbox {
       return { ...rest, status: 'pending', attempts: 0, enqueuedAt: now, runAt: now };
     },
     async retryAllDead(connector) {
-      const retried = await store.retry({ allDead: true, ...(connector === undefined ? {} : { connector }) }, clock.now());
-      outbox.notify();
-      return retried;
+      const retried: string[] = [];
+      let after = 0;
+      for (;;) {
+        const chunk = await store.retryDead({ ...(connector === undefined ? {} : { connector }), after, limit: settings.retryChunk }, clock.now());
+        retried.push(...chunk.ids);
+        if (chunk.ids.length > 0) outbox.notify();
+        if (chunk.ids.length < settings.retryChunk || chunk.last === undefined) return retried;
+        after = chunk.last;
+      }
     },
     async retryIds(ids) {
-      const retried = ids.length === 0 ? [] : await store.retry({ ids }, clock.now());
+      const retried: string[] = [];
+      const size = settings.retryChunk;
+      for (let i = 0; i < ids.length; i += size) retried.push(...(await store.retry({ ids: ids.slice(i, i + size) }, clock.now())));
       if (retried.length > 0) outbox.notify();
       return retried;
     },

@@ -113,7 +113,14 @@ export interface ListedDelivery extends Delivery {
 }
 
 /** What a retry by hand puts back: one delivery, several, or every dead one (of a connector). */
-export type RetryTarget = { id: string } | { ids: readonly string[] } | { allDead: true; connector?: string };
+export type RetryTarget = { id: string } | { ids: readonly string[] };
+
+/** Dead deliveries, of one connector or of all, in enqueue order after `after` (a `seq`; 0 for the first), at most `limit`. */
+export interface DeadChunk {
+  connector?: string;
+  after: number;
+  limit: number;
+}
 
 export interface DeliveryLookup {
   ids?: readonly string[];
@@ -172,6 +179,11 @@ export interface OutboxStore {
   settle(settlements: readonly Settlement[]): Promise<string[]>;
   /** Dead (or waiting) deliveries back to pending, due now, with a fresh retry window; the ids retried. */
   retry(target: RetryTarget, now: number): Promise<string[]>;
+  /**
+   * Dead deliveries back to pending as `retry` puts them, a chunk of them in one transaction: the
+   * ids retried, in enqueue order, and the last one's `seq` (the next chunk's `after`).
+   */
+  retryDead(chunk: DeadChunk, now: number): Promise<{ ids: string[]; last: number | undefined }>;
   get(id: string): Promise<Delivery | undefined>;
   list(filter?: DeliveryFilter): Promise<ListedDelivery[]>;
   /** The deliveries with these ids, and those of these connectors' order keys, in enqueue order. */

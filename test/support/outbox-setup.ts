@@ -117,6 +117,7 @@ export interface SetupOptions {
   roles?: RoleStore;
   watch?: (listener: (change: StoreChange) => void) => () => void;
   lingerMs?: number;
+  retryChunk?: number;
 }
 
 export async function setup(connectors: { name: string; connector: Connector; streams?: string[]; config?: Record<string, unknown> }[], options: SetupOptions = {}) {
@@ -149,6 +150,7 @@ export async function setup(connectors: { name: string; connector: Connector; st
     ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
     ...(options.roles ? { roles: options.roles } : {}),
     ...(options.lingerMs ? { lingerMs: options.lingerMs } : {}),
+    ...(options.retryChunk ? { retryChunk: options.retryChunk } : {}),
     ...(options.watch ? { watch: options.watch } : {}),
   });
   // Stopped after the test, before the store it made (the test's finish hooks run last first).

@@ -48,6 +48,30 @@ export function outboxCases({ open, claim }: Harness): void {
       expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     });
 
+    it('retries the dead a chunk at a time in enqueue order, of one connector or of all, and none twice', async () => {
+      const store = await open();
+      await store.outbox.enqueue(['d1', 'd2', 'd3', 'd4', 'd5'].map((id) => record(id, `k:${id}`, ['a', 'b'])));
+      for (const connector of ['a', 'b']) {
+        const claimed = await claim(store, connector);
+        await store.outbox.settle(claimed.map((c) => dead(c.delivery.id, c.delivery.fence, 1, connector)));
+      }
+      const first = await store.outbox.retryDead({ connector: 'a', after: 0, limit: 2 }, NOW + 1);
+      expect(first.ids).toEqual(['a:d1', 'a:d2']);
+      // Retried and dead again: a later chunk, which starts after the last one, does not take it again.
+      const [again] = await claim(store, 'a', 1, NOW + 1);
+      expect(again?.delivery.id).toBe('a:d1');
+      await store.outbox.settle([dead(again!.delivery.id, again!.delivery.fence, 1)]);
+      const second = await store.outbox.retryDead({ connector: 'a', after: first.last!, limit: 2 }, NOW + 1);
+      expect(second.ids).toEqual(['a:d3', 'a:d4']);
+      const third = await store.outbox.retryDead({ connector: 'a', after: second.last!, limit: 2 }, NOW + 1);
+      expect(third.ids).toEqual(['a:d5']);
+      expect(await store.outbox.retryDead({ connector: 'a', after: third.last!, limit: 2 }, NOW + 1)).toEqual({ ids: [], last: undefined });
+      // Of every connector: in enqueue order, whichever connector.
+      const all = await store.outbox.retryDead({ after: 0, limit: 10 }, NOW + 1);
+      expect(all.ids).toEqual(['a:d1', 'b:d1', 'b:d2', 'b:d3', 'b:d4', 'b:d5']);
+      expect((await store.outbox.counts()).get('b')).toMatchObject({ dead: 0 });
+    });
+
     it('lets a dead delivery hold back only its own key, and a retry by hand release it', async () => {
       const store = await open();
       await store.outbox.enqueue([record('d1', 'k:d'), record('d2', 'k:d'), record('o1', 'k:o')]);
@@ -56,7 +80,7 @@ export function outboxCases({ open, claim }: Harness): void {
       expect(await claim(store)).toEqual([]);
       expect((await claim(store, 'a', 10, NOW + 60_000)).map((c) => c.delivery.recordId)).toEqual(['o1']);
       expect((await store.outbox.counts()).get('a')).toEqual({ depth: 2, dead: 1 });
-      expect(await store.outbox.retry({ allDead: true }, NOW + 1)).toEqual(['a:d1']);
+      expect(await store.outbox.retryDead({ after: 0, limit: 10 }, NOW + 1)).toEqual({ ids: ['a:d1'], last: d1!.delivery.seq });
       const [again] = await claim(store, 'a', 10, NOW + 1);
       expect(again?.delivery).toMatchObject({ recordId: 'd1', attempts: 1 });
       await store.outbox.settle([done(again!.delivery.id, again!.delivery.fence)]);

@@ -1,5 +1,5 @@
 import type {
-  ClaimRequest, Claimed, Delivery, DeliveryFilter, ListedDelivery, OutboxCounts, RetryTarget, Settlement, SnapshotStream,
+  ClaimRequest, Claimed, DeadChunk, Delivery, DeliveryFilter, ListedDelivery, OutboxCounts, RetryTarget, Settlement, SnapshotStream,
 } from '../port.js';
 import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, TAKEOVER_GRACE_MS, snapshotTable } from '../tables.js';
 import type { Db } from './db.js';
@@ -142,12 +142,21 @@ export async function settle(db: Db, owner: string, settlements: readonly Settle
 export async function retry(db: Db, target: RetryTarget, now: number): Promise<string[]> {
   const reset = `status = 'pending', attempts = 0, enqueued_at = $1, run_at = $1, lease_owner = NULL, lease_until = NULL`;
   // A delivery in flight is left alone: its outcome decides.
-  const { rows } = 'id' in target || 'ids' in target
-    ? await db.query<{ id: string; seq: number }>(`UPDATE outbox_delivery SET ${reset} WHERE id = ANY($2::text[]) AND status IN ('dead', 'pending')
-      AND (lease_until IS NULL OR lease_until <= $1) RETURNING id, seq`, [now, 'id' in target ? [target.id] : target.ids])
-    : await db.query<{ id: string; seq: number }>(`UPDATE outbox_delivery SET ${reset} WHERE status = 'dead' AND ($2::text IS NULL OR connector = $2) RETURNING id, seq`, [now, target.connector ?? null]);
+  const { rows } = await db.query<{ id: string; seq: number }>(`UPDATE outbox_delivery SET ${reset} WHERE id = ANY($2::text[]) AND status IN ('dead', 'pending')
+      AND (lease_until IS NULL OR lease_until <= $1) RETURNING id, seq`, [now, 'id' in target ? [target.id] : target.ids]);
   if (rows.length > 0) db.tell('outbox');
   return rows.sort((a, b) => a.seq - b.seq).map((r) => r.id);
+}
+
+/** As on SQLite (sqlite/outbox.ts): a chunk of dead deliveries in enqueue order, by the rows' sequence. */
+export async function retryDead(db: Db, chunk: DeadChunk, now: number): Promise<{ ids: string[]; last: number | undefined }> {
+  const { rows } = await db.query<{ id: string; seq: number }>(`UPDATE outbox_delivery SET status = 'pending', attempts = 0, enqueued_at = $1, run_at = $1,
+      lease_owner = NULL, lease_until = NULL
+    WHERE seq IN (SELECT seq FROM outbox_delivery WHERE status = 'dead' AND ($2::text IS NULL OR connector = $2) AND seq > $3 ORDER BY seq LIMIT $4)
+    RETURNING id, seq`, [now, chunk.connector ?? null, chunk.after, chunk.limit]);
+  if (rows.length > 0) db.tell('outbox');
+  const sorted = rows.sort((a, b) => a.seq - b.seq);
+  return { ids: sorted.map((r) => r.id), last: sorted.at(-1)?.seq };
 }
 
 export async function getDelivery(db: Db, id: string, now: number): Promise<Delivery | undefined> {

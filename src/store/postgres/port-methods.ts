@@ -68,6 +68,7 @@ export function pgPortMethods(calls: PgCalls, self: Self, clock: Clock, advertis
         return settled;
       },
       retry: (target, now) => write((db) => outbox.retry(db, target, now)),
+      retryDead: (chunk, now) => write((db) => outbox.retryDead(db, chunk, now)),
       get: (id) => read((db) => outbox.getDelivery(db, id, clock.now())),
       list: (filter) => read((db) => outbox.list(db, filter, clock.now())),
       counts: () => read((db) => outbox.counts(db)),

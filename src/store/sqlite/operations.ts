@@ -36,6 +36,7 @@ export function operations(self: Self) {
     claim: (db: Database.Database, request: Parameters<typeof outbox.claim>[2]) => outbox.claim(db, self.id, request),
     settle: (db: Database.Database, settlements: Parameters<typeof outbox.settle>[2]) => outbox.settle(db, self.id, settlements),
     retry: outbox.retry,
+    retryDead: outbox.retryDead,
     getDelivery: outbox.getDelivery,
     list: outbox.list,
     rowCounts: outbox.rowCounts,

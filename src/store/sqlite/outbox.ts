@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { Stream } from '../../records.js';
 import type {
-  ClaimRequest, Claimed, Delivery, DeliveryFilter, DeliveryStatus, ListedDelivery, OutboxCounts, RetryTarget, Settlement, SnapshotStream,
+  ClaimRequest, Claimed, DeadChunk, Delivery, DeliveryFilter, DeliveryStatus, ListedDelivery, OutboxCounts, RetryTarget, Settlement, SnapshotStream,
 } from '../port.js';
 import { rowDelivery, type DeliveryRow } from '../delivery-rows.js';
 import { groupBy } from '../group-by.js';
@@ -190,21 +190,26 @@ function promoteNext(db: Db, finished: readonly { connector: string; order_key: 
 }
 
 export function retry(db: Db, target: RetryTarget, now: number): string[] {
-  const reset = `status = 'pending', attempts = 0, enqueued_at = ?, run_at = ?`;
-  if ('id' in target || 'ids' in target) {
-    const one = sql(db, `UPDATE outbox_delivery SET ${reset} WHERE id = ? AND status IN ('dead', 'pending') RETURNING id, seq`);
-    const rows: { id: string; seq: number }[] = [];
-    for (const id of 'id' in target ? [target.id] : target.ids) {
-      if (leasesOf(db).held(id, now)) continue; // in flight: its outcome decides
-      const row = one.get(now, now, id) as { id: string; seq: number } | undefined;
-      if (row) rows.push(row);
-    }
-    return rows.sort((a, b) => a.seq - b.seq).map((r) => r.id);
+  const one = sql(db, `UPDATE outbox_delivery SET status = 'pending', attempts = 0, enqueued_at = ?, run_at = ? WHERE id = ? AND status IN ('dead', 'pending') RETURNING id, seq`);
+  const rows: { id: string; seq: number }[] = [];
+  for (const id of 'id' in target ? [target.id] : target.ids) {
+    if (leasesOf(db).held(id, now)) continue; // in flight: its outcome decides
+    const row = one.get(now, now, id) as { id: string; seq: number } | undefined;
+    if (row) rows.push(row);
   }
-  const rows = target.connector === undefined
-    ? sql(db, `UPDATE outbox_delivery SET ${reset} WHERE status = 'dead' RETURNING id, seq`).all(now, now)
-    : sql(db, `UPDATE outbox_delivery SET ${reset} WHERE status = 'dead' AND connector = ? RETURNING id, seq`).all(now, now, target.connector);
-  return (rows as { id: string; seq: number }[]).sort((a, b) => a.seq - b.seq).map((r) => r.id);
+  return rows.sort((a, b) => a.seq - b.seq).map((r) => r.id);
+}
+
+/** Of one connector, by `outbox_dead` in enqueue order; of all, by the rows' sequence, reading each row once over all chunks. */
+export const DEAD_CHUNK = (connector: boolean) => `UPDATE outbox_delivery SET status = 'pending', attempts = 0, enqueued_at = @now, run_at = @now
+  WHERE seq IN (SELECT seq FROM outbox_delivery WHERE status = 'dead' ${connector ? 'AND connector = @connector ' : ''}AND seq > @after ORDER BY seq LIMIT @limit)
+  RETURNING id, seq`;
+
+export function retryDead(db: Db, chunk: DeadChunk, now: number): { ids: string[]; last: number | undefined } {
+  const { connector, after, limit } = chunk;
+  const rows = (sql(db, DEAD_CHUNK(connector !== undefined)).all({ now, after, limit, ...(connector === undefined ? {} : { connector }) }) as { id: string; seq: number }[])
+    .sort((a, b) => a.seq - b.seq);
+  return { ids: rows.map((r) => r.id), last: rows.at(-1)?.seq };
 }
 
 export function getDelivery(db: Db, id: string, now: number): Delivery | undefined {

@@ -28,6 +28,7 @@ export function sqlitePortMethods(call: CallThread, clock: Clock, advertised: ()
       claim: (request) => call('claim', request),
       settle: (settlements) => call('settle', settlements),
       retry: (target, now) => call('retry', target, now),
+      retryDead: (chunk, now) => call('retryDead', chunk, now),
       get: (id) => call('getDelivery', id, clock.now()),
       list: (filter) => call('list', filter, clock.now()),
       // Each part of the log is counted in a call of its own (log.ts, owedCounts), the rows last: the
