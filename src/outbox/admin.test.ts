@@ -18,6 +18,7 @@ function outbox() {
     retryIds: async (ids: readonly string[]) => (retried.push([...ids]), ids.filter((id) => /^hook:[abc]$/.test(id))),
     // Every retried delivery is gone from the store at once: delivered.
     get: async () => undefined,
+    find: async () => [],
     on: () => () => {},
   } as unknown as Outbox;
   return { fake, retried };

@@ -2,6 +2,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { BridgeError } from '../errors.js';
 import type { OutboxStore } from '../store/index.js';
 import type { Outbox } from './outbox.js';
+import { retryAndReport } from './retry-report.js';
 import { eventually } from '../../test/support/net.js';
 import { change, nextEvent, roster, scriptedConnector } from '../../test/support/outbox.js';
 import { deferred, rejected, retryable, setup } from '../../test/support/outbox-setup.js';
@@ -92,6 +93,32 @@ describe('outbox retries', () => {
     expect(chunks).toEqual([ids.slice(0, 2), ids.slice(2, 3)]);
     await outbox.whenIdle();
     expect(a.delivered().slice(-3)).toEqual(records.slice(0, 3).map((r) => r.id));
+  });
+
+  it('reports on a retry of many from the outbox\'s events and looks in the store a thousand at a time, never one by one', async () => {
+    let reject = true;
+    // Slow deliveries: each retried batch of 500 waits for the report's next look in the store.
+    const batches: (() => void)[] = [];
+    const nextLook = () => new Promise<void>((resolve) => batches.push(resolve));
+    const a = scriptedConnector(async () => (reject ? rejected() : (await nextLook(), { status: 'done' })), 500);
+    const reads = { get: 0, lookups: [] as number[] };
+    const looked = () => batches.splice(0, 500).forEach((release) => release());
+    const wrap = (store: OutboxStore): OutboxStore => ({
+      ...store,
+      get: async (id) => (reads.get++, looked(), store.get(id)),
+      lookup: async (query) => (reads.lookups.push(query.ids?.length ?? 0), looked(), store.lookup(query)),
+    });
+    const { outbox } = await setup([{ name: 'a', connector: a.connector }], { wrap });
+    const records = Array.from({ length: 1500 }, (_, i) => change('students', i + 1));
+    await outbox.enqueue(records);
+    await outbox.whenIdle();
+    reject = false;
+    const report = await retryAndReport(outbox, { allDead: true }, 60_000);
+    expect(report).toMatchObject({ failed: [] });
+    expect(report!.delivered).toHaveLength(1500);
+    expect(reads.get).toBe(0);
+    expect(Math.max(0, ...reads.lookups)).toBeLessThanOrEqual(1000);
+    expect(reads.lookups.length).toBeLessThan(20);
   });
 
   it('retryAllDead puts every dead delivery back, of one connector or of all', async () => {

@@ -79,6 +79,8 @@ export interface Outbox extends Component {
   holdDeliveries(): () => void;
   get(id: string): Promise<Delivery | undefined>;
   list(filter?: DeliveryFilter): Promise<ListedDelivery[]>;
+  /** The deliveries with these ids that are still in the store (one that is done has left it). */
+  find(ids: readonly string[]): Promise<ListedDelivery[]>;
   /** Puts a dead (or waiting) delivery back to pending, due now, with a fresh retry window. */
   retry(id: string): Promise<Delivery | undefined>;
   retryAllDead(connector?: string): Promise<string[]>;
@@ -236,6 +238,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     },
     get: (id) => store.get(id),
     list: (filter) => store.list(filter),
+    find: (ids) => store.lookup({ ids }),
     async retry(id) {
       const before = await store.get(id);
       if (!before) return undefined;

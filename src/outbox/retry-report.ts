@@ -18,6 +18,11 @@ export const BLOCKED = 'it waits behind an earlier delivery of its key, which go
 
 /** How often the store is asked about retried deliveries another process may be making (PostgreSQL replicas). */
 const LOOK_EVERY_MS = 250;
+/**
+ * Retried deliveries looked up in the store per look (one call), in turn: `--all-dead` may retry
+ * hundreds of thousands, and this process's own outcomes arrive as events without a look.
+ */
+const LOOK_IDS = 1000;
 
 /**
  * The outcome of a retried delivery's next attempt, as the store shows it: gone (delivered), or
@@ -46,10 +51,13 @@ async function notRetriedOf(outbox: Outbox, id: string): Promise<RetryReport['fa
  */
 export async function retryAndReport(outbox: Outbox, target: RetryTarget, waitMs: number): Promise<RetryReport | undefined> {
   const outcomes = new Map<string, 'delivered' | 'failed'>();
+  /** Retried and with no outcome yet, in the order they are looked up in turn. */
+  const waiting = new Set<string>();
   let wake: () => void = () => {};
   const seen = (id: string, outcome: 'delivered' | 'failed') => {
     if (!outcomes.has(id)) outcomes.set(id, outcome);
-    wake();
+    // Only the last outcome ends the wait early: one look per outcome would read the store as often.
+    if (waiting.delete(id) && waiting.size === 0) wake();
   };
   const offs = [
     outbox.on('delivered', ({ delivery }) => seen(delivery.id, 'delivered')),
@@ -73,31 +81,42 @@ export async function retryAndReport(outbox: Outbox, target: RetryTarget, waitMs
       const taken = new Set(retried);
       for (const id of named) if (!taken.has(id)) notRetried.push(await notRetriedOf(outbox, id));
     } else retried = await outbox.retryAllDead(target.connector);
+    for (const id of retried) if (!outcomes.has(id)) waiting.add(id);
     const deadline = Date.now() + waitMs;
+    let turn = waiting.values();
     for (;;) {
-      for (const id of retried) {
-        if (outcomes.has(id)) continue;
-        const outcome = outcomeOf(await outbox.get(id), Date.now());
-        if (outcome) outcomes.set(id, outcome);
-      }
       const left = deadline - Date.now();
-      if (retried.every((id) => outcomes.has(id)) || left <= 0) break;
+      if (waiting.size === 0 || left <= 0) break;
       await new Promise<void>((resolve) => {
         wake = resolve;
         timer = setTimeout(resolve, Math.min(LOOK_EVERY_MS, left));
       });
       clearTimeout(timer);
+      // The next of those still waiting, from where the last look ended, round and round.
+      const look: string[] = [];
+      for (let next = turn.next(); look.length < Math.min(LOOK_IDS, waiting.size); next = turn.next()) {
+        if (next.done) turn = waiting.values();
+        else if (waiting.has(next.value)) look.push(next.value);
+      }
+      const found = new Map((await outbox.find(look)).map((d) => [d.id, d]));
+      const now = Date.now();
+      for (const id of look) {
+        const outcome = outcomeOf(found.get(id), now);
+        if (outcome) seen(id, outcome);
+      }
     }
     const report: RetryReport = { retried, delivered: [], failed: [...notRetried] };
-    for (const id of retried) {
-      if (outcomes.get(id) === 'delivered') {
-        report.delivered.push(id);
-        continue;
+    const undelivered = retried.filter((id) => outcomes.get(id) !== 'delivered');
+    for (let i = 0; i < undelivered.length; i += LOOK_IDS) {
+      const ids = undelivered.slice(i, i + LOOK_IDS);
+      const found = new Map((await outbox.find(ids)).map((d) => [d.id, d]));
+      for (const id of ids) {
+        const delivery = found.get(id);
+        if (!delivery) outcomes.set(id, 'delivered');
+        else report.failed.push({ id, status: delivery.status, ...(delivery.lastError ? { lastError: delivery.lastError } : {}) });
       }
-      const delivery = await outbox.get(id);
-      if (!delivery) report.delivered.push(id);
-      else report.failed.push({ id, status: delivery.status, ...(delivery.lastError ? { lastError: delivery.lastError } : {}) });
     }
+    report.delivered = retried.filter((id) => outcomes.get(id) === 'delivered');
     return report;
   } finally {
     clearTimeout(timer);
