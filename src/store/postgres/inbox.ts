@@ -1,19 +1,10 @@
 import type { Enqueue, InboxEntry, QuarantineEntry } from '../port.js';
+import { toEntry, type InboxRow } from '../inbox-rows.js';
 import type { Db } from './db.js';
 import { jsonForms, likeContains } from '../history-rules.js';
 import { APPEND, append, cursorsOf, logRecords, type LogRecord } from './log.js';
 
 /** The inbox and quarantine on PostgreSQL (the port's InboxStore); `accepts` serves a whole batch. */
-interface InboxRow {
-  id: string;
-  event: string;
-  received_at: string;
-  received_at_ms: number;
-  body: string;
-  record_ids: string;
-  reprocessed: number;
-}
-
 export interface Accept {
   entry: InboxEntry;
   records: readonly Enqueue[];
@@ -69,11 +60,6 @@ export async function accepts(db: Db, batch: readonly Accept[]): Promise<('store
     return 'stored' as const;
   });
 }
-
-const toEntry = (row: InboxRow): InboxEntry => ({
-  id: row.id, event: row.event, receivedAt: row.received_at, receivedAtMs: row.received_at_ms,
-  body: row.body, recordIds: JSON.parse(row.record_ids) as string[], reprocessed: row.reprocessed,
-});
 
 export async function getEvent(db: Db, id: string): Promise<InboxEntry | undefined> {
   const { rows } = await db.query<InboxRow>('SELECT * FROM inbox WHERE id = $1', [id]);

@@ -1,6 +1,7 @@
 import type { FreshRows, Key, SnapshotIndex, SnapshotRow, SnapshotStream, StagedRow, StatePatch } from '../port.js';
 import { CHAIN_LENGTH, deliveryId, keyTypeOf, snapshotTable } from '../tables.js';
 import { BridgeError } from '../../errors.js';
+import { toRow, type SnapshotDbRow as Row } from '../snapshot-rows.js';
 import type { Db } from './db.js';
 import { insertDeliveries, keepCreatedTexts } from './enqueue.js';
 import { followPeople } from './people-follow.js';
@@ -13,15 +14,6 @@ import { keyColumn, keyFloor, keySql } from './stream-tables.js';
  * snapshot's rows arrive as the list worker's bytes in one bytea and are split in SQL, so neither
  * side escapes 300,000 JSON texts into an array literal.
  */
-interface Row {
-  key: Key;
-  chain: string;
-  body: string;
-  raw_hash: string | null;
-}
-
-const toRow = (row: Row): SnapshotRow => ({ key: row.key, chain: row.chain, body: row.body, rawHash: row.raw_hash });
-
 /** The stream's row count, kept in `snapshot_meta` by every apply: count(*) reads the whole table. */
 export async function size(db: Db, stream: SnapshotStream): Promise<number> {
   const { rows } = await db.query<{ n: number }>('SELECT rows AS n FROM snapshot_meta WHERE stream = $1', [stream]);

@@ -1,21 +1,12 @@
 import type Database from 'better-sqlite3';
 import type { Enqueue, InboxEntry, QuarantineEntry } from '../port.js';
 import { jsonForms, likeContains } from '../history-rules.js';
+import { toEntry, type InboxRow } from '../inbox-rows.js';
 import { append } from './log.js';
 import { sql } from './statements.js';
 
 /** The inbox and quarantine on SQLite (the port's InboxStore; each function runs inside a transaction). */
 type Db = Database.Database;
-
-interface InboxRow {
-  id: string;
-  event: string;
-  received_at: string;
-  received_at_ms: number;
-  body: string;
-  record_ids: string;
-  reprocessed: number;
-}
 
 interface QuarantineRow {
   id: string;
@@ -41,11 +32,6 @@ export function accept(db: Db, entry: InboxEntry, records: readonly Enqueue[]): 
   append(db, records, entry.receivedAtMs);
   return 'stored';
 }
-
-const toEntry = (row: InboxRow): InboxEntry => ({
-  id: row.id, event: row.event, receivedAt: row.received_at, receivedAtMs: row.received_at_ms,
-  body: row.body, recordIds: JSON.parse(row.record_ids) as string[], reprocessed: row.reprocessed,
-});
 
 export function getEvent(db: Db, id: string): InboxEntry | undefined {
   const row = sql(db, 'SELECT * FROM inbox WHERE id = ?').get(id) as InboxRow | undefined;

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { INDEX_PAGE_ROWS, readIndexPages, type IndexPage } from '../index-pages.js';
 import type { FreshRows, Key, SnapshotIndex, SnapshotRow, SnapshotStream, StagedRow, StatePatch } from '../port.js';
+import { toRow, type SnapshotDbRow as Row } from '../snapshot-rows.js';
 import { CHAIN_LENGTH, keyTypeOf, snapshotTable } from '../tables.js';
 import { enqueue, keepCreatedTexts } from './enqueue.js';
 import { followPeople } from './people-follow.js';
@@ -16,15 +17,6 @@ import { KEY_COLUMN, rowColumns } from './stream-tables.js';
  * snapshot for a stream that has none (swapped in at once), and `_changes`, the rows a cycle changes.
  */
 type Db = Database.Database;
-
-interface Row {
-  key: Key;
-  chain: string;
-  body: string;
-  raw_hash: string | null;
-}
-
-const toRow = (row: Row): SnapshotRow => ({ key: row.key, chain: row.chain, body: row.body, rawHash: row.raw_hash });
 
 /** The stream's row count, kept in `snapshot_meta` by every apply: count(*) reads the whole table. */
 export function size(db: Db, stream: SnapshotStream): number {
