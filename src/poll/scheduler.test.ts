@@ -110,13 +110,19 @@ describe('scheduler', () => {
     expect(retryBeforeNextTick(1000, 5000, undefined)).toBe(true);
   });
 
-  it('skips when the work is busy for another caller', async () => {
+  it('skips when the work is busy for another caller, with an info line: that cycle does the work', async () => {
     const cron = manualCron();
     const poll = heldJob('poll', { isBusy: () => true });
-    scheduler = createScheduler({ jobs: [poll.job], log, metrics: createMetricsRegistry(), cron: cron.factory });
+    const lines: { level: number; msg: string }[] = [];
+    const captured = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line) as { level: number; msg: string }) });
+    scheduler = createScheduler({ jobs: [poll.job], log: captured, metrics: createMetricsRegistry(), cron: cron.factory });
     await scheduler.start();
     expect(scheduler.tick('poll')).toBe('skip-busy');
     expect(poll.runs).toHaveLength(0);
+    // The nightly export's own poll and a poll tick of the same minute meet every night.
+    expect(lines.filter((line) => line.msg.startsWith('poll tick skipped'))).toEqual([
+      expect.objectContaining({ level: 30, msg: 'poll tick skipped: a cycle is already running (a roster export\'s, or one asked for by hand)' }),
+    ]);
   });
 
   it('skips ticks while the job is held (the upstream asked to wait), counts them, and runs once it is not', async () => {

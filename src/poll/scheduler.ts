@@ -112,9 +112,11 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     const decision = decideTick({ stopped, running: running.has(name), busy: job.isBusy?.() ?? false, held: heldUntil !== undefined });
     if (decision !== 'run') {
       if (decision !== 'skip-stopped') skipped.inc({ job: name, reason: decision });
-      // A wait asked for is no trouble of ours: an info line, the others a warning.
+      // A wait asked for, or a cycle of another caller's doing the same work, is no trouble: an info
+      // line. A tick that finds its own previous run still going says the schedule is too tight.
       if (decision === 'skip-held') log.info({ job: name, trigger, decision, heldUntil }, `${name} tick skipped: the upstream asked to wait until ${heldUntil}`);
-      else log.warn({ job: name, trigger, decision }, `${name} tick skipped: ${decision === 'skip-running' ? 'the previous run is still going' : decision === 'skip-busy' ? 'the same work is already under way' : 'stopped'}`);
+      else if (decision === 'skip-busy') log.info({ job: name, trigger, decision }, `${name} tick skipped: a cycle is already running (a roster export's, or one asked for by hand)`);
+      else log.warn({ job: name, trigger, decision }, `${name} tick skipped: ${decision === 'skip-running' ? 'the previous run is still going' : 'stopped'}`);
       return decision;
     }
     const signal = controller.signal;
