@@ -45,7 +45,7 @@ describe('a stop during the start', () => {
     expect(cycles).toEqual([]);
     expect(app.upstream.lastContact()).toBeUndefined();
     expect(app.sandbox!.control.requestCount('GET', '/api/v2/students')).toBe(0);
-    expect(app.sandbox!.control.requestCount('POST', '/api/v2/webhooks')).toBe(0);
+    expect(app.sandbox!.control.requestCount('POST', '/api/v2/webhook')).toBe(0);
     // The store that opened was closed again: another process can open it.
     const next = await createApp({ config: configSchema.parse({ ...config, server: { host: '127.0.0.1', port: 0 } }), log: pino({ level: 'silent' }), mode: 'oneshot' });
     await next.start();
