@@ -37,7 +37,7 @@ export const CONTROL_ENDPOINTS: readonly ControlEndpoint[] = [
   { method: 'POST', path: '/_sandbox/tokens/expire', body: null, does: 'expire every issued token now: they get 401' },
   { method: 'GET', path: '/_sandbox/deliveries', body: null, does: 'delivery log: every attempt with its status or error' },
   { method: 'POST', path: '/_sandbox/deliveries/flush', body: null, does: 'retry every waiting delivery now' },
-  { method: 'GET', path: '/_sandbox/requests', body: null, does: 'API request counts by "METHOD /path"' },
+  { method: 'GET', path: '/_sandbox/requests', body: null, does: 'API request counts by "METHOD /route" (its path, or its pattern: /_sandbox/invoices/:id; "(no route)" for the rest)' },
 ];
 
 export function describeControlEndpoints(): string {

@@ -25,6 +25,7 @@ export function createControl(core: SandboxCore): SandboxControl {
       return invoice;
     },
     invoices: () => core.invoices.list(),
+    forgetInvoice: (id) => core.invoices.forget(id),
     fireEvent: (event, object) => core.fire(event, object),
     createStudent: (input = {}) => roster.createStudent(school, input, core.now(), core.random),
     updateStudent: (id, patch) => roster.updateStudent(school, id, patch, core.now()),

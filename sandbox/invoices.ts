@@ -12,6 +12,7 @@ export interface InvoiceBook {
   create(fields: Record<string, unknown>, context: InvoiceContext): Invoice;
   update(id: number, fields: Record<string, unknown>, now: string): Invoice;
   list(): Invoice[];
+  forget(id: number): void;
   /** The invoices and the next id and number (the sandbox's document). */
   saved(): SavedInvoices;
   restore(saved: SavedInvoices): void;
@@ -60,6 +61,9 @@ export function createInvoiceBook(changed: () => void = () => {}): InvoiceBook {
       return structuredClone(invoice);
     },
     list: () => [...invoices.values()].map((invoice) => structuredClone(invoice)),
+    forget(id) {
+      if (invoices.delete(id)) changed();
+    },
     saved: () => ({ nextId, nextNumber, invoices: [...invoices.values()] }),
     restore(saved) {
       invoices.clear();

@@ -54,7 +54,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     : undefined;
   const control = createControl(core);
   const activity: Activity | undefined = options.activity
-    ? createActivity({ control, random: core.random, clock, log, intervalMs: options.activity.intervalMs })
+    ? createActivity({ control, random: core.random, clock, log, intervalMs: options.activity.intervalMs, size: options.students ?? 50 })
     : undefined;
   let app: FastifyInstance | undefined;
   let starting: Promise<void> | undefined;

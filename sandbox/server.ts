@@ -11,6 +11,9 @@ import { errorForStatus, nestedError } from './http-errors.js';
 import { sendError, setPendingFault } from './reply.js';
 import type { SandboxControl } from './types.js';
 
+/** The request count of a path no route answers. */
+const NO_ROUTE = '(no route)';
+
 /**
  * The sandbox's HTTP app (never listens itself): form parsers, request counting and faults, the API
  * routes behind the bearer check, the control API, and error answers in the service's shapes.
@@ -30,7 +33,9 @@ export async function buildServer(core: SandboxCore, control: SandboxControl, lo
   });
   app.addHook('onRequest', async (request, reply) => {
     const path = request.url.split('?')[0] ?? request.url;
-    const key = requestKey(request.method, path);
+    // Counted by route (`/_sandbox/invoices/:id`), not by path: a count per invoice id, or per path a
+    // client made up, would grow for as long as the sandbox runs.
+    const key = requestKey(request.method, request.routeOptions.url ?? NO_ROUTE);
     core.requestCounts.set(key, (core.requestCounts.get(key) ?? 0) + 1);
     core.events.emit('request', { method: request.method, path, url: request.url, at: new Date(core.clock.now()).toISOString() });
     return applyFaults(core, request, reply, path, stopping);

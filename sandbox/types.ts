@@ -218,6 +218,8 @@ export interface SandboxControl {
   createInvoice(fields?: Record<string, unknown>): Invoice;
   updateInvoice(id: number, fields: Record<string, unknown>): Invoice;
   invoices(): Invoice[];
+  /** Forgets an invoice (fires nothing): a later update of it is `sandbox.not_found`. */
+  forgetInvoice(id: number): void;
   /** Delivers `{event, object}` to every registration of `event`; returns the number of deliveries started. */
   fireEvent(event: string, object: unknown): number;
   createStudent(input?: StudentInput): Student;

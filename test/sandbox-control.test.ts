@@ -221,3 +221,16 @@ describe('faults', () => {
     expect((await api('/api/v2/students')).status).toBe(200);
   });
 });
+
+describe('control API: request counts', () => {
+  it('counts requests by route, not by path: one count for every invoice id, one for every path no route answers', async () => {
+    const first = await control('POST', '/invoices', {});
+    const second = await control('POST', '/invoices', {});
+    for (const id of [first.json.id, second.json.id]) await control('PATCH', `/invoices/${id}`, { statusOffice: 1 });
+    for (const path of ['/made-up/1', '/made-up/2', '/made-up/3']) await api(path);
+    await api('/api/v2/student?id=1');
+    const counts = (await control('GET', '/requests')).json as Record<string, number>;
+    expect(counts).toMatchObject({ 'PATCH /_sandbox/invoices/:id': 2, 'GET (no route)': 3, 'GET /api/v2/student': 1 });
+    expect(Object.keys(counts).filter((key) => /\/\d/.test(key))).toEqual([]);
+  });
+});

@@ -78,7 +78,7 @@ export function registerSandboxCommand(program: Command): void {
     .option('-p, --port <port>', 'port to listen on', integer(0, 65535), 8090)
     .option('--students <n>', 'seeded students (each with a student user and a parent user)', integer(0), 50)
     .option('--seed <n>', 'data seed: the same seed gives the same school', integer(0), 1)
-    .option('--activity', 'a living school: new students, edits, archivals and invoices over time', false)
+    .option('--activity', 'a living school: new students, edits, archivals and invoices over time (it stays about its seeded size)', false)
     .option('--activity-interval <ms>', 'time between two activity changes', integer(1), 5000)
     .option('--retry-time-scale <x>', 'multiplies the delivery back-off (1 = real, up to 3 days)', positive, 1)
     .addOption(new Option('--client-id <id>', 'OAuth client id').env('SANDBOX_CLIENT_ID').default('sandbox-client'))
