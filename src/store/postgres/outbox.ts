@@ -139,10 +139,12 @@ export async function settle(db: Db, owner: string, settlements: readonly Settle
   return settlements.filter((s) => settled.has(s.id)).map((s) => s.id);
 }
 
+/** A delivery retried by hand: due at $1, its attempts and lease cleared. */
+const RESET = `status = 'pending', attempts = 0, enqueued_at = $1, run_at = $1, lease_owner = NULL, lease_until = NULL`;
+
 export async function retry(db: Db, target: RetryTarget, now: number): Promise<string[]> {
-  const reset = `status = 'pending', attempts = 0, enqueued_at = $1, run_at = $1, lease_owner = NULL, lease_until = NULL`;
   // A delivery in flight is left alone: its outcome decides.
-  const { rows } = await db.query<{ id: string; seq: number }>(`UPDATE outbox_delivery SET ${reset} WHERE id = ANY($2::text[]) AND status IN ('dead', 'pending')
+  const { rows } = await db.query<{ id: string; seq: number }>(`UPDATE outbox_delivery SET ${RESET} WHERE id = ANY($2::text[]) AND status IN ('dead', 'pending')
       AND (lease_until IS NULL OR lease_until <= $1) RETURNING id, seq`, [now, 'id' in target ? [target.id] : target.ids]);
   if (rows.length > 0) db.tell('outbox');
   return rows.sort((a, b) => a.seq - b.seq).map((r) => r.id);
@@ -150,8 +152,7 @@ export async function retry(db: Db, target: RetryTarget, now: number): Promise<s
 
 /** As on SQLite (sqlite/outbox.ts): a chunk of dead deliveries in enqueue order, by the rows' sequence. */
 export async function retryDead(db: Db, chunk: DeadChunk, now: number): Promise<{ ids: string[]; last: number | undefined }> {
-  const { rows } = await db.query<{ id: string; seq: number }>(`UPDATE outbox_delivery SET status = 'pending', attempts = 0, enqueued_at = $1, run_at = $1,
-      lease_owner = NULL, lease_until = NULL
+  const { rows } = await db.query<{ id: string; seq: number }>(`UPDATE outbox_delivery SET ${RESET}
     WHERE seq IN (SELECT seq FROM outbox_delivery WHERE status = 'dead' AND ($2::text IS NULL OR connector = $2) AND seq > $3 ORDER BY seq LIMIT $4)
     RETURNING id, seq`, [now, chunk.connector ?? null, chunk.after, chunk.limit]);
   if (rows.length > 0) db.tell('outbox');
