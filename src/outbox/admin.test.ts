@@ -8,12 +8,13 @@ const dead = (id: string, lastError: string) => ({ id, connector: 'hook', lastEr
 
 function outbox() {
   const retried: string[][] = [];
+  const deads = [
+    dead('hook:a', 'expired after 3 attempts; last error: webhook.unavailable: the receiver answered 500: x'),
+    dead('hook:b', 'expired after 9 attempts; last error: webhook.unavailable: the receiver answered 500: y'),
+    dead('hook:c', 'webhook.rejected: the receiver answered 422: z'),
+  ];
   const fake = {
-    list: async () => [
-      dead('hook:a', 'expired after 3 attempts; last error: webhook.unavailable: the receiver answered 500: x'),
-      dead('hook:b', 'expired after 9 attempts; last error: webhook.unavailable: the receiver answered 500: y'),
-      dead('hook:c', 'webhook.rejected: the receiver answered 422: z'),
-    ],
+    deadIds: async (connector: string, which: (d: ListedDelivery) => boolean) => deads.filter((d) => d.connector === connector && which(d)).map((d) => d.id),
     // As the store does: every id it has, once for each time it is named.
     retryIds: async (ids: readonly string[]) => (retried.push([...ids]), ids.filter((id) => /^hook:[abc]$/.test(id))),
     // Every retried delivery is gone from the store at once: delivered.

@@ -40,8 +40,7 @@ export async function adminRetry(outbox: Outbox, body: z.infer<typeof retryBody>
 async function targetOf(outbox: Outbox, body: z.infer<typeof retryBody>): Promise<RetryTarget> {
   if ('group' in body) {
     const { connector, error } = body.group;
-    const dead = await outbox.list({ state: 'dead', connector });
-    return { ids: dead.filter((d) => errorGroup(d.lastError ?? '') === error).map((d) => d.id) };
+    return { ids: await outbox.deadIds(connector, (d) => errorGroup(d.lastError ?? '') === error) };
   }
   if ('allDead' in body) return { allDead: true, ...(body.connector ? { connector: body.connector } : {}) };
   return body;

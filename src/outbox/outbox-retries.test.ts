@@ -95,6 +95,34 @@ describe('outbox retries', () => {
     expect(a.delivered().slice(-3)).toEqual(records.slice(0, 3).map((r) => r.id));
   });
 
+  it('finds a group\'s dead deliveries reading a chunk per store call, never every dead one at once', async () => {
+    // Odd keys are refused for good, even ones give up with an error of their own.
+    const gone = { status: 'dead' as const, error: new BridgeError('test.gone', 'the receiver answered 410', { status: 410 }) };
+    const a = scriptedConnector((record) => (Number(record.id.split(':')[1]) % 2 === 1 ? rejected() : gone));
+    const reads: number[] = [];
+    const wrap = (store: OutboxStore): OutboxStore => ({
+      ...store,
+      list: async (filter) => {
+        const listed = await store.list(filter);
+        reads.push(listed.length);
+        return listed;
+      },
+      listDead: async (chunk) => {
+        const listed = await store.listDead(chunk);
+        reads.push(listed.length);
+        return listed;
+      },
+    });
+    const { outbox } = await setup([{ name: 'a', connector: a.connector }], { wrap, retryChunk: 2 });
+    const records = [1, 2, 3, 4, 5, 6, 7].map((key) => change('students', key));
+    await outbox.enqueue(records);
+    await outbox.whenIdle();
+    const odd = records.filter((_, i) => i % 2 === 0).map((r) => `a:${r.id}`);
+    expect(await outbox.deadIds('a', (d) => d.lastError?.startsWith('test.rejected') === true)).toEqual(odd);
+    expect(reads).toEqual([2, 2, 2, 1]);
+    expect(await outbox.deadIds('b', () => true)).toEqual([]);
+  });
+
   it('reports on a retry of many from the outbox\'s events and looks in the store a thousand at a time, never one by one', async () => {
     let reject = true;
     // Slow deliveries: each retried batch of 500 waits for the report's next look in the store.

@@ -43,7 +43,7 @@ export interface OutboxOptions {
   stopTimeoutMs?: number;
   /** How long a worker that emptied its queue waits before it claims again (WorkerHost.lingerMs; default 0). */
   lingerMs?: number;
-  /** Deliveries retried by hand per transaction (default RETRY_CHUNK). */
+  /** Deliveries retried by hand per transaction, and dead ones read per call to find a group's (default RETRY_CHUNK). */
   retryChunk?: number;
   /** The polled users, for connectors that name people (ConnectorContext.users). */
   users?: UserDirectory;
@@ -84,6 +84,8 @@ export interface Outbox extends Component {
   /** Puts a dead (or waiting) delivery back to pending, due now, with a fresh retry window. */
   retry(id: string): Promise<Delivery | undefined>;
   retryAllDead(connector?: string): Promise<string[]>;
+  /** The ids of a connector's dead deliveries that `which` keeps, in enqueue order, read a chunk per store call. */
+  deadIds(connector: string, which: (delivery: ListedDelivery) => boolean): Promise<string[]>;
   /** Several dead (or waiting) deliveries back to pending at once; the ids retried (one in flight is left to its outcome). */
   retryIds(ids: readonly string[]): Promise<string[]>;
   counts(): Promise<Map<string, OutboxCounts>>;
@@ -262,6 +264,17 @@ export function createOutbox(options: OutboxOptions): Outbox {
         if (chunk.ids.length > 0) outbox.notify();
         if (chunk.ids.length < settings.retryChunk || chunk.last === undefined) return retried;
         after = chunk.last;
+      }
+    },
+    async deadIds(connector, which) {
+      const ids: string[] = [];
+      let after = 0;
+      for (;;) {
+        const chunk = await store.listDead({ connector, after, limit: settings.retryChunk });
+        for (const delivery of chunk) if (which(delivery)) ids.push(delivery.id);
+        const last = chunk.at(-1);
+        if (chunk.length < settings.retryChunk || !last) return ids;
+        after = last.seq;
       }
     },
     async retryIds(ids) {

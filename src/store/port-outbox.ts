@@ -186,6 +186,12 @@ export interface OutboxStore {
   retryDead(chunk: DeadChunk, now: number): Promise<{ ids: string[]; last: number | undefined }>;
   get(id: string): Promise<Delivery | undefined>;
   list(filter?: DeliveryFilter): Promise<ListedDelivery[]>;
+  /**
+   * A chunk of the dead deliveries, as `list` gives them, in enqueue order: the next chunk starts
+   * after the last one's `seq`. What reads every dead delivery (to group them by error) reads them so,
+   * a bounded call at a time, not in one call that holds SQLite's database thread for seconds.
+   */
+  listDead(chunk: DeadChunk): Promise<ListedDelivery[]>;
   /** The deliveries with these ids, and those of these connectors' order keys, in enqueue order. */
   lookup(query: DeliveryLookup): Promise<ListedDelivery[]>;
   /** Per connector, the deliveries waiting for another try after a failure (ranges included). */

@@ -72,6 +72,26 @@ export function outboxCases({ open, claim }: Harness): void {
       expect((await store.outbox.counts()).get('b')).toMatchObject({ dead: 0 });
     });
 
+    it('lists the dead a chunk at a time in enqueue order, of one connector or of all, as list gives them', async () => {
+      const store = await open();
+      await store.outbox.enqueue(['d1', 'd2', 'd3', 'p1'].map((id) => record(id, `k:${id}`, ['a', 'b'])));
+      for (const connector of ['a', 'b']) {
+        const claimed = await claim(store, connector);
+        await store.outbox.settle(claimed.map((c) => (c.delivery.recordId === 'p1'
+          ? retryLater(c.delivery.id, c.delivery.fence, 1, NOW + 60_000, connector) : dead(c.delivery.id, c.delivery.fence, 1, connector))));
+      }
+      const first = await store.outbox.listDead({ connector: 'a', after: 0, limit: 2 });
+      expect(first.map((d) => d.id)).toEqual(['a:d1', 'a:d2']);
+      expect(first).toEqual((await store.outbox.list({ state: 'dead', connector: 'a' })).slice(0, 2));
+      expect(first[0]).toMatchObject({ status: 'dead', attempts: 1, lastError: 'rejected', recordId: 'd1', orderKey: 'k:d1' });
+      const second = await store.outbox.listDead({ connector: 'a', after: first[1]!.seq, limit: 2 });
+      expect(second.map((d) => d.id)).toEqual(['a:d3']);
+      expect(await store.outbox.listDead({ connector: 'a', after: second[0]!.seq, limit: 2 })).toEqual([]);
+      // Of every connector: in enqueue order, whichever connector.
+      expect((await store.outbox.listDead({ after: 0, limit: 10 })).map((d) => d.id)).toEqual(['a:d1', 'b:d1', 'a:d2', 'b:d2', 'a:d3', 'b:d3']);
+      expect(await store.outbox.listDead({ connector: 'c', after: 0, limit: 10 })).toEqual([]);
+    });
+
     it('lets a dead delivery hold back only its own key, and a retry by hand release it', async () => {
       const store = await open();
       await store.outbox.enqueue([record('d1', 'k:d'), record('d2', 'k:d'), record('o1', 'k:o')]);

@@ -160,6 +160,13 @@ export async function retryDead(db: Db, chunk: DeadChunk, now: number): Promise<
   return { ids: sorted.map((r) => r.id), last: sorted.at(-1)?.seq };
 }
 
+/** As on SQLite (sqlite/outbox.ts): a chunk of the dead in enqueue order, by the rows' sequence. */
+export async function listDead(db: Db, chunk: DeadChunk, now: number): Promise<ListedDelivery[]> {
+  const { rows } = await db.query<DeliveryRow>(`SELECT * FROM outbox_delivery
+    WHERE status = 'dead' AND ($1::text IS NULL OR connector = $1) AND seq > $2 ORDER BY seq LIMIT $3`, [chunk.connector ?? null, chunk.after, chunk.limit]);
+  return rows.map((row) => toDelivery(row, now));
+}
+
 export async function getDelivery(db: Db, id: string, now: number): Promise<Delivery | undefined> {
   const { rows } = await db.query<DeliveryRow>('SELECT * FROM outbox_delivery WHERE id = $1', [id]);
   return rows[0] ? toDelivery(rows[0], now) : getOwed(db, id, now);

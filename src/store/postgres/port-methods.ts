@@ -71,6 +71,7 @@ export function pgPortMethods(calls: PgCalls, self: Self, clock: Clock, advertis
       retryDead: (chunk, now) => write((db) => outbox.retryDead(db, chunk, now)),
       get: (id) => read((db) => outbox.getDelivery(db, id, clock.now())),
       list: (filter) => read((db) => outbox.list(db, filter, clock.now())),
+      listDead: (chunk) => read((db) => outbox.listDead(db, chunk, clock.now())),
       counts: () => read((db) => outbox.counts(db)),
       nextRunAt: (connector) => read((db) => outbox.nextRunAt(db, connector)),
       ranges: () => read((db) => ranges.ranges(db)),

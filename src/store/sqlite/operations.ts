@@ -39,6 +39,7 @@ export function operations(self: Self) {
     retryDead: outbox.retryDead,
     getDelivery: outbox.getDelivery,
     list: outbox.list,
+    listDead: outbox.listDead,
     rowCounts: outbox.rowCounts,
     owedCounts,
     nextRunAt: outbox.nextRunAt,

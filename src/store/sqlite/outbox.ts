@@ -212,6 +212,16 @@ export function retryDead(db: Db, chunk: DeadChunk, now: number): { ids: string[
   return { ids: rows.map((r) => r.id), last: rows.at(-1)?.seq };
 }
 
+/** A chunk of the dead, as DEAD_CHUNK finds them to retry: of a connector through `outbox_dead`, of all by the sequence. */
+export const LIST_DEAD = (connector: boolean) => `SELECT ${COLUMNS} FROM outbox_delivery
+  WHERE status = 'dead' ${connector ? 'AND connector = @connector ' : ''}AND seq > @after ORDER BY seq LIMIT @limit`;
+
+export function listDead(db: Db, chunk: DeadChunk): ListedDelivery[] {
+  const { connector, after, limit } = chunk;
+  const rows = sql(db, LIST_DEAD(connector !== undefined)).all({ after, limit, ...(connector === undefined ? {} : { connector }) }) as DeliveryRow[];
+  return rows.map((row) => rowDelivery(row));
+}
+
 export function getDelivery(db: Db, id: string, now: number): Delivery | undefined {
   const row = sql(db, `SELECT ${COLUMNS} FROM outbox_delivery WHERE id = ?`).get(id) as DeliveryRow | undefined;
   return row ? leasesOf(db).overlay(rowDelivery(row), now) : getOwed(db, id, now);

@@ -31,6 +31,7 @@ export function sqlitePortMethods(call: CallThread, clock: Clock, advertised: ()
       retryDead: (chunk, now) => call('retryDead', chunk, now),
       get: (id) => call('getDelivery', id, clock.now()),
       list: (filter) => call('list', filter, clock.now()),
+      listDead: (chunk) => call('listDead', chunk),
       // Each part of the log is counted in a call of its own (log.ts, owedCounts), the rows last: the
       // thread runs them in this order, and a log record only ever becomes a row, so a record that
       // moves between two of these calls is counted twice at worst, never missed.

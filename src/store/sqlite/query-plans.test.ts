@@ -4,7 +4,7 @@ import { openDatabase } from './handles.js';
 import { MADE_ROWS, NEXT_RECORDS, OWED_COUNTS, OWED_OF_ID, OWED_OF_KEY, OWED_OF_PART, PRUNE, ROWS_QUEUED } from './log.js';
 import { PRUNE_ATTEMPTS, PRUNE_RUNS } from './history.js';
 import { PRUNE_EVENTS } from './inbox.js';
-import { COUNTS, DEAD_CHUNK, DUE } from './outbox.js';
+import { COUNTS, DEAD_CHUNK, DUE, LIST_DEAD } from './outbox.js';
 import { MARKED, MARKED_GONE } from './people.js';
 import { QUEUED_KEYS } from './ranges.js';
 import { migrate } from './schema.js';
@@ -46,6 +46,12 @@ describe('sqlite query plans', () => {
       steps(DEAD_CHUNK(connector), [{ now: 0, after: 0, limit: 2000, ...(connector ? { connector: 'a' } : {}) }]).filter((step) => step.startsWith('SEARCH'));
     expect(found(true)).toEqual(['SEARCH outbox_delivery USING INTEGER PRIMARY KEY (rowid=?)', 'SEARCH outbox_delivery USING COVERING INDEX outbox_dead (connector=? AND rowid>?)']);
     expect(found(false)).toEqual(['SEARCH outbox_delivery USING INTEGER PRIMARY KEY (rowid=?)', 'SEARCH outbox_delivery USING INTEGER PRIMARY KEY (rowid>?)']);
+  });
+
+  it('lists a chunk of the dead after the last one listed: of a connector by outbox_dead, of all by the sequence', () => {
+    const found = (connector: boolean) => steps(LIST_DEAD(connector), [{ after: 0, limit: 2000, ...(connector ? { connector: 'a' } : {}) }]);
+    expect(found(true)).toEqual(['SEARCH outbox_delivery USING INDEX outbox_dead (connector=? AND rowid>?)']);
+    expect(found(false)).toEqual(['SEARCH outbox_delivery USING INTEGER PRIMARY KEY (rowid>?)']);
   });
 
   it('counts the outbox per connector and status from its indexes alone', () => {

@@ -33,7 +33,7 @@ const UNAVAILABLE = /^SQLITE_(FULL|IOERR|CANTOPEN|READONLY|NOMEM|BUSY|LOCKED|PRO
 
 /** Calls that only read: their failure does not say the store cannot write. */
 const READS: ReadonlySet<OperationName> = new Set<OperationName>([
-  'getEvent', 'quarantined', 'getDelivery', 'list', 'rowCounts', 'owedCounts', 'nextRunAt', 'size', 'version', 'indexPage', 'rows', 'scan', 'createdPending', 'ranges', 'getState', 'live',
+  'getEvent', 'quarantined', 'getDelivery', 'list', 'listDead', 'rowCounts', 'owedCounts', 'nextRunAt', 'size', 'version', 'indexPage', 'rows', 'scan', 'createdPending', 'ranges', 'getState', 'live',
   'searchInbox', 'lookup', 'retrying', 'runs', 'tallies', 'attempts', 'searchPeople', 'getPeople',
 ]);
 
