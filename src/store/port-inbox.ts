@@ -53,7 +53,8 @@ export interface InboxStore {
   prune(beforeMs: number, limit: number): Promise<number>;
   /**
    * Stored events whose body contains one of `texts` as written or as JSON may escape it
-   * (history-rules.ts jsonForms, caseForms: case ignored), newest first, at most `limit`.
+   * (history-rules.ts jsonForms, caseForms: case ignored), newest first, at most `limit`. SQLite
+   * reads the inbox a window per call of its database thread (docs/store.md, "Reads that could take long").
    */
   search(texts: readonly string[], limit: number): Promise<InboxEntry[]>;
 }

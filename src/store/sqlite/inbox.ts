@@ -72,11 +72,35 @@ export function prune(db: Db, beforeMs: number, limit: number): number {
   return sql(db, PRUNE_EVENTS).run(beforeMs, limit).changes;
 }
 
-/** A scan of the inbox (it keeps a few days of events), bounded by `limit` matches; LIKE ignores the case of ASCII letters, jsonForms gives the others' cases. */
-export function search(db: Db, texts: readonly string[], limit: number): InboxEntry[] {
+/** Where a search of the inbox goes on: below this event in the order of `inbox_received`, newest first. */
+export interface SearchCursor {
+  at: number;
+  rowid: number;
+}
+
+/** The last of the next `skip + 1` events below a cursor, newest first: where a window of them ends. */
+export const WINDOW_END = `SELECT received_at_ms AS at, rowid FROM inbox WHERE (received_at_ms, rowid) < (@at, @rowid)
+  ORDER BY received_at_ms DESC, rowid DESC LIMIT 1 OFFSET @skip`;
+
+/** The events of a window whose body holds one of the patterns; LIKE ignores the case of ASCII letters, jsonForms gives the others' cases. */
+export const WINDOW_MATCHES = `SELECT * FROM inbox WHERE (received_at_ms, rowid) < (@at, @rowid) AND (received_at_ms, rowid) >= (@endAt, @endRowid)
+  AND EXISTS (SELECT 1 FROM json_each(@patterns) p WHERE inbox.body LIKE p.value ESCAPE '\\')
+  ORDER BY received_at_ms DESC, rowid DESC LIMIT @limit`;
+
+const NEWEST: SearchCursor = { at: Number.MAX_SAFE_INTEGER, rowid: Number.MAX_SAFE_INTEGER };
+const OLDEST: SearchCursor = { at: Number.MIN_SAFE_INTEGER, rowid: Number.MIN_SAFE_INTEGER };
+
+/**
+ * One window of a search of the inbox: of the next `rows` events below `before` (from the newest),
+ * those whose body contains one of `texts`, at most `limit`, and where the next window starts
+ * (none after the oldest). A search reads every event it does not find enough in (the inbox keeps
+ * days of them), so the store reads it a window per call: the calls of webhooks run between them.
+ */
+export function searchWindow(db: Db, texts: readonly string[], limit: number, before: SearchCursor | undefined, rows: number): { entries: InboxEntry[]; next?: SearchCursor } {
   const patterns = texts.filter((t) => t !== '').flatMap(jsonForms).map(likeContains);
-  if (patterns.length === 0) return [];
-  const rows = sql(db, `SELECT * FROM inbox WHERE EXISTS (SELECT 1 FROM json_each(?) p WHERE inbox.body LIKE p.value ESCAPE '\\')
-    ORDER BY received_at_ms DESC LIMIT ?`).all(JSON.stringify(patterns), Math.max(0, Math.floor(limit))) as InboxRow[];
-  return rows.map(toEntry);
+  if (patterns.length === 0 || limit <= 0) return { entries: [] };
+  const from = before ?? NEWEST;
+  const end = sql(db, WINDOW_END).get({ ...from, skip: Math.max(1, Math.floor(rows)) - 1 }) as SearchCursor | undefined;
+  const found = sql(db, WINDOW_MATCHES).all({ ...from, endAt: (end ?? OLDEST).at, endRowid: (end ?? OLDEST).rowid, patterns: JSON.stringify(patterns), limit: Math.floor(limit) }) as InboxRow[];
+  return { entries: found.map(toEntry), ...(end ? { next: end } : {}) };
 }

@@ -26,7 +26,7 @@ export function operations(self: Self) {
     quarantined: inbox.quarantined,
     release: inbox.release,
     prune: inbox.prune,
-    searchInbox: inbox.search,
+    searchInbox: inbox.searchWindow,
 
     enqueue: (db: Database.Database, records: Parameters<typeof enqueue>[1], now: number, patch: Parameters<typeof state.putState>[1]) => {
       const added = enqueue(db, records, now);

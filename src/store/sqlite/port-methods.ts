@@ -1,7 +1,8 @@
 import type { Clock } from '../../clock.js';
 import { INDEX_PAGE_ROWS, readIndexPages } from '../index-pages.js';
 import { LOG_PARTS } from '../log-parts.js';
-import type { Store } from '../port.js';
+import type { InboxEntry, Store } from '../port.js';
+import type { SearchCursor } from './inbox.js';
 import type { CallThread } from './thread-client.js';
 import { withOwed } from './with-owed.js';
 
@@ -11,7 +12,13 @@ import { withOwed } from './with-owed.js';
  */
 export type PortMethods = Pick<Store, 'inbox' | 'outbox' | 'snapshot' | 'state' | 'history' | 'people' | 'replicas'>;
 
-export function sqlitePortMethods(call: CallThread, clock: Clock, advertised: () => string | undefined): PortMethods {
+/**
+ * Events a call of an inbox search reads at most: a search that finds little reads the whole inbox,
+ * days of events, and the webhooks' commits wait behind each call.
+ */
+export const SEARCH_WINDOW = 5000;
+
+export function sqlitePortMethods(call: CallThread, clock: Clock, advertised: () => string | undefined, searchWindow = SEARCH_WINDOW): PortMethods {
   return {
     inbox: {
       accept: (entry, records) => call('accept', entry, records),
@@ -21,7 +28,17 @@ export function sqlitePortMethods(call: CallThread, clock: Clock, advertised: ()
       quarantined: () => call('quarantined'),
       release: (id, entry, records) => call('release', id, entry, records),
       prune: (before, limit) => call('prune', before, limit),
-      search: (texts, limit) => call('searchInbox', texts, limit),
+      // A window of the inbox per call (inbox.ts, searchWindow), until enough are found or none is left.
+      search: async (texts, limit) => {
+        const found: InboxEntry[] = [];
+        let before: SearchCursor | undefined;
+        do {
+          const window = await call('searchInbox', texts, limit - found.length, before, searchWindow);
+          found.push(...window.entries);
+          before = window.next;
+        } while (before && found.length < limit);
+        return found;
+      },
     },
     outbox: {
       enqueue: (records, patch = {}) => call('enqueue', records, clock.now(), patch),

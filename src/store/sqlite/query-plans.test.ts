@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from './handles.js';
 import { MADE_ROWS, NEXT_RECORDS, OWED_COUNTS, OWED_OF_ID, OWED_OF_KEY, OWED_OF_PART, PRUNE, ROWS_QUEUED } from './log.js';
 import { PRUNE_ATTEMPTS, PRUNE_RUNS } from './history.js';
-import { PRUNE_EVENTS } from './inbox.js';
+import { PRUNE_EVENTS, WINDOW_END, WINDOW_MATCHES } from './inbox.js';
 import { COUNTS, DEAD_CHUNK, DUE, LIST_DEAD } from './outbox.js';
 import { MARKED, MARKED_GONE } from './people.js';
 import { QUEUED_KEYS } from './ranges.js';
@@ -52,6 +52,13 @@ describe('sqlite query plans', () => {
     const found = (connector: boolean) => steps(LIST_DEAD(connector), [{ after: 0, limit: 2000, ...(connector ? { connector: 'a' } : {}) }]);
     expect(found(true)).toEqual(['SEARCH outbox_delivery USING INDEX outbox_dead (connector=? AND rowid>?)']);
     expect(found(false)).toEqual(['SEARCH outbox_delivery USING INTEGER PRIMARY KEY (rowid>?)']);
+  });
+
+  it('searches the inbox a window at a time, both its end and its matches found through inbox_received', () => {
+    const cursor = { at: 0, rowid: 0 };
+    expect(steps(WINDOW_END, [{ ...cursor, skip: 4999 }])).toEqual(['SEARCH inbox USING COVERING INDEX inbox_received (received_at_ms<?)']);
+    expect(steps(WINDOW_MATCHES, [{ ...cursor, endAt: 0, endRowid: 0, patterns: '[]', limit: 20 }]).filter((step) => step.includes('inbox')))
+      .toEqual(['SEARCH inbox USING INDEX inbox_received (received_at_ms>? AND received_at_ms<?)']);
   });
 
   it('counts the outbox per connector and status from its indexes alone', () => {
