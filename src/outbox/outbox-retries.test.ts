@@ -95,7 +95,7 @@ describe('outbox retries', () => {
     expect(a.delivered().slice(-3)).toEqual(records.slice(0, 3).map((r) => r.id));
   });
 
-  it('finds a group\'s dead deliveries reading a chunk per store call, never every dead one at once', async () => {
+  it('reads the dead a chunk per store call, never all at once: a group\'s, and a list of them', async () => {
     // Odd keys are refused for good, even ones give up with an error of their own.
     const gone = { status: 'dead' as const, error: new BridgeError('test.gone', 'the receiver answered 410', { status: 410 }) };
     const a = scriptedConnector((record) => (Number(record.id.split(':')[1]) % 2 === 1 ? rejected() : gone));
@@ -121,6 +121,13 @@ describe('outbox retries', () => {
     expect(await outbox.deadIds('a', (d) => d.lastError?.startsWith('test.rejected') === true)).toEqual(odd);
     expect(reads).toEqual([2, 2, 2, 1]);
     expect(await outbox.deadIds('b', () => true)).toEqual([]);
+    reads.length = 0;
+    const all = records.map((r) => `a:${r.id}`);
+    expect((await outbox.list({ state: 'dead', connector: 'a' })).map((d) => d.id)).toEqual(all);
+    expect(reads).toEqual([2, 2, 2, 1]);
+    reads.length = 0;
+    expect((await outbox.list({ state: 'dead', limit: 3 })).map((d) => d.id)).toEqual(all.slice(0, 3));
+    expect(reads).toEqual([2, 1]);
   });
 
   it('reports on a retry of many from the outbox\'s events and looks in the store a thousand at a time, never one by one', async () => {

@@ -78,6 +78,7 @@ export interface Outbox extends Component {
   /** Holds back new delivery batches (those in flight finish) until the returned function is called. */
   holdDeliveries(): () => void;
   get(id: string): Promise<Delivery | undefined>;
+  /** The store's list; the dead read a chunk per store call (`retryChunk`). */
   list(filter?: DeliveryFilter): Promise<ListedDelivery[]>;
   /** The deliveries with these ids that are still in the store (one that is done has left it). */
   find(ids: readonly string[]): Promise<ListedDelivery[]>;
@@ -209,6 +210,25 @@ export function createOutbox(options: OutboxOptions): Outbox {
 
   const subscribers = (stream: Stream) => workers.filter((w) => w.instance.streams.includes(stream)).map((w) => w.name);
 
+  /**
+   * The dead deliveries (of one connector, or of all) in enqueue order, at most `limit`, a chunk per
+   * store call: an outage may leave hundreds of thousands, and one call for all of them would hold
+   * SQLite's database thread (docs/store.md, "Reads that could take long").
+   */
+  async function* deadChunks(connector: string | undefined, limit = Infinity): AsyncGenerator<ListedDelivery[]> {
+    let after = 0;
+    let left = limit;
+    while (left > 0) {
+      const size = Math.min(settings.retryChunk, left);
+      const chunk = await store.listDead({ ...(connector === undefined ? {} : { connector }), after, limit: size });
+      if (chunk.length > 0) yield chunk;
+      left -= chunk.length;
+      const last = chunk.at(-1);
+      if (chunk.length < size || !last) return;
+      after = last.seq;
+    }
+  }
+
   const outbox: Outbox = {
     name: 'outbox',
     subscribers,
@@ -239,7 +259,12 @@ export function createOutbox(options: OutboxOptions): Outbox {
       };
     },
     get: (id) => store.get(id),
-    list: (filter) => store.list(filter),
+    async list(filter = {}) {
+      if (filter.state !== 'dead') return store.list(filter);
+      const listed: ListedDelivery[] = [];
+      for await (const chunk of deadChunks(filter.connector, filter.limit === undefined ? Infinity : Math.max(0, Math.floor(filter.limit)))) listed.push(...chunk);
+      return listed;
+    },
     find: (ids) => store.lookup({ ids }),
     async retry(id) {
       const before = await store.get(id);
@@ -268,14 +293,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
     },
     async deadIds(connector, which) {
       const ids: string[] = [];
-      let after = 0;
-      for (;;) {
-        const chunk = await store.listDead({ connector, after, limit: settings.retryChunk });
-        for (const delivery of chunk) if (which(delivery)) ids.push(delivery.id);
-        const last = chunk.at(-1);
-        if (chunk.length < settings.retryChunk || !last) return ids;
-        after = last.seq;
-      }
+      for await (const chunk of deadChunks(connector)) for (const delivery of chunk) if (which(delivery)) ids.push(delivery.id);
+      return ids;
     },
     async retryIds(ids) {
       const retried: string[] = [];
