@@ -15,6 +15,7 @@ import { applyConnectionCap, fastifyServerOptions, refuseLargeBeforeContinue } f
 import { liveness } from './http/liveness.js';
 import { createLifecycle, type Component } from './lifecycle.js';
 import { createMetricsRegistry } from './metrics.js';
+import { createThreadHeaps } from './thread-heap.js';
 import { adminList, adminRetry, createConnectorInstances, createOutbox, LIST_USAGE, listBody, RETRY_USAGE, retryBody, type Outbox } from './outbox/index.js';
 import { createPollPart, type PollPart } from './poll/index.js';
 import { createReadiness, type Readiness } from './readiness.js';
@@ -90,6 +91,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   const metrics = createMetricsRegistry({ defaultMetrics: mode === 'daemon' });
   const readiness = createReadiness();
   const components: Component[] = [];
+  // The worker threads' heaps, which the process metrics leave out (thread-heap.ts).
+  if (mode === 'daemon') components.push(createThreadHeaps(metrics));
 
   // Unknown connector types fail here, before anything has started.
   const connectorInstances = createConnectorInstances(config.connectors);

@@ -66,6 +66,10 @@ describe('npm start on the embedded default', () => {
     // The store's own speed: by now it has committed and synced what was delivered.
     expect(metrics).toMatch(/^schoolbridge_store_transaction_seconds_count\{engine="sqlite"\} [1-9]/m);
     expect(metrics).toMatch(/^schoolbridge_store_sync_seconds_count\{engine="sqlite"\} [1-9]/m);
+    // Each thread's heap: the main thread's, the database thread's, and the list workers' (the poll ran).
+    for (const thread of ['main', 'database', 'list:students', 'list:users']) {
+      expect(metrics).toMatch(new RegExp(`^schoolbridge_thread_heap_used_bytes\\{thread="${thread}"\\} [1-9]`, 'm'));
+    }
 
     // The admin API: 401 without the token, the work done with it.
     const admin = `http://127.0.0.1:${port}/admin/sync`;

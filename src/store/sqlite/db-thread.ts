@@ -4,6 +4,7 @@ import type Database from 'better-sqlite3';
 import { openDatabase, pragma } from './handles.js';
 import { BATCH, BULK, operations, type OperationName, type Operations, type Self } from './operations.js';
 import { migrate } from './schema.js';
+import { startHeapReports } from '../../thread-heap.js';
 import type { Call, FromThread, ToThread, WireError } from './protocol.js';
 import { endClaims, runTransaction, syncFailure, wire } from './transaction.js';
 import { WalSync } from './wal-sync.js';
@@ -38,6 +39,7 @@ const CHECKPOINT_INTERVAL_MS = 200;
 /** What the WAL file is cut back to after it was reset (a first poll cycle grows it to hundreds of MB). */
 const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
 let checkpointer: Worker | undefined;
+let stopHeapReports = () => {};
 let walSync: WalSync | undefined;
 /**
  * The WAL starts over in two steps (restartWal): `due` once the checkpointer has copied a long WAL
@@ -65,6 +67,7 @@ function open(file: string, self: Self, restartFrames = RESTART_FRAMES): void {
   migrate(db);
   ops = operations(self);
   startCheckpointer(file, restartFrames);
+  stopHeapReports = startHeapReports('database');
 }
 
 /** The WAL syncs that ended since results were last posted (ms): they go with the next results. */
@@ -263,6 +266,7 @@ function finishClose(): void {
   closeStarted = true;
   void Promise.all([stopCheckpointer(), walSync?.drained()]).finally(() => {
     walSync?.close();
+    stopHeapReports();
     db?.close();
     db = undefined;
     post({ t: 'closed' });

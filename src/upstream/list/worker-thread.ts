@@ -1,7 +1,8 @@
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { isBridgeError } from '../../errors.js';
+import { startHeapReports } from '../../thread-heap.js';
 import type { Key } from '../../streams/index.js';
 import { ListParse, type RawIndex } from './parse.js';
 import type { ToMain, ToWorker } from './worker-protocol.js';
@@ -16,6 +17,7 @@ const port = parentPort;
 if (!port) throw new Error('worker-thread.ts runs only as a worker thread');
 
 lowerPriority();
+startHeapReports((workerData as { name?: string } | undefined)?.name ?? 'list');
 
 const sessions = new Map<number, ListParse>();
 const committed = new Map<string, RawIndex>();

@@ -175,7 +175,7 @@ export function createListWorker(): ListWorker {
   }
 
   function spawn(stream: PolledStream): Worker {
-    const spawned = new Worker(new URL('./worker-boot.mjs', import.meta.url));
+    const spawned = new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { name: `list:${stream}` } });
     spawned.unref();
     const lost = (error: Error) => {
       if (threads.get(stream) !== spawned) return;
