@@ -43,7 +43,7 @@ export interface OutboxOptions {
   stopTimeoutMs?: number;
   /** How long a worker that emptied its queue waits before it claims again (WorkerHost.lingerMs; default 0). */
   lingerMs?: number;
-  /** Deliveries retried by hand per transaction, and dead ones read per call to find a group's (default RETRY_CHUNK). */
+  /** Deliveries retried by hand per transaction, and dead ones read per store call (default RETRY_CHUNK). */
   retryChunk?: number;
   /** The polled users, for connectors that name people (ConnectorContext.users). */
   users?: UserDirectory;
