@@ -58,5 +58,12 @@ describe('sqlite inbox search', () => {
     expect(await methods.inbox.search(['nothing'], 10)).toEqual([]);
     expect(calls).toHaveLength(4);
     expect(await methods.inbox.search([''], 10)).toEqual([]);
+    // A limit that is no whole number counts as the whole number below it, and none reads no window past the first.
+    calls.length = 0;
+    expect((await methods.inbox.search(['needle'], 1.5)).map((e) => e.id)).toEqual(['e7']);
+    expect(calls).toEqual(['searchInbox']);
+    calls.length = 0;
+    expect(await methods.inbox.search(['needle'], 0)).toEqual([]);
+    expect(calls).toEqual(['searchInbox']);
   });
 });

@@ -30,13 +30,14 @@ export function sqlitePortMethods(call: CallThread, clock: Clock, advertised: ()
       prune: (before, limit) => call('prune', before, limit),
       // A window of the inbox per call (inbox.ts, searchWindow), until enough are found or none is left.
       search: async (texts, limit) => {
+        const wanted = Math.max(0, Math.floor(limit));
         const found: InboxEntry[] = [];
         let before: SearchCursor | undefined;
         do {
-          const window = await call('searchInbox', texts, limit - found.length, before, searchWindow);
+          const window = await call('searchInbox', texts, wanted - found.length, before, searchWindow);
           found.push(...window.entries);
           before = window.next;
-        } while (before && found.length < limit);
+        } while (before && found.length < wanted);
         return found;
       },
     },
