@@ -368,6 +368,18 @@ describe('maskSecrets', () => {
     expect(problems('store:\n  driver: postgres\n  url: "postgres://spec:Se@c/ret@db/sb"\n')).toEqual(lines);
   });
 
+  it('masks a password given in a URL\'s query, which the PostgreSQL client reads as the password', () => {
+    const url = 'postgres://u:pw-in-userinfo@h:5432/db?sslmode=disable&password=pw%2Fin-query&application_name=sb';
+    const masked = maskSecrets({ store: { driver: 'postgres', url } }) as { store: { url: string } };
+    expect(masked.store.url).toBe('postgres://u:***@h:5432/db?sslmode=disable&password=***&application_name=sb');
+    // A user with no password in the user info, and the parameter's name written in capitals.
+    expect(maskSecrets('postgres://u@h/db?PASSWORD=s3cret-q#f')).toBe('postgres://u@h/db?PASSWORD=***#f');
+    // Texts that quote the URL (an error naming it) mask the value as written and as decoded.
+    expect([...secretValues({ url })]).toEqual(expect.arrayContaining(['pw-in-userinfo', 'pw%2Fin-query', 'pw/in-query']));
+    // Other parameters and URLs without secrets stay as written.
+    expect(maskSecrets('postgres://u@h/db?sslmode=require')).toBe('postgres://u@h/db?sslmode=require');
+  });
+
   it('masks the path and query of a connector URL, which can be its credential', () => {
     const config = parseConfig(
       'connectors:\n  - { name: zap, type: webhook, streams: [invoices], url: "https://u:pw-s3cr3t@hooks.zapier.com/hooks/catch/123/abc-s3cr3t/?k=q-s3cr3t", secret: s }\n  - { name: plain, type: webhook, streams: [invoices], url: "https://plain.example", secret: s }\n',

@@ -14,8 +14,8 @@ export function maskSecrets(value: unknown, key = ''): unknown {
   if (value !== null && typeof value === 'object') {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskSecrets(v, k)]));
   }
-  if (key === 'url' && typeof value === 'string') return maskUrlPath(maskUrlPassword(value));
-  return typeof value === 'string' ? maskUrlPassword(value) : value;
+  if (key === 'url' && typeof value === 'string') return maskUrlPath(maskUrlCredentials(value));
+  return typeof value === 'string' ? maskUrlCredentials(value) : value;
 }
 
 /**
@@ -24,7 +24,7 @@ export function maskSecrets(value: unknown, key = ''): unknown {
  */
 export function maskWritten(key: string, text: string): string {
   if (isSecretKey(key) && text.trim() !== '') return '***';
-  return key === 'url' ? maskUrlPath(maskUrlPassword(text)) : maskUrlPassword(text);
+  return key === 'url' ? maskUrlPath(maskUrlCredentials(text)) : maskUrlCredentials(text);
 }
 
 /** Keys whose values are secrets at any depth (a header's value: an API key of the receiver). */
@@ -40,7 +40,7 @@ const SHORTEST_SECRET = 6;
  */
 export function secretValues(value: unknown, key = '', out = new Set<string>()): Set<string> {
   if (typeof value === 'string') {
-    const secrets = [isSecretKey(key) ? value : key === 'url' ? urlPathOf(value) : undefined, urlPasswordOf(value)];
+    const secrets = [isSecretKey(key) ? value : key === 'url' ? urlPathOf(value) : undefined, urlPasswordOf(value), ...querySecretsOf(value)];
     for (const secret of secrets) if (secret !== undefined && secret.length >= SHORTEST_SECRET) out.add(secret);
   } else if (Array.isArray(value)) {
     for (const item of value) secretValues(item, key, out);
@@ -82,6 +82,59 @@ function maskUrlPath(text: string): string {
   const url = new URL(text);
   const auth = url.username ? `${url.username}${url.password ? `:${url.password}` : ''}@` : '';
   return `${url.protocol}//${auth}${url.host}/***`;
+}
+
+/** A URL's credentials as "***": its password, and the values of its query's secret names. */
+function maskUrlCredentials(text: string): string {
+  return maskQuerySecrets(maskUrlPassword(text));
+}
+
+/**
+ * The query of a URL with a scheme, from its first `?` (its fragment left out): what follows
+ * `name=` in it is a value as written.
+ */
+const URL_QUERY = /^([a-z][a-z0-9+.-]*:\/\/[^?#]*\?)([^#]*)/is;
+
+/** Whether a query parameter's name (as written) names a secret: `password`, `token`… (isSecretKey). */
+function secretParameter(name: string): boolean {
+  try {
+    return isSecretKey(decodeURIComponent(name.replace(/\+/g, ' ')));
+  } catch {
+    return isSecretKey(name);
+  }
+}
+
+/**
+ * A URL with the values of its query's secret parameters as "***": the PostgreSQL client takes
+ * `?password=…` for the password, as libpq does. The rest as written.
+ */
+function maskQuerySecrets(text: string): string {
+  const query = URL_QUERY.exec(text);
+  if (!query) return text;
+  const masked = query[2]!.split('&').map((pair) => {
+    const at = pair.indexOf('=');
+    return at > 0 && at < pair.length - 1 && secretParameter(pair.slice(0, at)) ? `${pair.slice(0, at)}=***` : pair;
+  });
+  return `${query[1]}${masked.join('&')}${text.slice(query[0].length)}`;
+}
+
+/** The values of a URL's secret query parameters, as written and as decoded. */
+function querySecretsOf(text: string): string[] {
+  const query = URL_QUERY.exec(text);
+  if (!query) return [];
+  const out: string[] = [];
+  for (const pair of query[2]!.split('&')) {
+    const at = pair.indexOf('=');
+    if (at <= 0 || !secretParameter(pair.slice(0, at))) continue;
+    const written = pair.slice(at + 1);
+    out.push(written);
+    try {
+      out.push(decodeURIComponent(written.replace(/\+/g, ' ')));
+    } catch {
+      // as written only
+    }
+  }
+  return out;
 }
 
 /** A URL's password (`postgres://user:password@host/db`, store.url) as "***"; other text as it is. */
