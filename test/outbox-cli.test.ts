@@ -25,8 +25,12 @@ const record = change('students', 7, 'created');
 const id = `hook:${record.id}`;
 
 function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return cliWith('config.yaml', ...args);
+}
+
+function cliWith(config: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, '-c', path.join(dir, 'config.yaml'), ...args], { env: { ...process.env, NODE_NO_WARNINGS: '1' } }, (error, stdout, stderr) =>
+    execFile(process.execPath, [BIN, '-c', path.join(dir, config), ...args], { env: { ...process.env, NODE_NO_WARNINGS: '1' } }, (error, stdout, stderr) =>
       resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -44,16 +48,16 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
   const storeDir = path.join(dir, 'data');
-  await writeFile(
-    path.join(dir, 'config.yaml'),
-    [
-      'upstream: { baseUrl: "http://127.0.0.1:9", token: x }',
-      'webhooks: { events: [] }',
-      `store: { dir: ${JSON.stringify(storeDir)} }`,
-      'connectors:',
-      `  - { name: hook, type: webhook, streams: [students], url: ${JSON.stringify(url)}, secret: s3cret }`,
-    ].join('\n'),
-  );
+  const configWith = (name: string) => [
+    'upstream: { baseUrl: "http://127.0.0.1:9", token: x }',
+    'webhooks: { events: [] }',
+    `store: { dir: ${JSON.stringify(storeDir)} }`,
+    'connectors:',
+    `  - { name: ${name}, type: webhook, streams: [students], url: ${JSON.stringify(url)}, secret: s3cret }`,
+  ].join('\n');
+  await writeFile(path.join(dir, 'config.yaml'), configWith('hook'));
+  // The same store with the connector renamed: `hook` is no longer in the config.
+  await writeFile(path.join(dir, 'renamed.yaml'), configWith('other'));
 
   // A delivery the receiver rejects with 400: dead at once, stored in the config's store directory.
   const log = pino({ level: 'silent' });
@@ -95,6 +99,20 @@ describe('deliveries CLI', () => {
     const missing = await cli('deliveries', 'retry', 'hook:nope');
     expect(missing.code).toBe(1);
     expect(missing.stderr.trim()).toBe('no delivery "hook:nope" (see: schoolbridge deliveries list)');
+
+    // With `hook` out of the config nothing would deliver it: no retry puts it back to pending.
+    const why = 'connector "hook" is not in the config: its deliveries are kept, but nothing delivers them; add it back to the config to retry them';
+    // (Each run also logs at start that deliveries of connectors no longer configured are kept.)
+    const all = await cliWith('renamed.yaml', 'deliveries', 'retry', '--all-dead');
+    expect(all).toMatchObject({ code: 1, stdout: `kept       1 dead of connector hook  (${why})\n` });
+    expect(all.stderr).toMatch(/\n1 dead delivery of connectors not in the config kept, not retried \(see: schoolbridge deliveries list\)\n$/);
+    for (const args of [['--all-dead', '--connector', 'hook'], [id]]) {
+      const refused = await cliWith('renamed.yaml', 'deliveries', 'retry', ...args);
+      expect(refused).toMatchObject({ code: 1, stdout: '' });
+      expect(refused.stderr.endsWith(`\nschoolbridge: ${why}\n`)).toBe(true);
+    }
+    expect((await cli('deliveries', 'list', '--state', 'dead', '--json')).stdout).toContain('"attempts": 1');
+    expect(keys).toEqual([record.id]);
 
     status = 200;
     const retried = await cli('deliveries', 'retry', '--all-dead');

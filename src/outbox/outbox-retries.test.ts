@@ -175,6 +175,30 @@ describe('outbox retries', () => {
     expect([a.delivered().length, b.delivered().length]).toEqual([4, 2]);
   });
 
+  it('retries by hand no dead delivery of a connector taken out of the config, and says why', async () => {
+    const a = scriptedConnector(() => rejected());
+    const gone = scriptedConnector(() => rejected());
+    const first = await setup([{ name: 'a', connector: a.connector, streams: ['students'] }, { name: 'gone', connector: gone.connector, streams: ['users'] }]);
+    const [s1, u2] = [change('students', 1), change('users', 2)];
+    await first.outbox.enqueue([s1, u2]);
+    await first.outbox.whenIdle();
+    await first.outbox.stop();
+    // The daemon starts again with `gone` out of the config: its dead delivery is kept, as it was.
+    const { outbox } = await setup([{ name: 'a', connector: a.connector, streams: ['students'] }], { store: first.store });
+    const why = 'connector "gone" is not in the config: its deliveries are kept, but nothing delivers them; add it back to the config to retry them';
+    await expect(outbox.retry(`gone:${u2.id}`)).rejects.toMatchObject({ code: 'outbox.invalid_connector', message: why });
+    await expect(outbox.retryAllDead('gone')).rejects.toMatchObject({ code: 'outbox.invalid_connector', message: why });
+    expect(await outbox.retryIds([`gone:${u2.id}`])).toEqual([]);
+    expect(await outbox.retryAllDead()).toEqual([`a:${s1.id}`]);
+    await outbox.whenIdle();
+    const report = await retryAndReport(outbox, { ids: [`gone:${u2.id}`] }, 1000);
+    expect(report).toEqual({ retried: [], delivered: [], failed: [{ id: `gone:${u2.id}`, status: 'dead', lastError: why }] });
+    expect(await outbox.list({ state: 'dead' })).toEqual([
+      expect.objectContaining({ id: `a:${s1.id}`, status: 'dead' }),
+      expect.objectContaining({ id: `gone:${u2.id}`, status: 'dead', attempts: 1 }),
+    ]);
+  });
+
   it('keeps its depth and dead counts equal to the deliveries it lists: deaths, retries by hand, a restart', async () => {
     let reject = true;
     const a = scriptedConnector((r) => (reject && Number(r.id.split(':')[1]) % 2 === 0 ? rejected() : { status: 'done' }));

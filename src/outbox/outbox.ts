@@ -5,11 +5,12 @@ import type { Clock } from '../clock.js';
 import { releaseCache } from '../connectors/cache.js';
 import type { ConnectorContext } from '../connectors/types.js';
 import type { UserDirectory } from '../connectors/user-directory.js';
-import { describeError } from '../errors.js';
+import { BridgeError, describeError } from '../errors.js';
 import type { Component } from '../lifecycle.js';
 import type { ReadinessState } from '../readiness.js';
 import type { AnyRecord, Stream } from '../records.js';
 import type { Delivery, DeliveryFilter, Enqueue, ListedDelivery, OutboxCounts, OutboxStore, RoleStore, StatePatch, StoreChange } from '../store/index.js';
+import { ofDeliveryId } from '../store/index.js';
 import { createLocalRoles } from '../store/local-roles.js';
 import { createConnectorChecks } from './connector-checks.js';
 import type { ConnectorInstance } from './connector-instance.js';
@@ -75,6 +76,8 @@ export interface Outbox extends Component {
   enqueue(records: readonly AnyRecord[], state?: StatePatch): Promise<number>;
   /** Wakes the workers: something was enqueued. */
   notify(): void;
+  /** Whether a connector of this name is in the config: the deliveries of one taken out are kept, not delivered. */
+  configured(connector: string): boolean;
   /** Holds back new delivery batches (those in flight finish) until the returned function is called. */
   holdDeliveries(): () => void;
   get(id: string): Promise<Delivery | undefined>;
@@ -82,12 +85,19 @@ export interface Outbox extends Component {
   list(filter?: DeliveryFilter): Promise<ListedDelivery[]>;
   /** The deliveries with these ids that are still in the store (one that is done has left it). */
   find(ids: readonly string[]): Promise<ListedDelivery[]>;
-  /** Puts a dead (or waiting) delivery back to pending, due now, with a fresh retry window. */
+  /**
+   * Puts a dead (or waiting) delivery back to pending, due now, with a fresh retry window. Throws
+   * for a delivery of a connector not in the config: nothing would deliver it.
+   */
   retry(id: string): Promise<Delivery | undefined>;
+  /** Every dead delivery of the connector, or of every connector in the config; throws for a connector not in it. */
   retryAllDead(connector?: string): Promise<string[]>;
   /** The ids of a connector's dead deliveries that `which` keeps, in enqueue order, read a chunk per store call. */
   deadIds(connector: string, which: (delivery: ListedDelivery) => boolean): Promise<string[]>;
-  /** Several dead (or waiting) deliveries back to pending at once; the ids retried (one in flight is left to its outcome). */
+  /**
+   * Several dead (or waiting) deliveries back to pending at once; the ids retried (one in flight is
+   * left to its outcome, and one of a connector not in the config as it is).
+   */
   retryIds(ids: readonly string[]): Promise<string[]>;
   counts(): Promise<Map<string, OutboxCounts>>;
   /** Resolves when nothing is due or in flight (a held outbox: when nothing is in flight). */
@@ -109,6 +119,11 @@ const DEFAULTS = { leaseMs: 10 * 60_000, sweepIntervalMs: 10_000, checkIntervalM
 const NOTICE_MS = 20;
 /** How long deliveries cut off at stop get to record that they were (as a retry). */
 const ABORTED_SETTLE_MS = 1000;
+
+/** Why a delivery of a connector not in the config is not retried by hand. */
+export function unconfigured(connector: string): string {
+  return `connector "${connector}" is not in the config: its deliveries are kept, but nothing delivers them; add it back to the config to retry them`;
+}
 
 /** Records without a key (an event whose object has no id) are ordered on their own. */
 export function orderKey(record: AnyRecord): string {
@@ -152,6 +167,12 @@ export function createOutbox(options: OutboxOptions): Outbox {
       reportSettled({ metrics, log, events, now: clock.now(), delivered: (count) => (delivered += count) }, worker.name, settled, startedAt),
   };
   const workers = options.connectors.map((instance) => new ConnectorWorker(host, instance, contextFor(instance)));
+  const configured = new Set(options.connectors.map((instance) => instance.name));
+  /** A retry by hand of a connector's deliveries: refused when nothing would deliver them. */
+  const mayRetry = (connector: string) => {
+    // The admin API answers it 400 (an invalid request), the CLI with its message.
+    if (!configured.has(connector)) throw new BridgeError('outbox.invalid_connector', unconfigured(connector));
+  };
   const checks = createConnectorChecks({
     targets: workers.map((w) => ({ instance: w.instance, ctx: { ...w.ctx, signal: stopController.signal } })),
     clock,
@@ -266,9 +287,11 @@ export function createOutbox(options: OutboxOptions): Outbox {
       return listed;
     },
     find: (ids) => store.lookup({ ids }),
+    configured: (connector) => configured.has(connector),
     async retry(id) {
       const before = await store.get(id);
       if (!before) return undefined;
+      mayRetry(before.connector);
       const now = clock.now();
       const [retried] = await store.retry({ id }, now);
       if (!retried) return store.get(id);
@@ -281,22 +304,28 @@ export function createOutbox(options: OutboxOptions): Outbox {
       return { ...rest, status: 'pending', attempts: 0, enqueuedAt: now, runAt: now };
     },
     async retryAllDead(connector) {
+      // A name that is neither configured nor owed anything is no connector at all: nothing to retry.
+      if (connector !== undefined && !configured.has(connector) && (await store.listDead({ connector, after: 0, limit: 1 })).length === 0) return [];
+      if (connector !== undefined) mayRetry(connector);
       const retried: string[] = [];
-      let after = 0;
-      for (;;) {
-        const chunk = await store.retryDead({ ...(connector === undefined ? {} : { connector }), after, limit: settings.retryChunk }, clock.now());
-        retried.push(...chunk.ids);
-        if (chunk.ids.length > 0) outbox.notify();
-        if (chunk.ids.length < settings.retryChunk || chunk.last === undefined) return retried;
-        after = chunk.last;
+      for (const name of connector === undefined ? configured : [connector]) {
+        for (let after = 0; ;) {
+          const chunk = await store.retryDead({ connector: name, after, limit: settings.retryChunk }, clock.now());
+          retried.push(...chunk.ids);
+          if (chunk.ids.length > 0) outbox.notify();
+          if (chunk.ids.length < settings.retryChunk || chunk.last === undefined) break;
+          after = chunk.last;
+        }
       }
+      return retried;
     },
     async deadIds(connector, which) {
       const ids: string[] = [];
       for await (const chunk of deadChunks(connector)) for (const delivery of chunk) if (which(delivery)) ids.push(delivery.id);
       return ids;
     },
-    async retryIds(ids) {
+    async retryIds(named) {
+      const ids = named.filter((id) => configured.has(ofDeliveryId(id)?.connector ?? ''));
       const retried: string[] = [];
       const size = settings.retryChunk;
       for (let i = 0; i < ids.length; i += size) retried.push(...(await store.retry({ ids: ids.slice(i, i + size) }, clock.now())));

@@ -1,14 +1,17 @@
 import type { Delivery } from '../store/index.js';
-import type { Outbox } from './outbox.js';
+import { unconfigured, type Outbox } from './outbox.js';
 
 /**
  * What `deliveries retry` reports, in-process or through the daemon: it exits 1 unless all were
- * delivered. `failed` also holds the ids named that were not retried (`missing`, `blocked`, in flight).
+ * delivered. `failed` also holds the ids named that were not retried (`missing`, `blocked`, in
+ * flight, of a connector not in the config); `kept`, for a retry of every dead delivery, the dead
+ * deliveries of connectors not in the config, left dead.
  */
 export interface RetryReport {
   retried: string[];
   delivered: string[];
   failed: { id: string; status: string; lastError?: string }[];
+  kept?: { connector: string; dead: number; reason: string }[];
 }
 
 export type RetryTarget = { id: string } | { ids: readonly string[] } | { allDead: true; connector?: string };
@@ -39,6 +42,7 @@ function outcomeOf(delivery: Delivery | undefined, now: number): 'delivered' | '
 async function notRetriedOf(outbox: Outbox, id: string): Promise<RetryReport['failed'][number]> {
   const delivery = await outbox.get(id);
   if (!delivery) return { id, status: 'missing', lastError: 'no such delivery (delivered already, or never enqueued)' };
+  if (!outbox.configured(delivery.connector)) return { id, status: delivery.status, lastError: unconfigured(delivery.connector) };
   if (delivery.status === 'blocked') return { id, status: 'blocked', lastError: BLOCKED };
   return { id, status: delivery.status, lastError: 'in flight: its attempt decides' };
 }
@@ -106,6 +110,10 @@ export async function retryAndReport(outbox: Outbox, target: RetryTarget, waitMs
       }
     }
     const report: RetryReport = { retried, delivered: [], failed: [...notRetried] };
+    if ('allDead' in target && target.connector === undefined) {
+      const kept = [...(await outbox.counts())].filter(([name, counts]) => counts.dead > 0 && !outbox.configured(name));
+      if (kept.length > 0) report.kept = kept.map(([connector, counts]) => ({ connector, dead: counts.dead, reason: unconfigured(connector) }));
+    }
     const undelivered = retried.filter((id) => outcomes.get(id) !== 'delivered');
     for (let i = 0; i < undelivered.length; i += LOOK_IDS) {
       const ids = undelivered.slice(i, i + LOOK_IDS);

@@ -94,11 +94,18 @@ async function retryHere(app: App, target: RetryTarget): Promise<RetryReport> {
 }
 
 function printRetry(report: RetryReport, json: boolean): void {
+  const kept = report.kept ?? [];
   if (json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  else if (report.retried.length === 0) process.stdout.write('no dead deliveries\n');
   else {
+    if (report.retried.length === 0 && report.failed.length === 0 && kept.length === 0) process.stdout.write('no dead deliveries\n');
     for (const id of report.delivered) process.stdout.write(`delivered  ${id}\n`);
     for (const f of report.failed) process.stdout.write(`${f.status.padEnd(9)}  ${f.id}${f.lastError ? `  (${printable(f.lastError.replace(/\s+/g, ' '))})` : ''}\n`);
+    for (const k of kept) process.stdout.write(`kept       ${k.dead} dead of connector ${k.connector}  (${k.reason})\n`);
+  }
+  const notRetried = kept.reduce((n, k) => n + k.dead, 0);
+  if (notRetried > 0) {
+    const failed = report.failed.length > 0 ? `; ${report.failed.length} of ${report.retried.length} retried not delivered` : '';
+    throw new CliExit(1, `${notRetried} dead ${notRetried === 1 ? 'delivery' : 'deliveries'} of connectors not in the config kept, not retried${failed} (see: schoolbridge deliveries list)`);
   }
   if (report.failed.length > 0) throw new CliExit(1, `${report.failed.length} of ${report.retried.length} not delivered (see: schoolbridge deliveries list)`);
 }
