@@ -6,8 +6,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Store } from '../src/store/index.js';
 import { createPgStore } from '../src/store/postgres/pg-store.js';
 import { createSqliteStore, DATABASE_FILE } from '../src/store/sqlite/sqlite-store.js';
+import { STALL_MS } from '../src/store/heartbeat.js';
+import { STORE_ANSWER_MS } from '../src/webhooks/intake.js';
 import { eventually } from './support/net.js';
 import { buildDiskShim, powerCut, sendEvent, startDaemon } from './support/outage.js';
+import { startPgProxy } from './support/pg-proxy.js';
 import { startPostgres, type TestPostgres } from './support/postgres.js';
 import { ENGINES } from './support/stores.js';
 import { tempDir } from './support/temp.js';
@@ -192,5 +195,51 @@ describe('a disk whose fsyncs fail, on sqlite', () => {
 
   it('says that the disk is full when its fsyncs find no space', async () => {
     await outage((dir) => diskFull(dir, 'sync-full'));
+  });
+});
+
+describe('a database that stops answering, on postgres', () => {
+  it('answers 503 within the store\'s answer time, says why, and takes webhooks again once it answers', async () => {
+    const server: TestPostgres = await startPostgres();
+    cleanups.push(() => server.destroy());
+    const url = await server.createDatabase('frozen');
+    const proxy = await startPgProxy(url);
+    cleanups.push(() => proxy.close());
+    const dir = await tempDir('schoolbridge-frozen-');
+    cleanups.push(() => dir.cleanup());
+    const daemon = await startDaemon(dir.dir, { store: { driver: 'postgres', url: proxy.url }, env: {}, cleanup: (fn) => cleanups.push(fn) });
+    const before = await sendEvent(daemon.url);
+    expect(before.status).toBe(200);
+
+    // Nothing fails and nothing answers: each delivery waits for the store as long as it may, no longer.
+    proxy.freeze();
+    const frozenAt = Date.now();
+    const during = await Promise.all([1, 2, 3].map(() => sendEvent(daemon.url)));
+    expect(during.map((a) => a.status)).toEqual([503, 503, 503]);
+    expect(during.every((a) => Number(a.retryAfter) > 0)).toBe(true);
+    expect(Date.now() - frozenAt).toBeLessThan(STORE_ANSWER_MS + 5000);
+    // The heartbeat finds out too: /readyz says why, and a delivery is then refused at once.
+    await eventually(async () => ((await readyz(daemon.url)).checks.store?.ok === false ? true : undefined), STALL_MS + 10_000, 'the store to be not ready');
+    expect((await readyz(daemon.url)).checks.store!.reason).toBe(`the store has not answered for ${STALL_MS / 1000} s`);
+    const refusedAt = Date.now();
+    expect((await sendEvent(daemon.url)).status).toBe(503);
+    expect(Date.now() - refusedAt).toBeLessThan(1000);
+
+    proxy.thaw();
+    await eventually(async () => ((await readyz(daemon.url)).checks.store?.ok ? true : undefined), 30_000, 'the store to answer again');
+    const after = await sendEvent(daemon.url);
+    expect(after.status).toBe(200);
+    // A delivery refused for want of an answer whose commit came through later is a duplicate when sent again.
+    expect((await Promise.all(during.map((a) => sendEvent(daemon.url, a.id)))).map((a) => a.status)).toEqual([200, 200, 200]);
+
+    daemon.child.kill('SIGTERM');
+    await new Promise((resolve) => daemon.child.once('exit', resolve));
+    const store = createPgStore({ url, log });
+    await store.start();
+    try {
+      for (const answer of [before, after, ...during]) expect(await store.inbox.get(answer.identity), answer.identity).toBeDefined();
+    } finally {
+      await store.stop();
+    }
   });
 });

@@ -7,6 +7,15 @@ import type { Enqueue, InboxEntry, InboxStore, QuarantineEntry, StoreHealth } fr
 import { parseEventBody, type EventBody } from './event-body.js';
 import { eventRecords, identifyEvent, planEventRecords, type EventIdentity } from './event-identity.js';
 import type { IntakeMetrics, RejectReason } from './intake-metrics.js';
+import { within } from '../within.js';
+
+/**
+ * How long a delivery waits for the store to take its event: one that does not answer at all (a
+ * database that froze, a network cut: nothing fails, nothing comes back) would otherwise hold every
+ * delivery until the upstream gave up on it. Answered 503, the upstream sends it again; should the
+ * commit still come through, that is a duplicate then, answered 200.
+ */
+export const STORE_ANSWER_MS = 10_000;
 
 /** Where stored events go: the outbox, which says what to enqueue and is woken after the commit. */
 export interface EventSink {
@@ -25,6 +34,8 @@ export interface IntakeOptions {
   clock: Clock;
   log: Logger;
   metrics: IntakeMetrics;
+  /** STORE_ANSWER_MS unless a test says otherwise. */
+  storeAnswerMs?: number;
 }
 
 export type IntakeAnswer =
@@ -64,8 +75,14 @@ export function createIntake(options: IntakeOptions): Intake {
     };
     const planned = planEventRecords(sink, records);
     let outcome: 'stored' | 'duplicate';
+    const waitMs = options.storeAnswerMs ?? STORE_ANSWER_MS;
     try {
-      outcome = await store.accept(entry, planned);
+      const answered = await within(store.accept(entry, planned), waitMs, clock);
+      if (!answered) {
+        log.error({ id: identity.id }, `webhook event not acknowledged: the store has not answered within ${waitMs / 1000} s`);
+        return reject(503, 'store', `the store has not answered within ${waitMs / 1000} s`);
+      }
+      outcome = answered.value;
     } catch (error) {
       log.error({ err: error, id: identity.id }, 'webhook event not acknowledged: the store cannot write');
       return reject(503, 'store', describeError(error));
