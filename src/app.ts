@@ -16,7 +16,8 @@ import { liveness } from './http/liveness.js';
 import { createLifecycle, type Component } from './lifecycle.js';
 import { createMetricsRegistry } from './metrics.js';
 import { createThreadHeaps } from './thread-heap.js';
-import { adminList, adminRetry, createConnectorInstances, createOutbox, LIST_USAGE, listBody, RETRY_USAGE, retryBody, type Outbox } from './outbox/index.js';
+import { adminList, adminRetry, createConnectorInstances, createOutbox, LIST_USAGE, listBody, RETRY_USAGE, retryBody, RETRY_WAIT_MS, type Outbox } from './outbox/index.js';
+import { exportAndReport } from './export-report.js';
 import { createPollPart, type PollPart } from './poll/index.js';
 import { createReadiness, type Readiness } from './readiness.js';
 import { resync, type ResyncProgress, type ResyncRequest, type ResyncResult } from './resync.js';
@@ -202,7 +203,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   if (mode === 'daemon') registerReplicaMetrics(metrics, store, clock);
   registerAdminRoutes(http, config.server.adminToken, {
     '/admin/sync': withBody(adminBodies.dryRun, '{"dryRun"?: true|false}', ({ dryRun }) => poll.sync({ dryRun: dryRun === true, trigger: 'admin' })),
-    '/admin/export': withBody(adminBodies.none, '{}', () => poll.exportRoster({ trigger: 'admin' })),
+    '/admin/export': withBody(adminBodies.none, '{}', () => exportAndReport(() => poll.exportRoster({ trigger: 'admin' }), outbox, RETRY_WAIT_MS)),
     '/admin/deliveries/retry': withBody(retryBody, RETRY_USAGE, (body) => adminRetry(outbox, body)),
     '/admin/deliveries/list': withBody(listBody, LIST_USAGE, (body) => adminList(outbox, body)),
     '/admin/events/quarantine': withBody(adminBodies.none, '{}', async () => ({ items: await webhooks.operator.listQuarantine() })),

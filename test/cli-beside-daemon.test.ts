@@ -53,7 +53,7 @@ beforeAll(async () => {
     'log: { level: info, pretty: false }',
     'connectors:',
     `  - { name: files, type: file, streams: [students, users, invoices], dir: ${JSON.stringify(path.join(dir, 'out'))} }`,
-    `  - { name: hook, type: webhook, streams: [invoices], url: "http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook", secret: s }`,
+    `  - { name: hook, type: webhook, streams: [invoices, roster], url: "http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook", secret: s }`,
   ].join('\n'));
   daemon = spawn(process.execPath, [BIN, '-c', path.join(dir, 'config.yaml'), 'start'], { env: { ...process.env, SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN }, stdio: ['ignore', 'ignore', 'pipe'] });
   daemon.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -136,6 +136,23 @@ describe('commands beside a running daemon on the embedded store', () => {
     expect(JSON.parse(besideList.stdout)).toEqual([]);
     expect(await cli(['events', 'quarantine', 'list'], { SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN })).toMatchObject({ code: 0, stdout: 'quarantine is empty\n' });
     await rename(`${holderFile}.aside`, holderFile);
+
+    // An export through the daemon waits for the roster's deliveries as one in-process does: one
+    // the receiver refuses is named, with its error and what to do, and the command exits 1.
+    status = 400;
+    const notLanded = await cli(['export', 'roster'], { SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN });
+    expect(notLanded.code).toBe(1);
+    expect(notLanded.stdout).toMatch(/^roster \d{4}-\d{2}-\d{2}: 6 students, not delivered to hook \(roster:/);
+    expect(notLanded.stderr).toMatch(/^the roster was not delivered to: hook, dead \(webhook\.rejected: the receiver answered 400[^)]*\): schoolbridge deliveries retry hook:roster:\S+\n$/);
+    // Received now, but the same roster's delivery is still dead: this export did not land either.
+    status = 200;
+    const stillDead = await cli(['export', 'roster'], { SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN });
+    expect(stillDead.code, stillDead.stderr).toBe(1);
+    expect(stillDead.stderr).toMatch(/^the roster was not delivered to: hook, dead/);
+    const rosterId = /hook:roster:\S+/.exec(stillDead.stderr)![0];
+    expect(await cli(['deliveries', 'retry', rosterId], { SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN })).toMatchObject({ code: 0, stdout: `delivered  ${rosterId}\n` });
+    const delivered = await cli(['export', 'roster'], { SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN });
+    expect(delivered).toMatchObject({ code: 0, stderr: '' });
 
     daemon.kill('SIGTERM');
     expect(await new Promise((resolve) => daemon.once('exit', resolve))).toBe(0);

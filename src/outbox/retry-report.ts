@@ -1,4 +1,4 @@
-import type { Delivery } from '../store/index.js';
+import { LOOK_IDS, watchOutcomes } from './outcomes.js';
 import { unconfigured, type Outbox } from './outbox.js';
 
 /**
@@ -19,25 +19,6 @@ export type RetryTarget = { id: string } | { ids: readonly string[] } | { allDea
 /** Why a delivery waiting behind another cannot be retried on its own. */
 export const BLOCKED = 'it waits behind an earlier delivery of its key, which goes first (deliveries list names it): retry that one';
 
-/** How often the store is asked about retried deliveries another process may be making (PostgreSQL replicas). */
-const LOOK_EVERY_MS = 250;
-/**
- * Retried deliveries looked up in the store per look (one call), in turn: `--all-dead` may retry
- * hundreds of thousands, and this process's own outcomes arrive as events without a look.
- */
-const LOOK_IDS = 1000;
-
-/**
- * The outcome of a retried delivery's next attempt, as the store shows it: gone (delivered), or
- * attempted and not in flight (failed again: due later, or dead). Undefined while it waits or runs.
- * A retry sets the attempts back to 0, and a claim counts its attempt.
- */
-function outcomeOf(delivery: Delivery | undefined, now: number): 'delivered' | 'failed' | undefined {
-  if (!delivery) return 'delivered';
-  const inFlight = delivery.status === 'active' || (delivery.leaseUntil !== undefined && delivery.leaseUntil > now);
-  return delivery.attempts > 0 && !inFlight ? 'failed' : undefined;
-}
-
 /** Why a named delivery was not retried: there is none, it waits behind its key's head, or it is in flight. */
 async function notRetriedOf(outbox: Outbox, id: string): Promise<RetryReport['failed'][number]> {
   const delivery = await outbox.get(id);
@@ -54,21 +35,7 @@ async function notRetriedOf(outbox: Outbox, id: string): Promise<RetryReport['fa
  * delivered. Resolves with undefined when `target` names no delivery.
  */
 export async function retryAndReport(outbox: Outbox, target: RetryTarget, waitMs: number): Promise<RetryReport | undefined> {
-  const outcomes = new Map<string, 'delivered' | 'failed'>();
-  /** Retried and with no outcome yet, in the order they are looked up in turn. */
-  const waiting = new Set<string>();
-  let wake: () => void = () => {};
-  const seen = (id: string, outcome: 'delivered' | 'failed') => {
-    if (!outcomes.has(id)) outcomes.set(id, outcome);
-    // Only the last outcome ends the wait early: one look per outcome would read the store as often.
-    if (waiting.delete(id) && waiting.size === 0) wake();
-  };
-  const offs = [
-    outbox.on('delivered', ({ delivery }) => seen(delivery.id, 'delivered')),
-    outbox.on('retry', ({ delivery }) => seen(delivery.id, 'failed')),
-    outbox.on('dead', ({ delivery }) => seen(delivery.id, 'failed')),
-  ];
-  let timer: NodeJS.Timeout | undefined;
+  const watch = watchOutcomes(outbox);
   const notRetried: RetryReport['failed'] = [];
   try {
     let retried: string[];
@@ -85,30 +52,7 @@ export async function retryAndReport(outbox: Outbox, target: RetryTarget, waitMs
       const taken = new Set(retried);
       for (const id of named) if (!taken.has(id)) notRetried.push(await notRetriedOf(outbox, id));
     } else retried = await outbox.retryAllDead(target.connector);
-    for (const id of retried) if (!outcomes.has(id)) waiting.add(id);
-    const deadline = Date.now() + waitMs;
-    let turn = waiting.values();
-    for (;;) {
-      const left = deadline - Date.now();
-      if (waiting.size === 0 || left <= 0) break;
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        timer = setTimeout(resolve, Math.min(LOOK_EVERY_MS, left));
-      });
-      clearTimeout(timer);
-      // The next of those still waiting, from where the last look ended, round and round.
-      const look: string[] = [];
-      for (let next = turn.next(); look.length < Math.min(LOOK_IDS, waiting.size); next = turn.next()) {
-        if (next.done) turn = waiting.values();
-        else if (waiting.has(next.value)) look.push(next.value);
-      }
-      const found = new Map((await outbox.find(look)).map((d) => [d.id, d]));
-      const now = Date.now();
-      for (const id of look) {
-        const outcome = outcomeOf(found.get(id), now);
-        if (outcome) seen(id, outcome);
-      }
-    }
+    const outcomes = await watch.wait(retried, waitMs);
     const report: RetryReport = { retried, delivered: [], failed: [...notRetried] };
     if ('allDead' in target && target.connector === undefined) {
       const kept = [...(await outbox.counts())].filter(([name, counts]) => counts.dead > 0 && !outbox.configured(name));
@@ -127,7 +71,6 @@ export async function retryAndReport(outbox: Outbox, target: RetryTarget, waitMs
     report.delivered = retried.filter((id) => outcomes.get(id) === 'delivered');
     return report;
   } finally {
-    clearTimeout(timer);
-    for (const off of offs) off();
+    watch.stop();
   }
 }

@@ -1,15 +1,18 @@
 import type { Command } from 'commander';
-import { notSentWhy, type ExportResult } from '../../poll/index.js';
+import { rosterOwed, type ExportReport, type NotDelivered } from '../../export-report.js';
+import { notSentWhy } from '../../poll/index.js';
 import { awaitDeliveries, runOneShot } from '../context.js';
 import { CliExit } from '../errors.js';
-import { deliveryId } from '../../store/index.js';
 import { withProgress } from '../progress.js';
 
-/** An export as the command reports it: in-process, with what of it was not delivered before the command ends. */
-type Exported = ExportResult & { pendingDeliveries?: number; notDelivered?: { id: string; connector: string; status: string; error?: string }[] };
+/**
+ * An export as the command reports it, with what of it was not delivered before the command ends:
+ * in-process, or as the daemon asked answers once the roster's deliveries have their outcome.
+ */
+type Exported = ExportReport & { pendingDeliveries?: number };
 
 /** What became of a roster delivery that did not go out, and what to do about it. */
-function owedText(d: { id: string; connector: string; status: string; error?: string }): string {
+function owedText(d: NotDelivered): string {
   const error = d.error ? ` (${d.error})` : '';
   if (d.status === 'dead') return `${d.connector}, dead${error}: schoolbridge deliveries retry ${d.id}`;
   if (d.status === 'blocked') return `${d.connector}, waiting behind an earlier delivery of the roster (schoolbridge deliveries list)`;
@@ -37,19 +40,18 @@ export function registerExportCommand(program: Command): void {
               if (exported.id === undefined) return { ...exported, pendingDeliveries };
               // The roster's own deliveries that did not go out (a connector failing), of this export or of
               // the same roster exported before today: the export did not land.
-              const roster = await Promise.all(app.outbox.subscribers('roster').map((connector) => app.outbox.get(deliveryId(connector, exported.id!))));
-              const notDelivered = roster.filter((d) => d !== undefined).map((d) => ({ id: d.id, connector: d.connector, status: d.status, ...(d.lastError ? { error: d.lastError } : {}) }));
+              const notDelivered = await rosterOwed(app.outbox, exported.id);
               return { ...exported, pendingDeliveries, ...(notDelivered.length > 0 ? { notDelivered } : {}) };
             },
           ),
-        async (call) => (await call('/admin/export', {})) as ExportResult,
+        // The daemon answers once the roster's deliveries have their outcome (bounded), as here.
+        async (call) => (await call('/admin/export', {})) as ExportReport,
       );
       const { cycle: _cycle, ...summary } = result;
       if (options.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
       else if (result.outcome === 'ok') {
-        // In-process the command waited for the roster's deliveries; a daemon asked delivers it itself.
         const owed = result.notDelivered ? `not delivered to ${result.notDelivered.map((d) => d.connector).join(', ')}` : undefined;
-        const what = [notSentWhy(result), owed].filter(Boolean).join('; ') || (result.pendingDeliveries !== undefined ? 'delivered' : 'enqueued for delivery');
+        const what = [notSentWhy(result), owed].filter(Boolean).join('; ') || 'delivered';
         process.stdout.write(`roster ${result.date}: ${result.rows} students, ${what} (${result.id})\n`);
       }
       if (result.outcome !== 'ok') throw new CliExit(1, `export roster failed: ${result.message ?? result.reason ?? 'unknown reason'}`);
