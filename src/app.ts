@@ -9,7 +9,7 @@ import { registerConsoleRoutes } from './console/routes.js';
 import { createHistoryUpkeep, type HistoryUpkeep } from './history/upkeep.js';
 import { createHourlyCounts, type HourlyCounts } from './history/hourly-counts.js';
 import { adminBodies } from './http/admin-bodies.js';
-import { registerAdminRoutes, withBody } from './http/admin-routes.js';
+import { outcomeReply, registerAdminRoutes, withBody } from './http/admin-routes.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { applyConnectionCap, fastifyServerOptions, refuseLargeBeforeContinue } from './http/server-limits.js';
 import { liveness } from './http/liveness.js';
@@ -202,8 +202,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   registerStatusRoutes(http, { readiness, clock, timezone: config.poll.timezone, callbackUrl, outbox, webhooks, poll, store, intakeCounts, console: consoleRoutes });
   if (mode === 'daemon') registerReplicaMetrics(metrics, store, clock);
   registerAdminRoutes(http, config.server.adminToken, {
-    '/admin/sync': withBody(adminBodies.dryRun, '{"dryRun"?: true|false}', ({ dryRun }) => poll.sync({ dryRun: dryRun === true, trigger: 'admin' })),
-    '/admin/export': withBody(adminBodies.none, '{}', () => exportAndReport(() => poll.exportRoster({ trigger: 'admin' }), outbox, RETRY_WAIT_MS)),
+    '/admin/sync': withBody(adminBodies.dryRun, '{"dryRun"?: true|false}', async ({ dryRun }) => outcomeReply(await poll.sync({ dryRun: dryRun === true, trigger: 'admin' }))),
+    '/admin/export': withBody(adminBodies.none, '{}', async () => outcomeReply(await exportAndReport(() => poll.exportRoster({ trigger: 'admin' }), outbox, RETRY_WAIT_MS))),
     '/admin/deliveries/retry': withBody(retryBody, RETRY_USAGE, (body) => adminRetry(outbox, body)),
     '/admin/deliveries/list': withBody(listBody, LIST_USAGE, (body) => adminList(outbox, body)),
     '/admin/events/quarantine': withBody(adminBodies.none, '{}', async () => ({ items: await webhooks.operator.listQuarantine() })),

@@ -154,6 +154,17 @@ describe('commands beside a running daemon on the embedded store', () => {
     const delivered = await cli(['export', 'roster'], { SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN });
     expect(delivered).toMatchObject({ code: 0, stderr: '' });
 
+    // A poll that fails through the daemon: the admin API answers with its error's status, code and
+    // message, and the command prints what it prints in-process and exits 1.
+    await control('POST', 'faults', { kind: 'status', status: 500, route: 'GET /api/v2/students', times: 'always' });
+    const failedSync = await fetch(`${JSON.parse(await readFile(holderFile, 'utf8')).adminUrl as string}/admin/sync`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(failedSync.status).toBe(500);
+    expect(await failedSync.json()).toMatchObject({ error: 'upstream.http', message: expect.stringContaining('answered HTTP 500'), outcome: 'failed', reason: 'upstream.http' });
+    const syncCli = await cli(['sync'], { SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN });
+    expect(syncCli.code).toBe(1);
+    expect(syncCli.stderr).toMatch(/^sync failed: upstream\.http: GET \/api\/v2\/students: upstream answered HTTP 500/);
+    await control('DELETE', 'faults');
+
     daemon.kill('SIGTERM');
     expect(await new Promise((resolve) => daemon.once('exit', resolve))).toBe(0);
   });

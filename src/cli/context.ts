@@ -43,8 +43,25 @@ export async function callAdmin(holder: LockInfo, token: string, path: string, b
   if (response.status === 401) {
     throw new CliExit(1, `${holderName(holder)} holds the store and refused this config's server.adminToken: give both the same token, or stop it and run the command again`);
   }
-  if (!response.ok) throw new CliExit(1, `the daemon answered ${response.status} to ${path}: ${answerText(text)}`);
+  if (!response.ok) {
+    // An action that reports its outcome (a poll cycle, an export) answers its failure with the
+    // report: the command prints it and exits as it would in-process.
+    const report = reportOf(text);
+    if (report) return report;
+    throw new CliExit(1, `the daemon answered ${response.status} to ${path}: ${answerText(text)}`);
+  }
   return text ? JSON.parse(text) : {};
+}
+
+/** An admin answer that is an action's report (it has an `outcome`), if it is one. */
+function reportOf(text: string): { outcome: string } | undefined {
+  try {
+    // `error` is the code the admin API puts first; the report has it as `reason` already.
+    const { error: _code, ...body } = JSON.parse(text) as { outcome?: unknown; error?: unknown };
+    return typeof body.outcome === 'string' ? (body as { outcome: string }) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What an admin route's error answer says (`{"error":"…"}` or `{"error":code,"message":"…"}`), not its JSON. */

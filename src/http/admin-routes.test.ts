@@ -2,7 +2,7 @@ import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BridgeError } from '../errors.js';
 import { adminBodies } from './admin-bodies.js';
-import { registerAdminRoutes, withBody, type AdminHandlers } from './admin-routes.js';
+import { outcomeReply, registerAdminRoutes, withBody, type AdminHandlers } from './admin-routes.js';
 
 const apps: ReturnType<typeof Fastify>[] = [];
 afterEach(async () => {
@@ -114,6 +114,27 @@ describe('admin routes', () => {
     const missing = await http.inject({ method: 'POST', url: '/admin/deliveries/retry', headers: auth, payload: { id: 'nope' } });
     expect(missing.statusCode).toBe(404);
     expect(missing.json()).toEqual({ error: 'no delivery "nope"' });
+  });
+
+  it('answer an action that reports its outcome with the status of its error, the report after the code and message', async () => {
+    const http = Fastify();
+    apps.push(http);
+    const results = {
+      '/admin/ok': { outcome: 'ok', rows: 3 },
+      '/admin/upstream': { outcome: 'failed', reason: 'upstream.http', message: 'upstream answered HTTP 500', rows: 0 },
+      '/admin/store': { outcome: 'failed', reason: 'store.unavailable', message: 'the store cannot write: SQLITE_FULL', rows: 0 },
+      '/admin/aborted': { outcome: 'aborted', reason: 'mass_delete', message: '3 of 5 students would be deleted' },
+    };
+    registerAdminRoutes(http, 's3cret', Object.fromEntries(Object.entries(results).map(([url, result]) => [url, () => outcomeReply(result)])));
+    await http.ready();
+    const answer = async (url: string) => {
+      const response = await http.inject({ method: 'POST', url, headers: auth });
+      return { status: response.statusCode, retryAfter: response.headers['retry-after'], body: response.json() as unknown };
+    };
+    expect(await answer('/admin/ok')).toEqual({ status: 200, retryAfter: undefined, body: { outcome: 'ok', rows: 3 } });
+    expect(await answer('/admin/upstream')).toEqual({ status: 500, retryAfter: undefined, body: { error: 'upstream.http', message: 'upstream answered HTTP 500', ...results['/admin/upstream'] } });
+    expect(await answer('/admin/store')).toEqual({ status: 503, retryAfter: '5', body: { error: 'store.unavailable', message: 'the store cannot write: SQLITE_FULL', ...results['/admin/store'] } });
+    expect(await answer('/admin/aborted')).toMatchObject({ status: 500, body: { error: 'mass_delete', outcome: 'aborted' } });
   });
 
   it('map errors to statuses with a message', async () => {

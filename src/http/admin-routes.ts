@@ -53,12 +53,26 @@ const STORE_RETRY_AFTER_S = 5;
  * 503 for a store that cannot write now (and recovers by itself), 500 for the rest.
  */
 function statusOf(error: unknown): number {
-  if (!isBridgeError(error)) return 500;
-  if (/not_found$/.test(error.code)) return 404;
-  if (/busy$|locked$|conflict$/.test(error.code)) return 409;
-  if (/invalid|bad_request/.test(error.code)) return 400;
-  if (error.code.startsWith('store.') && error.retryable) return 503;
+  return isBridgeError(error) ? statusOfCode(error.code, error.retryable) : 500;
+}
+
+function statusOfCode(code: string, retryable: boolean): number {
+  if (/not_found$/.test(code)) return 404;
+  if (/busy$|locked$|conflict$/.test(code)) return 409;
+  if (/invalid|bad_request/.test(code)) return 400;
+  if (code.startsWith('store.') && retryable) return 503;
   return 500;
+}
+
+/**
+ * What an action that reports its outcome (a poll cycle, a roster export) answers: 200 when it
+ * succeeded; else the status of its error code (the store's `store.unavailable` is 503, with
+ * Retry-After), the code and message first, and the whole report after them, which the CLI prints.
+ */
+export function outcomeReply<R extends { outcome: string; reason?: string | undefined; message?: string | undefined }>(result: R): AdminReply | R {
+  if (result.outcome === 'ok') return result;
+  const code = result.reason ?? `${result.outcome}`;
+  return { status: statusOfCode(code, code === 'store.unavailable'), body: { error: code, message: result.message ?? code, ...result } };
 }
 
 /**
@@ -85,7 +99,9 @@ export function registerAdminRoutes(http: FastifyInstance, token: string | undef
         const body = request.body ?? {};
         try {
           const result = await handler(body);
-          return isReply(result) ? reply.code(result.status).send(result.body) : reply.send(result ?? {});
+          if (!isReply(result)) return reply.send(result ?? {});
+          if (result.status === 503) reply.header('retry-after', String(STORE_RETRY_AFTER_S));
+          return reply.code(result.status).send(result.body);
         } catch (error) {
           const status = statusOf(error);
           if (status === 503) reply.header('retry-after', String(STORE_RETRY_AFTER_S));
