@@ -17,6 +17,7 @@ describe('verifySignature', () => {
     { name: 'previous secret', header: header({ timestamp: TS, signature: SIG }), secrets: ['new', SECRET], expect: { ok: true, secretIndex: 1 } },
     { name: 'keys in other order, extra key', header: header({ signature: SIG, v: 1, timestamp: TS }), expect: { ok: true } },
     { name: 'edge of the past window', header: header({ timestamp: TS, signature: SIG }), now: NOW_MS + 300_000, expect: { ok: true } },
+    { name: 'the edge\'s whole second (a timestamp in seconds)', header: header({ timestamp: TS, signature: SIG }), now: NOW_MS + 300_999, expect: { ok: true } },
     { name: 'just past it', header: header({ timestamp: TS, signature: SIG }), now: NOW_MS + 301_000, expect: { ok: false, reason: 'stale', signed: true } },
     { name: 'future beyond the window', header: header({ timestamp: TS, signature: SIG }), now: NOW_MS - 301_000, expect: { ok: false, reason: 'future', signed: true } },
     { name: 'NaN clock fails closed', header: header({ timestamp: TS, signature: SIG }), now: Number.NaN, expect: { ok: false, signed: true } },

@@ -51,12 +51,16 @@ export function verifySignature(
   }
   if (secretIndex < 0) return { ok: false, reason: 'mismatch', signed: false };
 
-  const timestampMs = timestamp > MILLISECONDS_THRESHOLD ? timestamp : timestamp * 1000;
+  const inSeconds = timestamp <= MILLISECONDS_THRESHOLD;
+  const timestampMs = inSeconds ? timestamp * 1000 : timestamp;
+  // A timestamp in seconds names a whole second: it is compared with the clock's second, so one
+  // exactly `toleranceSeconds` old is still inside the window all through that second.
+  const now = inSeconds ? Math.floor(nowMs / 1000) * 1000 : nowMs;
   // A NaN or negative tolerance or clock must fail closed: written as negations, every comparison
   // with NaN lands on the rejecting side.
   const toleranceMs = Number.isFinite(toleranceSeconds) && toleranceSeconds > 0 ? toleranceSeconds * 1000 : 0;
-  if (!(timestampMs >= nowMs - toleranceMs)) return { ok: false, reason: 'stale', signed: true, timestamp, secretIndex };
-  if (!(timestampMs <= nowMs + toleranceMs)) return { ok: false, reason: 'future', signed: true, timestamp, secretIndex };
+  if (!(timestampMs >= now - toleranceMs)) return { ok: false, reason: 'stale', signed: true, timestamp, secretIndex };
+  if (!(timestampMs <= now + toleranceMs)) return { ok: false, reason: 'future', signed: true, timestamp, secretIndex };
   return { ok: true, timestamp, secretIndex };
 }
 
