@@ -9,6 +9,9 @@ describe('classifyResponse', () => {
     const later = classifyResponse(429, { 'retry-after': '30' }, 'slow down', NOW);
     expect(later).toMatchObject({ status: 'retry', retryAfterMs: 30_000, error: { code: 'webhook.unavailable', message: 'the receiver answered 429: slow down' } });
     expect(classifyResponse(422, {}, ' bad\n  invoice ', NOW, 'accounting')).toMatchObject({ status: 'dead', error: { code: 'accounting.rejected', message: 'the receiver answered 422: bad invoice' } });
+    // 5xx ends at 599: a status past the classes HTTP defines is no server error to wait out.
+    expect(classifyResponse(599, {}, '', NOW)).toMatchObject({ status: 'retry' });
+    expect(classifyResponse(999, {}, '', NOW)).toMatchObject({ status: 'dead', error: { code: 'webhook.rejected', message: 'the receiver answered 999' } });
   });
 
   it('names a redirect as one, by the origin it points to, and says it is not followed', () => {

@@ -3,7 +3,7 @@
  * and the connectors alike: 408, 429, 5xx and network errors are; other 4xx are not.
  */
 export function isRetryableStatus(status: number): boolean {
-  return status === 408 || status === 429 || status >= 500;
+  return status === 408 || status === 429 || (status >= 500 && status <= 599);
 }
 
 /**
