@@ -19,6 +19,7 @@ function outbox() {
     retryIds: async (ids: readonly string[]) => (retried.push([...ids]), ids.filter((id) => /^hook:[abc]$/.test(id))),
     // Every retried delivery is gone from the store at once: delivered.
     get: async () => undefined,
+    retry: async () => undefined,
     find: async () => [],
     on: () => () => {},
   } as unknown as Outbox;
@@ -26,6 +27,10 @@ function outbox() {
 }
 
 describe('admin retry', () => {
+  it('answers 404 for an id it does not know, with a code and a message as every admin error has', async () => {
+    expect(await adminRetry(outbox().fake, { id: 'hook:nope' })).toEqual({ status: 404, body: { error: 'outbox.not_found', message: 'no delivery "hook:nope"' } });
+  });
+
   it('retries a group of dead deliveries: one connector, one error, however many attempts each made', async () => {
     const { fake, retried } = outbox();
     const answer = await adminRetry(fake, { group: { connector: 'hook', error: 'webhook.unavailable (HTTP 500); gave up after retrying' } });

@@ -24,7 +24,7 @@ export const listBody = z.strictObject({
 });
 export const LIST_USAGE = '{"state"?: "pending"|"active"|"dead", "connector"?: "<name>"}';
 
-export type AdminAnswer<T> = { status: 200; body: T } | { status: 404; body: { error: string } };
+export type AdminAnswer<T> = { status: 200; body: T } | { status: 404; body: { error: string; message: string } };
 
 /** How long the daemon waits for the retried deliveries' outcomes before it answers. */
 export const RETRY_WAIT_MS = 120_000;
@@ -33,7 +33,7 @@ export const RETRY_WAIT_MS = 120_000;
 export async function adminRetry(outbox: Outbox, body: z.infer<typeof retryBody>, waitMs = RETRY_WAIT_MS): Promise<AdminAnswer<RetryReport>> {
   const target = await targetOf(outbox, body);
   const report = await retryAndReport(outbox, target, waitMs);
-  return report ? { status: 200, body: report } : { status: 404, body: { error: `no delivery "${'id' in target ? target.id : ''}"` } };
+  return report ? { status: 200, body: report } : { status: 404, body: { error: 'outbox.not_found', message: `no delivery "${'id' in target ? target.id : ''}"` } };
 }
 
 /** A group of the console's problems is the ids of its dead deliveries as they are now. */
