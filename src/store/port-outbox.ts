@@ -30,7 +30,7 @@ export interface Delivery {
   /** Enqueue order, increasing across the store's life. */
   seq: number;
   status: DeliveryStatus;
-  /** Start of the retry window; reset by a retry by hand. */
+  /** Start of the retry window: the enqueue, moved on when it becomes its key's head and by a retry by hand. */
   enqueuedAt: number;
   runAt: number;
   attempts: number;

@@ -107,6 +107,22 @@ export function outboxCases({ open, claim }: Harness): void {
       expect((await claim(store, 'a', 10, NOW + 1)).map((c) => c.delivery.recordId)).toEqual(['d2']);
     });
 
+    it('starts the retry window of a delivery that waited behind a dead head when it becomes the head', async () => {
+      const store = await open();
+      await store.outbox.enqueue([record('d1', 'k:d'), record('d2', 'k:d')]);
+      const [d1] = await claim(store);
+      await store.outbox.settle([dead(d1!.delivery.id, d1!.delivery.fence, 1)]);
+      expect(await claim(store)).toEqual([]);
+      // Four days later the head is retried by hand and delivered: the one behind it has its whole window.
+      const later = NOW + 4 * 24 * 3_600_000;
+      await store.outbox.retryDead({ after: 0, limit: 10 }, later);
+      const [again] = await claim(store, 'a', 10, later);
+      await store.outbox.settle([{ ...done(again!.delivery.id, again!.delivery.fence), at: later }]);
+      expect(await store.outbox.get('a:d2')).toMatchObject({ status: 'pending', enqueuedAt: later, attempts: 0 });
+      const [d2] = await claim(store, 'a', 10, later);
+      expect(d2?.delivery).toMatchObject({ recordId: 'd2', enqueuedAt: later });
+    });
+
     it('lists the deliveries in flight up to the limit, past older ones that are not', async () => {
       const store = await open();
       await store.outbox.enqueue([record('r1', 'k:1'), record('r2', 'k:2'), record('r3', 'k:3')]);

@@ -85,7 +85,7 @@ export async function settle(db: Db, owner: string, settlements: readonly Settle
   const done = own.filter((s) => s.status === 'done');
   const failed = own.filter((s): s is Extract<Settlement, { runAt: number }> => s.status !== 'done');
   // By `= ANY`, each row's fence looked up beside it: a join with the list would scan the table.
-  const finished = done.length === 0 ? [] : (await db.query<{ id: string; connector: string; order_key: string; record_id: string }>(`
+  const finished = done.length === 0 ? [] : (await db.query<{ id: string; connector: string; order_key: string; record_id: string; at: number }>(`
     WITH finished AS (
       DELETE FROM outbox_delivery WHERE id = ANY($1::text[]) AND status = 'pending' AND lease_owner = $3
         AND fence = ($2::bigint[])[array_position($1::text[], id)]
@@ -94,7 +94,7 @@ export async function settle(db: Db, owner: string, settlements: readonly Settle
       SELECT f.*, s.at, 'done' AS outcome, s.http_status, s.duration_ms, NULL::text AS error
       FROM finished f JOIN unnest($1::text[], $4::bigint[], $5::int[], $6::int[]) AS s(id, at, http_status, duration_ms) ON s.id = f.id
     )${KEEP_ATTEMPTS('$3')}
-    SELECT id, connector, order_key, record_id FROM finished`,
+    SELECT id, connector, order_key, record_id, at FROM settled`,
   [done.map((s) => s.id), done.map((s) => s.fence), owner, done.map((s) => s.at), done.map((s) => s.httpStatus ?? null), done.map((s) => s.durationMs ?? null)])).rows;
   const retried = failed.length === 0 ? [] : (await db.query<{ id: string }>(`
     WITH settled AS (
@@ -112,12 +112,14 @@ export async function settle(db: Db, owner: string, settlements: readonly Settle
     failed.map((s) => s.httpStatus ?? null), failed.map((s) => s.durationMs ?? null),
   ])).rows;
   if (finished.length > 0) {
-    // The oldest delivery waiting behind each finished head becomes the head.
-    const promoted = await db.query(`UPDATE outbox_delivery d SET status = 'pending' FROM (
-        SELECT DISTINCT ON (w.connector, w.order_key) w.seq FROM outbox_delivery w
-        JOIN unnest($1::text[], $2::text[]) AS f(connector, order_key) ON w.connector = f.connector AND w.order_key = f.order_key
+    // The oldest delivery waiting behind each finished head becomes the head, its retry window
+    // starting then: one that waited behind a dead head for longer than delivery.maxAgeHours would
+    // otherwise be dead after its first failed attempt.
+    const promoted = await db.query(`UPDATE outbox_delivery d SET status = 'pending', enqueued_at = GREATEST(d.enqueued_at, n.at) FROM (
+        SELECT DISTINCT ON (w.connector, w.order_key) w.seq, f.at FROM outbox_delivery w
+        JOIN unnest($1::text[], $2::text[], $3::bigint[]) AS f(connector, order_key, at) ON w.connector = f.connector AND w.order_key = f.order_key
         WHERE w.status = 'blocked' ORDER BY w.connector, w.order_key, w.seq) n WHERE d.seq = n.seq`,
-    [finished.map((r) => r.connector), finished.map((r) => r.order_key)]);
+    [finished.map((r) => r.connector), finished.map((r) => r.order_key), finished.map((r) => r.at)]);
     // The next record of a key goes out only once the one before it is done for good: a settlement
     // that lets one go commits to disk, whatever the transaction was begun with.
     if (promoted.rowCount) await db.query('SET LOCAL synchronous_commit TO ON');
@@ -239,7 +241,7 @@ export async function sweep(db: Db, now: number, self: string): Promise<{ reclai
   const reclaimed = await db.query(`UPDATE outbox_delivery SET lease_owner = NULL, lease_until = NULL
     WHERE lease_owner IS NOT NULL AND (lease_until <= $1::bigint - ${TAKEOVER_GRACE_MS} OR (lease_owner <> $3 AND lease_owner NOT IN (SELECT id FROM replica WHERE heartbeat_at > $2)))`,
   [now, now - REPLICA_TTL_MS, self]);
-  const total = (reclaimed.rowCount ?? 0) + (await reclaimRanges(db, now, self)) + (await sweepLog(db, now, self)) + (await promoteOrphans(db));
+  const total = (reclaimed.rowCount ?? 0) + (await reclaimRanges(db, now, self)) + (await sweepLog(db, now, self)) + (await promoteOrphans(db, now));
   if (total > 0) db.tell('outbox');
   return { reclaimed: total };
 }
@@ -251,11 +253,11 @@ export async function sweep(db: Db, now: number, self: string): Promise<{ reclai
  * settlement not seeing the uncommitted blocked row. Such a delivery waits behind nothing; the sweep
  * makes the oldest of each such key the head, so it goes out at most a sweep later, still in order.
  */
-async function promoteOrphans(db: Db): Promise<number> {
-  const { rowCount } = await db.query(`UPDATE outbox_delivery SET status = 'pending' WHERE seq = ANY(ARRAY(
+async function promoteOrphans(db: Db, now: number): Promise<number> {
+  const { rowCount } = await db.query(`UPDATE outbox_delivery SET status = 'pending', enqueued_at = GREATEST(enqueued_at, $1::bigint) WHERE seq = ANY(ARRAY(
       SELECT DISTINCT ON (b.connector, b.order_key) b.seq FROM outbox_delivery b
       WHERE b.status = 'blocked' AND NOT EXISTS (SELECT 1 FROM outbox_delivery h
         WHERE h.connector = b.connector AND h.order_key = b.order_key AND h.status IN ('pending', 'dead'))
-      ORDER BY b.connector, b.order_key, b.seq))`);
+      ORDER BY b.connector, b.order_key, b.seq))`, [now]);
   return rowCount ?? 0;
 }

@@ -168,7 +168,7 @@ export function settle(db: Db, owner: string, settlements: readonly Settlement[]
   recordAttempts(db, owner, attempts);
   if (finished.length === 0) return settled;
   for (const f of finished) settled.push(f.id);
-  promoteNext(db, finished);
+  promoteNext(db, finished.map((f) => ({ ...f, at: done.get(f.id)!.at })));
   // A record kept in outbox_record goes with its last delivery.
   const shared = finished.filter((f) => f.shared === 1);
   if (shared.length === 0) return settled;
@@ -178,16 +178,26 @@ export function settle(db: Db, owner: string, settlements: readonly Settlement[]
   return settled;
 }
 
-/** The oldest delivery waiting behind each finished head becomes the head (rarely any: most keys wait for nobody). */
-function promoteNext(db: Db, finished: readonly { connector: string; order_key: string }[]): void {
+/**
+ * The oldest delivery waiting behind each finished head becomes the head (rarely any: most keys wait
+ * for nobody), its retry window starting then (PROMOTE).
+ */
+function promoteNext(db: Db, finished: readonly { connector: string; order_key: string; at: number }[]): void {
   if (sql(db, `SELECT 1 FROM outbox_delivery WHERE status = 'blocked' LIMIT 1`).get() === undefined) return;
   const next = sql(db, `SELECT seq FROM outbox_delivery WHERE connector = ? AND order_key = ? AND status = 'blocked' ORDER BY seq LIMIT 1`);
-  const promote = sql(db, `UPDATE outbox_delivery SET status = 'pending' WHERE seq = ?`);
+  const promote = sql(db, PROMOTE);
   for (const f of finished) {
     const row = next.get(f.connector, f.order_key) as { seq: number } | undefined;
-    if (row) promote.run(row.seq);
+    if (row) promote.run({ seq: row.seq, at: f.at });
   }
 }
+
+/**
+ * A waiting delivery made its key's head: its retry window (`enqueued_at`) starts when it may first
+ * be tried, not when it was enqueued. One that waited behind a dead head for longer than
+ * delivery.maxAgeHours would otherwise be dead after its first failed attempt.
+ */
+export const PROMOTE = `UPDATE outbox_delivery SET status = 'pending', enqueued_at = MAX(enqueued_at, @at) WHERE seq = @seq`;
 
 export function retry(db: Db, target: RetryTarget, now: number): string[] {
   const one = sql(db, `UPDATE outbox_delivery SET status = 'pending', attempts = 0, enqueued_at = ?, run_at = ? WHERE id = ? AND status IN ('dead', 'pending') RETURNING id, seq`);
