@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
@@ -36,6 +36,7 @@ export async function withReadableStore<T>(config: Config, holder: LockInfo | un
       reader.close();
     }
   }
+  if (config.store.driver === 'sqlite') mayRead(config.store.dir);
   // Reading a store that is not there would make an empty one and report nothing found: a wrong
   // store.dir, or a relative one from another directory, would look like an idle daemon.
   if (config.store.driver === 'sqlite' && !existsSync(path.join(config.store.dir, DATABASE_FILE)) && !takenByOther(config.store.dir)) {
@@ -47,6 +48,21 @@ export async function withReadableStore<T>(config: Config, holder: LockInfo | un
     return await work(store);
   } finally {
     await store.stop();
+  }
+}
+
+/**
+ * A store directory this user may not look into cannot say whether a store is there: that is said,
+ * not "no store" (nor the system's EACCES on a path).
+ */
+function mayRead(dir: string): void {
+  try {
+    accessSync(dir, constants.R_OK | constants.X_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EACCES' && code !== 'EPERM') return;
+    const who = typeof process.getuid === 'function' ? ` (user ${process.getuid()})` : '';
+    throw new CliExit(1, `store.dir: cannot read ${path.resolve(dir)}: permission denied${who}; run the command as the user the daemon runs as, or make the directory readable to this one`);
   }
 }
 

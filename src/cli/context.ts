@@ -4,7 +4,7 @@ import { loadConfig, type Config, type LoadedConfig } from '../config/index.js';
 import { createLogger, type Logger } from '../log.js';
 import { holderName, liveHolder, type LockInfo } from '../store/index.js';
 import { CliExit } from './errors.js';
-import { rethrowExplained } from './explain.js';
+import { checkStoreDir, rethrowExplained } from './explain.js';
 
 export interface GlobalOptions {
   config?: string;
@@ -108,6 +108,9 @@ export async function runOneShot<T>(
     }
     return viaAdmin((path, body) => callAdmin(holder, token, path, body));
   }
+  // The store's directory made and proved writable first, as `start` does: else SQLite's
+  // "unable to open database file", or a bare ENOENT of a mkdir, would be all the command says.
+  await checkStoreDir(config);
   const log = cliLogger(loaded, { ...globals, quiet: true });
   // A directory of the config that cannot be made or written is named by its key.
   const explained = rethrowExplained(config);
