@@ -68,6 +68,9 @@ export function formatIssues(
       lines.push(`${formatPath(issue.path)}: empty${fromVariables('', writtenAt(issue.path))}: give it a value, or remove the key`);
     } else if (issue.code === 'invalid_value' && issue.values.every((option) => typeof option === 'string')) {
       lines.push(valueLine(issue, valueAt(issue.path), writtenAt(issue.path)));
+    } else if (valueAt(issue.path) === '' && fromVariables('', writtenAt(issue.path)) !== '') {
+      // A variable that is set but empty gave the value: the variable is what to fix.
+      lines.push(`${formatPath(issue.path)}: ${issue.message}${fromVariables('', writtenAt(issue.path)).replace(/\)$/, ', which is set but empty)')}`);
     } else {
       lines.push(`${formatPath(issue.path)}: ${issue.message}`);
     }

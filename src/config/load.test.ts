@@ -260,6 +260,10 @@ describe('parseConfig', () => {
       'upstream.token: required: set upstream.token, or upstream.clientId and upstream.clientSecret',
       'upstream.clientSecret: required: webhook deliveries are verified with the client secret (or set webhooks.events: [])',
     ]);
+    // A client id without its secret: the secret is named, once, and the variable that left it empty.
+    const pair = 'upstream:\n  baseUrl: https://school.example\n  clientId: ${ID}\n  clientSecret: ${SECRET}\n';
+    expect(problems(pair, { ID: 'id', SECRET: '' })).toEqual(['upstream.clientSecret: required with upstream.clientId (or set upstream.token) (from ${SECRET}, which is set but empty)']);
+    expect(problems(pair.replace('${SECRET}', '""'), { ID: 'id' })).toEqual(['upstream.clientSecret: required with upstream.clientId (or set upstream.token)']);
   });
 
   it('rejects duplicate connector names', () => {

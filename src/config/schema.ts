@@ -147,14 +147,19 @@ export const configSchema = z
   .superRefine((config, ctx) => {
     const { upstream } = config;
     if (upstream.baseUrl !== 'sandbox') {
-      if (!upstream.token && !(upstream.clientId && upstream.clientSecret)) {
+      const credentials = !upstream.token && !(upstream.clientId && upstream.clientSecret);
+      // A client id without its secret names the secret, not upstream.token. (A secret alone may be
+      // there for the webhooks only, beside a token: then the token is what is missing.)
+      if (credentials && upstream.clientId) {
+        ctx.addIssue({ code: 'custom', path: ['upstream', 'clientSecret'], message: 'required with upstream.clientId (or set upstream.token)' });
+      } else if (credentials) {
         ctx.addIssue({
           code: 'custom',
           path: ['upstream', 'token'],
           message: 'required: set upstream.token, or upstream.clientId and upstream.clientSecret',
         });
       }
-      if (!upstream.clientSecret && config.webhooks.events.length > 0) {
+      if (!upstream.clientSecret && config.webhooks.events.length > 0 && !(credentials && upstream.clientId)) {
         ctx.addIssue({
           code: 'custom',
           path: ['upstream', 'clientSecret'],
