@@ -125,4 +125,20 @@ describe('config check --connect', () => {
     // This config has no connector: the warning that says so comes first.
     expect(result.stdout.trim().split('\n').slice(1)).toEqual([expect.stringMatching(/^# warning: connectors: none: /), `FAIL  store: ${why}`, `FAIL  upstream: the embedded sandbox: ${why}`]);
   });
+
+  it('says which credentials the embedded sandbox took, and why it did not start, not that it answered wrong', async () => {
+    const store = `store: { dir: ${JSON.stringify(path.join(dir, 'embedded'))} }`;
+    const own = await check('own', ['upstream: { baseUrl: sandbox }', 'sandbox: { port: 0 }', store]);
+    expect(own.stdout).toContain('ok    upstream: the embedded sandbox accepts its own credentials (none are set in upstream) (0 webhook registrations)\n');
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      const busy = await check('busy', ['upstream: { baseUrl: sandbox, clientId: a, clientSecret: b }', `sandbox: { port: ${port} }`, store]);
+      expect(busy.code).toBe(1);
+      expect(busy.stdout).toContain(`FAIL  upstream: the embedded sandbox: sandbox.port_in_use: cannot listen on 127.0.0.1:${port}: another process uses the port; stop it, or choose another with sandbox.port (0: any free port)\n`);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+  });
 });

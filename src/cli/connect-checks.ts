@@ -89,7 +89,9 @@ async function checkStore(config: Config): Promise<ConnectCheck> {
 async function checkUpstream(config: Config, holder: LockInfo | undefined, dispatcher: Dispatcher): Promise<ConnectCheck> {
   // A password written in the URL is shown as config check shows it: masked.
   const where = config.upstream.baseUrl === 'sandbox' ? (holder?.sandboxUrl ? `the daemon's sandbox ${holder.sandboxUrl}` : 'the embedded sandbox') : String(maskSecrets(config.upstream.baseUrl));
-  const credentials = config.upstream.token ? 'upstream.token' : 'upstream.clientId and upstream.clientSecret';
+  const ownCredentials = config.upstream.baseUrl === 'sandbox' && !config.upstream.token && !config.upstream.clientId && !config.upstream.clientSecret;
+  const credentials = config.upstream.token ? 'upstream.token'
+    : ownCredentials ? 'its own credentials (none are set in upstream)' : 'upstream.clientId and upstream.clientSecret';
   let stop: (() => Promise<void>) | undefined;
   try {
     const log = pino({ level: 'silent' });
@@ -102,6 +104,8 @@ async function checkUpstream(config: Config, holder: LockInfo | undefined, dispa
     const explained = explainFsError(error, config);
     if (explained !== error && isBridgeError(explained)) return { item: 'upstream', ok: false, detail: `${where}: ${explained.message}` };
     const code = isBridgeError(error) ? error.code : '';
+    // The embedded sandbox that could not start says why itself (its port taken, say): nothing answered.
+    if (code.startsWith('sandbox.')) return { item: 'upstream', ok: false, detail: `${where}: ${describeError(error)}` };
     const status = isBridgeError(error) ? error.status : undefined;
     const fix =
       code === 'upstream.auth' ? `it refuses the credentials: fix ${credentials}`
