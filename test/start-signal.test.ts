@@ -1,7 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { constants } from 'node:fs';
+import { open, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { accepts, freePort } from './support/net.js';
+import { commandOf } from '../src/cli/early-signals.mjs';
+import { accepts, eventually, freePort } from './support/net.js';
 import { tempDir } from './support/temp.js';
 
 /**
@@ -72,5 +75,38 @@ describe('start', () => {
     expect(exit, stderr.slice(-1500)).toEqual({ code: 0, signal: null });
     expect(stderr).toMatch(/"msg":"stopped"/);
     expect(stderr).not.toMatch(/second signal/);
+  });
+
+  it('exits 0 on a SIGTERM that comes before its own handlers are in', async () => {
+    const { dir, cleanup } = await tempDir('sb-early-signal-');
+    try {
+      // The config is a FIFO: reading it holds the start before the daemon's handlers go in, for as
+      // long as the test likes, and a signal sent then finds only the early ones.
+      const config = path.join(dir, 'config.yaml');
+      execFileSync('mkfifo', [config]);
+      const child = spawn(process.execPath, [BIN, '-c', config, 'start'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+      // It cannot get past reading its config: once it waits for the FIFO's writer (the kernel says
+      // so where it can), or a while later in any case, it is past the early handlers and short of its own.
+      const waiting = async () => ((await readFile(`/proc/${child.pid}/wchan`, 'utf8').catch(() => '')).includes('partner') ? true : undefined);
+      await eventually(waiting, 3000, 'the start waiting for its config').catch(() => undefined);
+      child.kill('SIGTERM');
+      // Its config arrives after the signal: the start goes no further. (Opened for reading and
+      // writing, a FIFO opens at once on Linux, also when no one is left to read it.)
+      const fifo = await open(config, constants.O_RDWR);
+      await fifo.writeFile(`upstream: { baseUrl: sandbox }\nstore: { dir: ${JSON.stringify(path.join(dir, 'data'))} }\n`);
+      await fifo.close();
+      expect(await exited).toEqual({ code: 0, signal: null });
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('is the command that the early handlers are for, whatever options come before it', () => {
+    expect(commandOf(['start'])).toBe('start');
+    expect(commandOf(['-c', 'start', 'sync'])).toBe('sync');
+    expect(commandOf(['--config', 'x.yaml', '--verbose', 'start'])).toBe('start');
+    expect(commandOf(['resync', '--connector', 'start'])).toBe('resync');
+    expect(commandOf(['--version'])).toBeUndefined();
   });
 });

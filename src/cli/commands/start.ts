@@ -5,6 +5,7 @@ import { configWarnings } from '../../config/index.js';
 import { createDeliveryReport } from '../../outbox/delivery-report.js';
 import { cliLogger, globalOptions, loadCliConfig } from '../context.js';
 import { checkStoreDir, explainFsError } from '../explain.js';
+import { releaseEarly } from '../early-signals.mjs';
 
 /** How long SIGTERM may take before we exit anyway (README "Commands": ≤ 10 s). */
 const STOP_DEADLINE_MS = 9_500;
@@ -90,6 +91,8 @@ function stopSignal(log: Logger): { signalled: Promise<NodeJS.Signals>; received
   };
   // SIGHUP too: the terminal a daemon was started from closed. Node.js would end it at once.
   for (const name of STOP_SIGNALS) process.on(name, onSignal);
+  // Until now a signal ended the start at once (early-signals.mjs); from now on it stops the daemon.
+  releaseEarly();
   return {
     signalled,
     received: () => first !== undefined,
