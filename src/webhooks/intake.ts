@@ -7,7 +7,7 @@ import type { Enqueue, InboxEntry, InboxStore, QuarantineEntry, StoreHealth } fr
 import { parseEventBody, type EventBody } from './event-body.js';
 import { eventRecords, identifyEvent, planEventRecords, type EventIdentity } from './event-identity.js';
 import type { IntakeMetrics, RejectReason } from './intake-metrics.js';
-import { within } from '../within.js';
+import { createDeadlines } from '../deadlines.js';
 
 /**
  * How long a delivery waits for the store to take its event: one that does not answer at all (a
@@ -34,8 +34,6 @@ export interface IntakeOptions {
   clock: Clock;
   log: Logger;
   metrics: IntakeMetrics;
-  /** STORE_ANSWER_MS unless a test says otherwise. */
-  storeAnswerMs?: number;
 }
 
 export type IntakeAnswer =
@@ -59,6 +57,7 @@ export interface Intake {
  */
 export function createIntake(options: IntakeOptions): Intake {
   const { store, sink, clock, log, metrics } = options;
+  const answered = createDeadlines(clock, STORE_ANSWER_MS);
 
   const reject = (status: 400 | 401 | 503, reason: RejectReason, detail?: string): IntakeAnswer => {
     metrics.rejected.inc({ reason });
@@ -75,14 +74,13 @@ export function createIntake(options: IntakeOptions): Intake {
     };
     const planned = planEventRecords(sink, records);
     let outcome: 'stored' | 'duplicate';
-    const waitMs = options.storeAnswerMs ?? STORE_ANSWER_MS;
     try {
-      const answered = await within(store.accept(entry, planned), waitMs, clock);
-      if (!answered) {
-        log.error({ id: identity.id }, `webhook event not acknowledged: the store has not answered within ${waitMs / 1000} s`);
-        return reject(503, 'store', `the store has not answered within ${waitMs / 1000} s`);
+      const accepted = await answered.within(store.accept(entry, planned));
+      if (!accepted) {
+        log.error({ id: identity.id }, `webhook event not acknowledged: the store has not answered within ${STORE_ANSWER_MS / 1000} s`);
+        return reject(503, 'store', `the store has not answered within ${STORE_ANSWER_MS / 1000} s`);
       }
-      outcome = answered.value;
+      outcome = accepted.value;
     } catch (error) {
       log.error({ err: error, id: identity.id }, 'webhook event not acknowledged: the store cannot write');
       return reject(503, 'store', describeError(error));
