@@ -56,13 +56,26 @@ export async function withReadableStore<T>(config: Config, holder: LockInfo | un
  * not "no store" (nor the system's EACCES on a path).
  */
 function mayRead(dir: string): void {
-  try {
-    accessSync(dir, constants.R_OK | constants.X_OK);
-  } catch (error) {
+  const refused = (error: unknown) => {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'EACCES' && code !== 'EPERM') return;
     const who = typeof process.getuid === 'function' ? ` (user ${process.getuid()})` : '';
     throw new CliExit(1, `store.dir: cannot read ${path.resolve(dir)}: permission denied${who}; run the command as the user the daemon runs as, or make the directory readable to this one`);
+  };
+  let isDirectory: boolean | undefined;
+  try {
+    // A directory above it this user may not search refuses the look itself.
+    isDirectory = statSync(dir, { throwIfNoEntry: false })?.isDirectory();
+  } catch (error) {
+    refused(error);
+    return;
+  }
+  // A file in its place is named as such when the store is opened.
+  if (!isDirectory) return;
+  try {
+    accessSync(dir, constants.R_OK | constants.X_OK);
+  } catch (error) {
+    refused(error);
   }
 }
 
