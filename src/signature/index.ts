@@ -1,2 +1,2 @@
 export { SIGNATURE_HEADER, computeSignature, signatureHeader } from './sign.js';
-export { parseSignatureHeader, verifySignature, type SignatureHeader, type VerifyFailure, type VerifyResult } from './verify.js';
+export { MILLISECONDS_THRESHOLD, parseSignatureHeader, verifySignature, type SignatureHeader, type VerifyFailure, type VerifyResult } from './verify.js';

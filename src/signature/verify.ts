@@ -12,7 +12,7 @@ export type VerifyResult =
 
 const HEX64 = /^[0-9a-fA-F]{64}$/;
 /** Above this a timestamp cannot be seconds (year 5138); we read it as milliseconds. */
-const MILLISECONDS_THRESHOLD = 1e11;
+export const MILLISECONDS_THRESHOLD = 1e11;
 
 /**
  * Verifies a `Webhook-Signature` header against the raw body. Pure: the time is passed in (ms), and it

@@ -34,6 +34,16 @@ describe('explainVerification', () => {
     expect(result.message).not.toContain('\n');
   });
 
+  it('says an age at the edge of the window as the check counts it, never against its verdict', () => {
+    // 0.8 s into the second after the edge's: in the window, and 300 s old (not 301).
+    const late = NOW + 300_800;
+    const edge = explainVerification(verifySignature([SECRET], at(0), BODY, late, 300), { nowMs: late, toleranceSeconds: 300, body: BODY });
+    expect(edge).toEqual({ valid: true, message: 'valid: the signature matches; signed at 2026-11-22T10:00:00.000Z (300 s ago)' });
+    const ahead = NOW + 800;
+    const future = explainVerification(verifySignature([SECRET], at(301), BODY, ahead, 300), { nowMs: ahead, toleranceSeconds: 300, body: BODY });
+    expect(future.message).toMatch(/is 301 s in the future, beyond the tolerance of 300 s/);
+  });
+
   it('accepts a whole copied header line', () => {
     expect(stripHeaderName(' Webhook-Signature: {"timestamp":1} ')).toBe('{"timestamp":1}');
     expect(stripHeaderName('{"timestamp":1}')).toBe('{"timestamp":1}');

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { systemClock } from '../../clock.js';
-import { verifySignature, type VerifyResult } from '../../signature/index.js';
+import { MILLISECONDS_THRESHOLD, verifySignature, type VerifyResult } from '../../signature/index.js';
 import { CliExit } from '../errors.js';
 
 /**
@@ -84,8 +84,12 @@ export function explainVerification(
   { nowMs, toleranceSeconds, body }: { nowMs: number; toleranceSeconds: number; body: Uint8Array },
 ): { valid: boolean; message: string } {
   const when = (timestamp: number) => {
-    const ms = timestamp > 1e11 ? timestamp : timestamp * 1000;
-    const age = Math.round((nowMs - ms) / 1000);
+    const inSeconds = timestamp <= MILLISECONDS_THRESHOLD;
+    const ms = inSeconds ? timestamp * 1000 : timestamp;
+    // As the check counts it (verify.ts), so the age said never contradicts the verdict: a timestamp
+    // in seconds against the clock's second; one in milliseconds in whole seconds rounded away from
+    // now (300.2 s old is out of a 300 s window, and said as 301).
+    const age = inSeconds ? Math.floor(nowMs / 1000) - timestamp : Math.sign(nowMs - ms) * Math.ceil(Math.abs(nowMs - ms) / 1000);
     // A signed timestamp may lie past any date (the upstream signs whatever number it sends).
     const date = new Date(ms);
     return { iso: Number.isNaN(date.getTime()) ? `${timestamp} (past any date)` : date.toISOString(), age };
