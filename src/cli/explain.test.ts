@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../config/index.js';
 import { BridgeError } from '../errors.js';
-import { explainFsError, keyOfPath } from './explain.js';
+import { checkStoreDir, explainFsError, keyOfPath } from './explain.js';
 
 const config = configSchema.parse({
   store: { dir: '/data' },
@@ -46,5 +46,15 @@ describe('a refused file system call names the config key that set the path', ()
     // A lock file made with O_EXCL that is there already is another matter (store/sqlite/lock.ts).
     const lock = Object.assign(refused('EEXIST', '/data/schoolbridge.lock'), { syscall: 'open' });
     expect(explainFsError(lock, config)).toBe(lock);
+  });
+});
+
+describe('checkStoreDir', () => {
+  it('names store.dir for a directory that cannot be made in a virtual file system, as root or not', async () => {
+    const dir = `/proc/schoolbridge-test-${process.pid}`;
+    // As root, /proc may be written to and still takes no directory; as another user it may not be written.
+    await expect(checkStoreDir(configSchema.parse({ store: { dir } }))).rejects.toThrow(
+      new RegExp(`^store\\.dir: cannot (make the directory ${dir}: /proc takes no new directories \\(a virtual file system\\?\\); set store\\.dir to a directory on a disk|write to /proc)`),
+    );
   });
 });

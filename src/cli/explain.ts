@@ -71,14 +71,19 @@ export async function checkStoreDir(config: Config): Promise<void> {
 
 /**
  * A recursive mkdir that fails on a read-only file system reports ENOENT (Node.js stats the path
- * after EROFS); the nearest directory that exists says why.
+ * after EROFS); the nearest directory that exists says why. One this user may write that still
+ * takes no new directory (a virtual file system: /proc, /sys) is named as such.
  */
 async function whyNotCreated(dir: string, error: unknown): Promise<unknown> {
   if ((error as { code?: unknown }).code !== 'ENOENT') return error;
   for (let at = path.dirname(path.resolve(dir)); ; at = path.dirname(at)) {
     try {
       await access(at, constants.W_OK);
-      return error;
+      return new BridgeError(
+        'fs.not_writable',
+        `store.dir: cannot make the directory ${path.resolve(dir)}: ${at} takes no new directories (a virtual file system?); set store.dir to a directory on a disk`,
+        { cause: error },
+      );
     } catch (refused) {
       if ((refused as { code?: unknown }).code !== 'ENOENT') return Object.assign(refused as Error, { path: dir });
     }
