@@ -68,9 +68,9 @@ export function formatIssues(
       lines.push(`${formatPath(issue.path)}: empty${fromVariables('', writtenAt(issue.path))}: give it a value, or remove the key`);
     } else if (issue.code === 'invalid_value' && issue.values.every((option) => typeof option === 'string')) {
       lines.push(valueLine(issue, valueAt(issue.path), writtenAt(issue.path)));
-    } else if (valueAt(issue.path) === '' && fromVariables('', writtenAt(issue.path)) !== '') {
+    } else if (valueAt(issue.path) === '' && emptyVariable(writtenAt(issue.path)) !== undefined) {
       // A variable that is set but empty gave the value: the variable is what to fix.
-      lines.push(`${formatPath(issue.path)}: ${issue.message}${fromVariables('', writtenAt(issue.path)).replace(/\)$/, ', which is set but empty)')}`);
+      lines.push(`${formatPath(issue.path)}: ${issue.message} (from \${${emptyVariable(writtenAt(issue.path))!}}, which is set but empty)`);
     } else {
       lines.push(`${formatPath(issue.path)}: ${issue.message}`);
     }
@@ -128,6 +128,14 @@ function typeLine(issue: z.core.$ZodIssueInvalidType, value: unknown, written: u
   if (issue.expected === 'string' && (typeof value === 'number' || typeof value === 'boolean')) hint = ': quote it as written (in "…")';
   else if (issue.expected === 'array' && !secret && (typeof value === 'string' || typeof value === 'number')) hint = `: write it as a list, [${String(value)}]`;
   return `${formatPath(issue.path)}: expected ${expected}, got ${got}${from}${hint}`;
+}
+
+/**
+ * The variable a value was written as, when it is one whole `${NAME}` with no default: an empty
+ * value then came from the variable set but empty (an unset one is a problem of its own).
+ */
+function emptyVariable(written: unknown): string | undefined {
+  return typeof written === 'string' ? /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(written)?.[1] : undefined;
 }
 
 /** The variables a value was written with, for "(from ${PORT})"; empty when it was written as is. */

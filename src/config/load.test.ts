@@ -264,6 +264,11 @@ describe('parseConfig', () => {
     const pair = 'upstream:\n  baseUrl: https://school.example\n  clientId: ${ID}\n  clientSecret: ${SECRET}\n';
     expect(problems(pair, { ID: 'id', SECRET: '' })).toEqual(['upstream.clientSecret: required with upstream.clientId (or set upstream.token) (from ${SECRET}, which is set but empty)']);
     expect(problems(pair.replace('${SECRET}', '""'), { ID: 'id' })).toEqual(['upstream.clientSecret: required with upstream.clientId (or set upstream.token)']);
+    // An empty default is no variable set but empty: nothing is claimed of it.
+    expect(problems('upstream:\n  baseUrl: https://school.example\n  token: ${TOKEN:-}\n', {})).toEqual([
+      'upstream.token: required: set upstream.token, or upstream.clientId and upstream.clientSecret',
+      'upstream.clientSecret: required: webhook deliveries are verified with the client secret (or set webhooks.events: [])',
+    ]);
   });
 
   it('rejects duplicate connector names', () => {
