@@ -35,7 +35,8 @@ export async function exportAndReport(exportRoster: () => Promise<ExportResult>,
     const exported = await exportRoster();
     if (exported.outcome !== 'ok' || exported.id === undefined) return exported;
     const ids = outbox.subscribers('roster').map((connector) => deliveryId(connector, exported.id!));
-    await watch.wait(ids, waitMs, (delivery, now) => (delivery?.status === 'blocked' ? 'failed' : outcomeOf(delivery, now)));
+    // A listed delivery waiting behind another shows as pending with whom it waits for.
+    await watch.wait(ids, waitMs, (delivery, now) => (delivery?.status === 'blocked' || delivery?.waitingFor !== undefined ? 'failed' : outcomeOf(delivery, now)));
     const notDelivered = await rosterOwed(outbox, exported.id);
     return notDelivered.length > 0 ? { ...exported, notDelivered } : exported;
   } finally {

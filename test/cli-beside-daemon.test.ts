@@ -150,7 +150,13 @@ describe('commands beside a running daemon on the embedded store', () => {
     expect(stillDead.code, stillDead.stderr).toBe(1);
     expect(stillDead.stderr).toMatch(/^the roster was not delivered to: hook, dead/);
     const rosterId = /hook:roster:\S+/.exec(stillDead.stderr)![0];
+    // A changed roster waits behind the dead one: named at once as waiting, not waited for.
+    await control('POST', 'students', {});
+    const waiting = await cli(['export', 'roster'], { SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN });
+    expect(waiting.code).toBe(1);
+    expect(waiting.stderr).toMatch(/^the roster was not delivered to: hook, waiting behind an earlier delivery of the roster/);
     expect(await cli(['deliveries', 'retry', rosterId], { SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN })).toMatchObject({ code: 0, stdout: `delivered  ${rosterId}\n` });
+    await eventually(async () => ((await cli(['deliveries', 'list', '--json'])).stdout.includes('hook:roster:') ? undefined : true), 30_000, 'the waiting roster delivered');
     const delivered = await cli(['export', 'roster'], { SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN });
     expect(delivered).toMatchObject({ code: 0, stderr: '' });
 

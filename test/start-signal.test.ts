@@ -85,6 +85,8 @@ describe('start', () => {
       const config = path.join(dir, 'config.yaml');
       execFileSync('mkfifo', [config]);
       const child = spawn(process.execPath, [BIN, '-c', config, 'start'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      // Whatever the test finds, no process is left waiting on the FIFO.
+      cleanups.push(() => void (child.exitCode === null && child.signalCode === null && child.kill('SIGKILL')));
       const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
       // It cannot get past reading its config: once it waits for the FIFO's writer (the kernel says
       // so where it can), or a while later in any case, it is past the early handlers and short of its own.

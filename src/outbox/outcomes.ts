@@ -1,4 +1,4 @@
-import type { Delivery } from '../store/index.js';
+import type { Delivery, ListedDelivery } from '../store/index.js';
 import type { Outbox } from './outbox.js';
 
 export type Outcome = 'delivered' | 'failed';
@@ -27,7 +27,7 @@ export interface OutcomeWatch {
    * Waits (at most `waitMs`) for the next outcome of each of `ids`, from when the watch began:
    * resolves with those seen. `decided` may take a delivery's state as its outcome sooner.
    */
-  wait(ids: readonly string[], waitMs: number, decided?: (delivery: Delivery | undefined, now: number) => Outcome | undefined): Promise<Map<string, Outcome>>;
+  wait(ids: readonly string[], waitMs: number, decided?: (delivery: ListedDelivery | undefined, now: number) => Outcome | undefined): Promise<Map<string, Outcome>>;
   stop(): void;
 }
 
