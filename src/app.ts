@@ -18,6 +18,7 @@ import { createMetricsRegistry } from './metrics.js';
 import { createThreadHeaps } from './thread-heap.js';
 import { adminList, adminRetry, createConnectorInstances, createOutbox, LIST_USAGE, listBody, RETRY_USAGE, retryBody, RETRY_WAIT_MS, type Outbox } from './outbox/index.js';
 import { exportAndReport } from './export-report.js';
+import { notAnswering } from './store/heartbeat.js';
 import { createPollPart, type PollPart } from './poll/index.js';
 import { createReadiness, type Readiness } from './readiness.js';
 import { resync, type ResyncProgress, type ResyncRequest, type ResyncResult } from './resync.js';
@@ -211,6 +212,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     '/admin/events/reprocess': withBody(adminBodies.id, '{"id":"<event id>"}', ({ id }) => webhooks.operator.reprocess(id)),
     '/admin/webhooks/reconcile': withBody(adminBodies.dryRun, '{"dryRun"?: true|false}', ({ dryRun }) => webhooks.reconciler.reconcile({ dryRun: dryRun === true })),
     '/admin/resync': withBody(adminBodies.resync, '{"connector":"<name>","streams"?:["students"|"users"|…]}', (body) => resyncSnapshot({ connector: body.connector, streams: body.streams ?? [] })),
+  }, () => {
+    // Every action reads or writes the store: one that answers nothing would hold it until it is back.
+    const health = store.health();
+    return notAnswering(health) && !health.ok ? { code: 'store.unavailable', message: health.reason } : undefined;
   });
 
   // --- server last: requests arrive only when everything they need has started --------------------

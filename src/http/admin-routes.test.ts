@@ -137,6 +137,21 @@ describe('admin routes', () => {
     expect(await answer('/admin/aborted')).toMatchObject({ status: 500, body: { error: 'mass_delete', outcome: 'aborted' } });
   });
 
+  it('refuse every action with 503 and Retry-After while the refusal holds, and run them again after', async () => {
+    const http = Fastify();
+    apps.push(http);
+    let refusal: { code: string; message: string } | undefined = { code: 'store.unavailable', message: 'the store has not answered for 10 s' };
+    let runs = 0;
+    registerAdminRoutes(http, 's3cret', { '/admin/sync': () => ((runs += 1), { outcome: 'ok' }) }, () => refusal);
+    await http.ready();
+    const refused = await http.inject({ method: 'POST', url: '/admin/sync', headers: auth });
+    expect([refused.statusCode, refused.headers['retry-after'], refused.json()]).toEqual([503, '5', { error: 'store.unavailable', message: 'the store has not answered for 10 s' }]);
+    expect(runs).toBe(0);
+    refusal = undefined;
+    expect((await http.inject({ method: 'POST', url: '/admin/sync', headers: auth })).statusCode).toBe(200);
+    expect(runs).toBe(1);
+  });
+
   it('map errors to statuses with a message', async () => {
     const { http } = await build('s3cret');
     const notFound = await http.inject({ method: 'POST', url: '/admin/events/reprocess', headers: auth, payload: { id: 'x' } });

@@ -79,7 +79,13 @@ export function outcomeReply<R extends { outcome: string; reason?: string | unde
  * `/admin/*` (README "Observe"), behind `Authorization: Bearer <server.adminToken>`. With no token
  * configured the routes are not registered at all, so they answer 404 like any unknown path.
  */
-export function registerAdminRoutes(http: FastifyInstance, token: string | undefined, handlers: AdminHandlers): void {
+export function registerAdminRoutes(
+  http: FastifyInstance,
+  token: string | undefined,
+  handlers: AdminHandlers,
+  /** An error that refuses every action now, before it starts (a store that answers nothing: 503). */
+  refuse: () => { code: string; message: string } | undefined = () => undefined,
+): void {
   if (!token) return;
   void http.register(async (admin) => {
     admin.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
@@ -97,6 +103,11 @@ export function registerAdminRoutes(http: FastifyInstance, token: string | undef
           return reply.code(415).send({ error: 'unsupported_media_type', message: 'send the body as JSON, with Content-Type: application/json' });
         }
         const body = request.body ?? {};
+        const refused = refuse();
+        if (refused) {
+          reply.header('retry-after', String(STORE_RETRY_AFTER_S));
+          return reply.code(503).send({ error: refused.code, message: refused.message });
+        }
         try {
           const result = await handler(body);
           if (!isReply(result)) return reply.send(result ?? {});

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { describeError } from '../errors.js';
 import type { HealthState } from './health.js';
+import type { StoreHealth } from './port.js';
 
 /**
  * How long a beat may go unanswered before the store counts as unable to write: a database that
@@ -9,6 +10,16 @@ import type { HealthState } from './health.js';
  * for it would wait for as long as the connection's TCP time-out (minutes), /readyz saying ready.
  */
 export const STALL_MS = 10_000;
+
+const NOT_ANSWERING = 'the store has not answered for';
+
+/**
+ * Whether the store is unhealthy because it answers nothing (a beat went unanswered), not because
+ * it refuses writes: then whatever waits for it waits until it is back, reads too.
+ */
+export function notAnswering(health: StoreHealth): boolean {
+  return !health.ok && health.reason.startsWith(NOT_ANSWERING);
+}
 
 /**
  * Beats this replica's heartbeat into the store every `intervalMs`, every second while the store
@@ -37,7 +48,7 @@ export function startHeartbeat(options: {
       }
       const answered = new AbortController();
       void options.clock.sleep(stallMs, answered.signal).then(
-        () => options.health.failed(`the store has not answered for ${stallMs / 1000} s`, options.clock.now()),
+        () => options.health.failed(`${NOT_ANSWERING} ${stallMs / 1000} s`, options.clock.now()),
         () => {},
       );
       // A stop does not wait for a beat the store does not answer: the store closes its connections after.
