@@ -5,7 +5,7 @@ import { configWarnings } from '../../config/index.js';
 import { createDeliveryReport } from '../../outbox/delivery-report.js';
 import { cliLogger, globalOptions, loadCliConfig } from '../context.js';
 import { checkStoreDir, explainFsError } from '../explain.js';
-import { releaseEarly } from '../early-signals.mjs';
+import { releaseEarly, STOP_SIGNALS } from '../early-signals.mjs';
 
 /** How long SIGTERM may take before we exit anyway (README "Commands": ≤ 10 s). */
 const STOP_DEADLINE_MS = 9_500;
@@ -66,9 +66,9 @@ export function registerStartCommand(program: Command): void {
  * on the stop is bounded: a second signal, or STOP_DEADLINE_MS, exits at once with 1. The same
  * signal again within SAME_SIGNAL_MS is not a second one: one Ctrl-C on `npm start` reaches the
  * daemon from the terminal and, milliseconds later, passed on by npm. `dispose` gives the signals
- * back to Node.js (a start that failed must not outlive them).
+ * back to Node.js (a start that failed must not outlive them). The signals are those the early
+ * handlers (early-signals.mjs) take until these are in.
  */
-const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
 function stopSignal(log: Logger): { signalled: Promise<NodeJS.Signals>; received(): boolean; dispose(): void } {
   let first: { signal: NodeJS.Signals; at: number } | undefined;
