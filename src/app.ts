@@ -215,7 +215,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   }, () => {
     // Every action reads or writes the store: one that answers nothing would hold it until it is back.
     const health = store.health();
-    return notAnswering(health) && !health.ok ? { code: 'store.unavailable', message: health.reason } : undefined;
+    return notAnswering(health) && !health.ok ? { status: 503, body: { error: 'store.unavailable', message: health.reason } } : undefined;
   });
 
   // --- server last: requests arrive only when everything they need has started --------------------

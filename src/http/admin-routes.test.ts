@@ -140,7 +140,7 @@ describe('admin routes', () => {
   it('refuse every action with 503 and Retry-After while the refusal holds, and run them again after', async () => {
     const http = Fastify();
     apps.push(http);
-    let refusal: { code: string; message: string } | undefined = { code: 'store.unavailable', message: 'the store has not answered for 10 s' };
+    let refusal: { status: number; body: unknown } | undefined = { status: 503, body: { error: 'store.unavailable', message: 'the store has not answered for 10 s' } };
     let runs = 0;
     registerAdminRoutes(http, 's3cret', { '/admin/sync': () => ((runs += 1), { outcome: 'ok' }) }, () => refusal);
     await http.ready();

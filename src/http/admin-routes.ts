@@ -83,8 +83,8 @@ export function registerAdminRoutes(
   http: FastifyInstance,
   token: string | undefined,
   handlers: AdminHandlers,
-  /** An error that refuses every action now, before it starts (a store that answers nothing: 503). */
-  refuse: () => { code: string; message: string } | undefined = () => undefined,
+  /** An answer that refuses every action now, before it starts (a store that answers nothing: 503). */
+  refuse: () => AdminReply | undefined = () => undefined,
 ): void {
   if (!token) return;
   void http.register(async (admin) => {
@@ -103,13 +103,8 @@ export function registerAdminRoutes(
           return reply.code(415).send({ error: 'unsupported_media_type', message: 'send the body as JSON, with Content-Type: application/json' });
         }
         const body = request.body ?? {};
-        const refused = refuse();
-        if (refused) {
-          reply.header('retry-after', String(STORE_RETRY_AFTER_S));
-          return reply.code(503).send({ error: refused.code, message: refused.message });
-        }
         try {
-          const result = await handler(body);
+          const result = refuse() ?? (await handler(body));
           if (!isReply(result)) return reply.send(result ?? {});
           if (result.status === 503) reply.header('retry-after', String(STORE_RETRY_AFTER_S));
           return reply.code(result.status).send(result.body);
