@@ -116,6 +116,14 @@ describe('commands beside a running daemon on the embedded store', () => {
     expect(await cli(['deliveries', 'retry', 'files:nope'], { SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN })).toMatchObject({
       code: 1, stdout: '', stderr: 'the daemon answered 404 to /admin/deliveries/retry: no delivery "files:nope"\n',
     });
+    // A connector it has not got: what the daemon said, as for an id (in-process: the same message).
+    const noConnector = 'no connector "nope" in the config, and nothing owed to one of that name (connectors: files, hook)';
+    expect(await cli(['deliveries', 'retry', '--all-dead', '--connector', 'nope'], { SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN })).toMatchObject({
+      code: 1, stdout: '', stderr: `the daemon answered 404 to /admin/deliveries/retry: ${noConnector}\n`,
+    });
+    expect(await cli(['deliveries', 'list', '--connector', 'nope'], { SCHOOLBRIDGE_ADMIN_TOKEN: TOKEN })).toMatchObject({
+      code: 1, stdout: '', stderr: `the daemon answered 404 to /admin/deliveries/list: ${noConnector}\n`,
+    });
     // Another token than the daemon's: said so, not as "401".
     const wrongToken = await cli(['deliveries', 'retry', '--all-dead'], { SCHOOLBRIDGE_ADMIN_TOKEN: `other-${TOKEN}` });
     expect(wrongToken).toMatchObject({ code: 1, stdout: '' });

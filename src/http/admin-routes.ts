@@ -111,7 +111,9 @@ export function registerAdminRoutes(
         } catch (error) {
           const status = statusOf(error);
           if (status === 503) reply.header('retry-after', String(STORE_RETRY_AFTER_S));
-          return reply.code(status).send({ error: isBridgeError(error) ? error.code : 'failed', message: describeError(error) });
+          // The code goes in `error`; the message does not say it again.
+          const [code, message] = isBridgeError(error) ? [error.code, error.message] : ['failed', describeError(error)];
+          return reply.code(status).send({ error: code, message });
         }
       });
     }

@@ -47,5 +47,9 @@ async function targetOf(outbox: Outbox, body: z.infer<typeof retryBody>): Promis
 }
 
 export async function adminList(outbox: Outbox, body: z.infer<typeof listBody>): Promise<AdminAnswer<{ deliveries: ListedDelivery[] }>> {
-  return { status: 200, body: { deliveries: await outbox.list(body) } };
+  const deliveries = await outbox.list(body);
+  // An empty list for a name that is no connector at all would read as "nothing owed".
+  const unknown = deliveries.length === 0 && body.connector !== undefined ? await outbox.unknown(body.connector) : undefined;
+  if (unknown) return { status: 404, body: { error: 'outbox.not_found', message: unknown } };
+  return { status: 200, body: { deliveries } };
 }

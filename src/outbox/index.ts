@@ -1,4 +1,4 @@
-export { createOutbox, orderKey, orderKeyOf, type Outbox, type OutboxOptions, type OutboxEvent, type OutboxEventPayload, type ConnectorSummary } from './outbox.js';
+export { createOutbox, noSuchConnector, orderKey, orderKeyOf, type Outbox, type OutboxOptions, type OutboxEvent, type OutboxEventPayload, type ConnectorSummary } from './outbox.js';
 export { createConnectorInstances, type ConnectorInstance } from './connector-instance.js';
 export { backoffDelay, nextAttempt, type RetryPolicy } from './retry-policy.js';
 export { adminList, adminRetry, LIST_USAGE, listBody, RETRY_USAGE, RETRY_WAIT_MS, retryBody, type AdminAnswer } from './admin.js';

@@ -189,6 +189,12 @@ describe('outbox retries', () => {
     await expect(outbox.retry(`gone:${u2.id}`)).rejects.toMatchObject({ code: 'outbox.invalid_connector', message: why });
     await expect(outbox.retryAllDead('gone')).rejects.toMatchObject({ code: 'outbox.invalid_connector', message: why });
     expect(await outbox.retryIds([`gone:${u2.id}`])).toEqual([]);
+    // A name neither configured nor owed anything is no connector: said so, not "nothing to retry".
+    const none = 'no connector "nosuch" in the config, and nothing owed to one of that name (connectors: a)';
+    await expect(outbox.retryAllDead('nosuch')).rejects.toMatchObject({ code: 'outbox.not_found', message: none });
+    expect(await outbox.unknown('nosuch')).toBe(none);
+    expect(await outbox.unknown('gone')).toBeUndefined();
+    expect(await outbox.unknown('a')).toBeUndefined();
     expect(await outbox.retryAllDead()).toEqual([`a:${s1.id}`]);
     await outbox.whenIdle();
     const report = await retryAndReport(outbox, { ids: [`gone:${u2.id}`] }, 1000);

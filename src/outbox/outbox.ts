@@ -78,6 +78,8 @@ export interface Outbox extends Component {
   notify(): void;
   /** Whether a connector of this name is in the config: the deliveries of one taken out are kept, not delivered. */
   configured(connector: string): boolean;
+  /** Why a name is no connector at all (not in the config, and nothing in the store is owed to it), or undefined. */
+  unknown(connector: string): Promise<string | undefined>;
   /** Holds back new delivery batches (those in flight finish) until the returned function is called. */
   holdDeliveries(): () => void;
   get(id: string): Promise<Delivery | undefined>;
@@ -123,6 +125,11 @@ const ABORTED_SETTLE_MS = 1000;
 /** Why a delivery of a connector not in the config is not retried by hand. */
 export function unconfigured(connector: string): string {
   return `connector "${connector}" is not in the config: its deliveries are kept, but nothing delivers them; add it back to the config to retry them`;
+}
+
+/** Why a name given for a connector's deliveries names none: neither the config nor the store has it. */
+export function noSuchConnector(connector: string, names: readonly string[]): string {
+  return `no connector "${connector}" in the config, and nothing owed to one of that name (connectors: ${names.join(', ') || 'none'})`;
 }
 
 /** Records without a key (an event whose object has no id) are ordered on their own. */
@@ -304,9 +311,12 @@ export function createOutbox(options: OutboxOptions): Outbox {
       return { ...rest, status: 'pending', attempts: 0, enqueuedAt: now, runAt: now };
     },
     async retryAllDead(connector) {
-      // A name that is neither configured nor owed anything is no connector at all: nothing to retry.
-      if (connector !== undefined && !configured.has(connector) && (await store.listDead({ connector, after: 0, limit: 1 })).length === 0) return [];
-      if (connector !== undefined) mayRetry(connector);
+      if (connector !== undefined) {
+        // A name that is neither configured nor owed anything is no connector at all: the admin API answers 404.
+        const why = await outbox.unknown(connector);
+        if (why) throw new BridgeError('outbox.not_found', why);
+        mayRetry(connector);
+      }
       const retried: string[] = [];
       for (const name of connector === undefined ? configured : [connector]) {
         for (let after = 0; ;) {
@@ -333,6 +343,11 @@ export function createOutbox(options: OutboxOptions): Outbox {
       return retried;
     },
     counts: () => store.counts(),
+    async unknown(connector) {
+      if (configured.has(connector)) return undefined;
+      const owed = (await store.counts()).get(connector);
+      return owed && owed.depth + owed.dead > 0 ? undefined : noSuchConnector(connector, [...configured]);
+    },
     whenIdle: () =>
       waitIdle({ workers, store, clock, pumpAll, stillWaiting: () => holds === 0 && state === 'running' }),
     deliveredCount: () => delivered,

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import type { App } from '../../app.js';
-import { formatDeliveries, printable, RETRY_WAIT_MS, retryAndReport, type RetryReport, type RetryTarget } from '../../outbox/index.js';
+import { formatDeliveries, noSuchConnector, printable, RETRY_WAIT_MS, retryAndReport, type RetryReport, type RetryTarget } from '../../outbox/index.js';
 import type { DeliveryFilter, ListedDelivery } from '../../store/index.js';
+import { isBridgeError } from '../../errors.js';
 import { withReadableStore } from '../beside-daemon.js';
 import { CliExit } from '../errors.js';
 import { callAdmin, cliLogger, embeddedHolder, globalOptions, loadCliConfig, runOneShot } from '../context.js';
@@ -51,7 +52,6 @@ export function registerDeliveriesCommand(program: Command): void {
         (app) => retryHere(app, body),
         async (call) => (await call('/admin/deliveries/retry', body)) as RetryReport,
       );
-      if (report.retried.length === 0 && options.connector !== undefined) unknownConnector(command, options.connector);
       printRetry(report, Boolean(options.json));
     });
 }
@@ -60,7 +60,7 @@ export function registerDeliveriesCommand(program: Command): void {
 function unknownConnector(command: Command, name: string): void {
   const { connectors } = loadCliConfig(globalOptions(command)).config;
   if (connectors.some((c) => c.name === name)) return;
-  throw new CliExit(1, `no connector "${name}" in the config, and nothing owed to one of that name (connectors: ${connectors.map((c) => c.name).join(', ') || 'none'})`);
+  throw new CliExit(1, noSuchConnector(name, connectors.map((c) => c.name)));
 }
 
 function parseFilter(options: ListOptions): DeliveryFilter {
@@ -88,7 +88,11 @@ async function listDeliveries(command: Command, filter: DeliveryFilter): Promise
 }
 
 async function retryHere(app: App, target: RetryTarget): Promise<RetryReport> {
-  const report = await retryAndReport(app.outbox, target, RETRY_WAIT_MS);
+  const report = await retryAndReport(app.outbox, target, RETRY_WAIT_MS).catch((error: unknown) => {
+    // The daemon's admin API answers it 404 with the same message.
+    if (isBridgeError(error) && error.code === 'outbox.not_found') throw new CliExit(1, error.message);
+    throw error;
+  });
   if (!report) throw new CliExit(1, `no delivery "${'id' in target ? target.id : ''}" (see: schoolbridge deliveries list)`);
   return report;
 }
