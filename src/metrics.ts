@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { PAGE_READ_MS } from './page-read.js';
 
 /**
  * The project's Prometheus registry. Components create their metrics on the registry they are given
@@ -26,7 +27,26 @@ export function gauge<L extends string>(
 ): Gauge<L> {
   const existing = registry.getSingleMetric(name);
   if (existing) return existing as Gauge<L>;
-  return new Gauge({ name, help, labelNames, registers: [registry], ...(collect ? { collect } : {}) });
+  return new Gauge({ name, help, labelNames, registers: [registry], ...(collect ? { collect: bounded(collect) } : {}) });
+}
+
+/**
+ * A gauge read when scraped (from the store, mostly) waits at most PAGE_READ_MS: a store that answers
+ * nothing would otherwise hold the whole scrape until the scraper gave up on every metric. Past it
+ * the scrape goes without the gauge's series, as when its read fails; `schoolbridge_check_ok` says why.
+ */
+function bounded<L extends string>(collect: (this: Gauge<L>) => void | Promise<void>): (this: Gauge<L>) => Promise<void> {
+  return async function (this: Gauge<L>) {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), PAGE_READ_MS);
+    });
+    try {
+      if ((await Promise.race([Promise.resolve(collect.call(this)), late])) === 'late') this.reset();
+    } finally {
+      clearTimeout(timer);
+    }
+  };
 }
 
 export function histogram<L extends string>(

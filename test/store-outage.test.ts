@@ -7,6 +7,7 @@ import type { Store } from '../src/store/index.js';
 import { createPgStore } from '../src/store/postgres/pg-store.js';
 import { createSqliteStore, DATABASE_FILE } from '../src/store/sqlite/sqlite-store.js';
 import { STALL_MS } from '../src/store/heartbeat.js';
+import { PAGE_READ_MS } from '../src/page-read.js';
 import { STORE_ANSWER_MS } from '../src/webhooks/intake.js';
 import { eventually } from './support/net.js';
 import { buildDiskShim, powerCut, sendEvent, startDaemon } from './support/outage.js';
@@ -224,6 +225,15 @@ describe('a database that stops answering, on postgres', () => {
     const refusedAt = Date.now();
     expect((await sendEvent(daemon.url)).status).toBe(503);
     expect(Date.now() - refusedAt).toBeLessThan(1000);
+    // The pages an operator and a scraper look at answer too, without what only the store can tell.
+    const pagesAt = Date.now();
+    const [metrics, status] = await Promise.all([fetch(`${daemon.url}/metrics`), fetch(`${daemon.url}/status.json`)]);
+    expect(Date.now() - pagesAt).toBeLessThan(PAGE_READ_MS + 2000);
+    expect([metrics.status, status.status]).toEqual([200, 200]);
+    const text = await metrics.text();
+    expect(text).toContain('schoolbridge_check_ok{check="store"} 0');
+    expect(text).not.toMatch(/^schoolbridge_outbox_depth\{/m);
+    expect(await status.json()).toMatchObject({ ready: false, readiness: { store: { ok: false } }, events: { receivedToday: expect.any(Number) } });
 
     proxy.thaw();
     await eventually(async () => ((await readyz(daemon.url)).checks.store?.ok ? true : undefined), 30_000, 'the store to answer again');

@@ -1,6 +1,7 @@
 import Fastify from 'fastify';
-import { afterEach, describe, expect, it } from 'vitest';
-import { counter, createMetricsRegistry } from '../metrics.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { counter, createMetricsRegistry, gauge } from '../metrics.js';
+import { PAGE_READ_MS } from '../page-read.js';
 import { createReadiness } from '../readiness.js';
 import { registerHealthRoutes } from './health-routes.js';
 
@@ -70,5 +71,30 @@ describe('health routes', () => {
     expect(response.headers['content-type']).toContain('text/plain');
     expect(response.body).toContain('schoolbridge_process_cpu_user_seconds_total');
     expect(response.body).toContain('schoolbridge_test_total{reason="x"} 1');
+  });
+
+  it('/metrics gives each check of /readyz, and goes without a gauge whose read does not answer', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const { http, readiness, metrics } = build();
+      readiness.set('store', { ok: false, reason: 'the store has not answered for 10 s' });
+      readiness.set('upstream', { ok: true });
+      let answers = false;
+      gauge(metrics, 'schoolbridge_test_depth', 'a gauge read from a store', ['connector'], async function collect() {
+        if (!answers) await new Promise(() => {});
+        this.set({ connector: 'files' }, 3);
+      });
+      answers = true;
+      expect((await http.inject('/metrics')).body).toContain('schoolbridge_test_depth{connector="files"} 3');
+      answers = false;
+      const scrape = http.inject('/metrics');
+      await vi.advanceTimersByTimeAsync(PAGE_READ_MS);
+      const { body } = await scrape;
+      expect(body).toContain('schoolbridge_check_ok{check="store"} 0');
+      expect(body).toContain('schoolbridge_check_ok{check="upstream"} 1');
+      expect(body).not.toContain('schoolbridge_test_depth{');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

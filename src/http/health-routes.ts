@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Registry } from 'prom-client';
+import { gauge } from '../metrics.js';
 import type { Readiness, ReadinessState } from '../readiness.js';
 import type { Liveness } from './liveness.js';
 
@@ -37,6 +38,12 @@ export function registerHealthRoutes(http: FastifyInstance, deps: { readiness: R
     const state = checks[check];
     if (!state) return reply.code(404).send({ error: `no check named ${check}: the checks are ${Object.keys(checks).join(', ')}` });
     return answer(reply, { [check]: state });
+  });
+
+  // Each check of /readyz as a series, so that a scraper sees why the store's gauges are missing.
+  gauge(deps.metrics, 'schoolbridge_check_ok', 'Whether each check of /readyz passes (1) or not (0)', ['check'], function collect() {
+    this.reset();
+    for (const [check, state] of Object.entries(deps.readiness.evaluate().checks)) this.set({ check }, state.ok ? 1 : 0);
   });
 
   http.get('/metrics', async (_request, reply) => {

@@ -7,6 +7,7 @@ import type { Readiness } from '../readiness.js';
 import { REPLICA_TTL_MS, type Store } from '../store/index.js';
 import { streamsToPoll } from '../streams/index.js';
 import type { CycleResult } from './cycle.js';
+import type { PageRead } from '../page-read.js';
 import { createPoller, LAST_CYCLE_KEY, type LastCycle, type Poller, type RunCycleOptions } from './poller.js';
 import type { ListSource, OutboxPort } from './ports.js';
 import { createRosterExporter, EXPORT_RETRY_MS, exportFailed, LAST_EXPORT_KEY, type ExportResult, type RosterExporter } from './roster-export.js';
@@ -30,7 +31,8 @@ export interface PollPart {
   /** What `POST /admin/export` and `schoolbridge export roster` run. */
   exportRoster(options?: { trigger?: string }): Promise<ExportResult>;
   /** For the status page: last and next runs. */
-  status(): Promise<PollStatus>;
+  /** The last and next runs; `read` is how a page reads the store (status/page-read.ts), by default waiting as long as it takes. */
+  status(read?: PageRead): Promise<PollStatus>;
 }
 
 export interface PollStatus {
@@ -113,13 +115,12 @@ export function createPollPart(options: PollPartOptions): PollPart {
     components: scheduler ? [poller, scheduler] : [poller],
     sync: (opts) => poller.runCycle({ trigger: 'manual', ...opts }),
     exportRoster: (opts) => exportRoster({ trigger: opts?.trigger ?? 'manual' }),
-    async status() {
+    async status(read = (work) => work.catch(() => undefined)) {
       const next = scheduler?.nextRuns() ?? {};
       // The last cycle of any replica (recorded in the store), or this one's while it is not recorded.
-      const recorded = await store.state.get<LastCycle>(LAST_CYCLE_KEY).catch(() => undefined);
+      const [recorded, stored] = await Promise.all([read(store.state.get<LastCycle>(LAST_CYCLE_KEY)), read(store.state.get<{ at: string }>(LAST_EXPORT_KEY))]);
       const own = poller.lastResult();
       const last = recorded && (!own || recorded.startedAt >= own.startedAt) ? recorded : own;
-      const stored = await store.state.get<{ at: string }>(LAST_EXPORT_KEY).catch(() => undefined);
       return {
         poll: {
           ...(last ? { lastRunAt: last.startedAt, lastOutcome: last.outcome } : {}),

@@ -11,6 +11,7 @@ import { REGISTRATIONS_KEY, type RegistrationState, type Webhooks } from '../web
 import { WEBHOOK_PATH } from '../webhooks/route.js';
 import { createDailyTally } from './daily-tally.js';
 import { renderStatusPage, type StatusSnapshot } from './page.js';
+import { createPageRead, type PageRead } from '../page-read.js';
 import { replicaViews } from './replicas.js';
 
 export interface StatusSources {
@@ -32,9 +33,9 @@ export interface StatusSources {
  * Registrations as the last successful reconcile left them (ids and events only): this replica's, or,
  * until it has converged itself, what another replica's reconcile recorded in the store.
  */
-async function registrations(sources: StatusSources): Promise<StatusSnapshot['webhooks']> {
+async function registrations(sources: StatusSources, read: PageRead): Promise<StatusSnapshot['webhooks']> {
   const own = sources.webhooks.reconciler.state();
-  const recorded = own.status === 'converged' ? undefined : await sources.store.state.get<RegistrationState>(REGISTRATIONS_KEY).catch(() => undefined);
+  const recorded = own.status === 'converged' ? undefined : await read(sources.store.state.get<RegistrationState>(REGISTRATIONS_KEY));
   const state = recorded?.status === 'converged' ? recorded : own;
   const text =
     state.status === 'converged'
@@ -80,22 +81,23 @@ export function registerStatusRoutes(http: FastifyInstance, sources: StatusSourc
     done();
   });
 
-  /** What the store cannot tell while it is down is left empty; the readiness reasons say why. */
+  const read = createPageRead(sources.clock);
+  /** What the store cannot tell while it is down or does not answer is left empty; the readiness reasons say why. */
   const snapshot = async (): Promise<StatusSnapshot> => {
     const now = sources.clock.now();
     const { ready, checks } = sources.readiness.evaluate();
     // The store's counts are of every replica; while it cannot be read, this process's own.
     const since = dayStartInZone(now, sources.timezone);
-    const counted = sources.store.history.tallies('webhook', since)
-      .then((stored) => webhooksToday([...stored, ...(sources.intakeCounts?.unflushed() ?? [])], since), () => tally.today(now));
+    const counted = read(sources.store.history.tallies('webhook', since))
+      .then((stored) => (stored ? webhooksToday([...stored, ...(sources.intakeCounts?.unflushed() ?? [])], since) : tally.today(now)));
     const [today, poll, quarantined, connectors, dead, webhooks, replicas] = await Promise.all([
       counted,
-      sources.poll.status(),
-      sources.webhooks.operator.listQuarantine().then((q) => q.length, () => 0),
-      sources.outbox.connectors().catch(() => []),
-      sources.outbox.list({ state: 'dead', limit: 50 }).catch(() => []),
-      registrations(sources),
-      replicaViews(sources.store, now).catch(() => []),
+      sources.poll.status(read),
+      read(sources.webhooks.operator.listQuarantine()).then((q) => q?.length ?? 0),
+      read(sources.outbox.connectors()).then((c) => c ?? []),
+      read(sources.outbox.list({ state: 'dead', limit: 50 })).then((d) => d ?? []),
+      registrations(sources, read),
+      read(replicaViews(sources.store, now)).then((r) => r ?? []),
     ]);
     return {
       generatedAt: new Date(now).toISOString(),
