@@ -84,6 +84,13 @@ describe('config check --connect', () => {
     expect(lines[2]).toMatch(/^FAIL {2}connectors\[0\] files \(file\): cannot make the directory .*a-file\/out: a file takes its path; set this connector's dir to a directory$/);
     expect(lines[3]).toMatch(/^FAIL {2}connectors\[1\] books \(accounting\): cannot reach http:\/\/127\.0\.0\.1:\d+: /);
   });
+  it('names a certificate file of store.url that cannot be read, not a bare ENOENT', async () => {
+    const missing = path.join(dir, 'no-such-ca.pem');
+    const result = await check('ssl-file', [upstream('right-secret'), `store: { driver: postgres, url: "postgres://u:p@127.0.0.1:9/db?sslmode=verify-full&sslrootcert=${missing}" }`]);
+    expect(result).toMatchObject({ code: 1, stderr: '1 of 2 checks failed\n' });
+    expect(result.stdout).toContain(`FAIL  store: cannot use the database at postgres://u:***@127.0.0.1:9/db?sslmode=verify-full&sslrootcert=${missing}: store.url's sslrootcert=${missing} cannot be read (there is no such file): give the path of the file, readable by the daemon's user\n`);
+  });
+
   it('fails a store whose role start would refuse, with the grant that fixes it', async () => {
     const { url, role, database } = await roleDatabase('connect_grants');
     const result = await check('grants', [upstream('right-secret'), `store: { driver: postgres, url: "${url}" }`]);

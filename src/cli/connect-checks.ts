@@ -12,6 +12,7 @@ import { createConnectorInstances } from '../outbox/index.js';
 import { describeError, isBridgeError } from '../errors.js';
 import type { LockInfo } from '../store/index.js';
 import { SCHEMA } from '../store/postgres/schema.js';
+import { driverUrl, sslFileProblem } from '../store/postgres/ssl-mode.js';
 import { createSchemaFix, ownSchemaFix } from '../store/postgres/schema-grants.js';
 import { createUpstream } from '../upstream-part.js';
 import { explainFsError } from './explain.js';
@@ -57,7 +58,11 @@ async function schemaRefusal(client: pg.Client): Promise<string | undefined> {
 async function checkStore(config: Config): Promise<ConnectCheck> {
   if (config.store.driver === 'postgres') {
     const where = String(maskSecrets(config.store.url));
-    const client = new pg.Client({ connectionString: config.store.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+    const url = config.store.url ?? '';
+    const unreadable = sslFileProblem(url);
+    if (unreadable) return { item: 'store', ok: false, detail: `cannot use the database at ${where}: ${unreadable}` };
+    // The URL as the daemon's pool reads it: its sslmode as libpq means it (ssl-mode.ts).
+    const client = new pg.Client({ connectionString: driverUrl(url), connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
     try {
       await client.connect();
       const { rows } = await client.query<{ server_version: string }>('SHOW server_version');

@@ -3,7 +3,8 @@ import pg from 'pg';
 import type { StoreChange } from '../port.js';
 import type { StoreTimings } from '../timings.js';
 import { SCHEMA } from './schema.js';
-import { driverUrl } from './ssl-mode.js';
+import { BridgeError } from '../../errors.js';
+import { driverUrl, sslFileProblem } from './ssl-mode.js';
 
 type Queryable = Pick<pg.PoolClient, 'query'>;
 
@@ -52,6 +53,8 @@ export const APPLICATION_NAME = 'schoolbridge';
  * opens them all at start.
  */
 export function createPool(url: string, max: number): pg.Pool {
+  const unreadable = sslFileProblem(url);
+  if (unreadable) throw new BridgeError('store.failed', `cannot open the PostgreSQL store: ${unreadable}`);
   const pool = new pg.Pool({
     connectionString: driverUrl(url), max, min: max, types, options: SESSION_OPTIONS, connectionTimeoutMillis: 10_000, application_name: APPLICATION_NAME,
   });

@@ -1,3 +1,6 @@
+import { accessSync, constants } from 'node:fs';
+import { userInfo } from 'node:os';
+
 /** The values of `sslmode` that store.url may give, as libpq names them, and the driver's `no-verify`. */
 export const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'] as const;
 
@@ -39,4 +42,28 @@ export function sslFix(error: unknown, url: string): string {
   if (!/does not support SSL/i.test((error as Error | undefined)?.message ?? '')) return '';
   const mode = sslModeOf(url);
   return `; store.url asks for SSL${mode ? ` (sslmode=${mode})` : ''} and this server offers none: turn ssl on in the server, or write sslmode=disable`;
+}
+
+/** store.url's parameters that name a file the driver reads as it opens the pool. */
+const SSL_FILES = ['sslrootcert', 'sslcert', 'sslkey'] as const;
+
+/**
+ * Which file named by store.url (sslrootcert, sslcert, sslkey) this process cannot read, and why:
+ * the driver reads them as the pool is made, and says only ENOENT or EACCES and the path.
+ */
+export function sslFileProblem(url: string): string | undefined {
+  if (!URL.canParse(url)) return undefined;
+  const params = new URL(url).searchParams;
+  for (const name of SSL_FILES) {
+    const file = params.get(name);
+    if (!file) continue;
+    try {
+      accessSync(file, constants.R_OK);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+      const why = code === 'ENOENT' ? 'there is no such file' : code === 'EACCES' ? `user ${userInfo().username} may not read it` : code;
+      return `store.url's ${name}=${file} cannot be read (${why}): give the path of the file, readable by the daemon's user`;
+    }
+  }
+  return undefined;
 }
