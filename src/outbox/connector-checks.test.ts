@@ -32,4 +32,39 @@ describe('connector checks', () => {
     clock.advance(60_000);
     await checks.stop();
   });
+
+  it('check a connector again at once when its deliveries start failing or go through again, at most once per FAILING_MS', async () => {
+    const clock = testClock(undefined, { sleep: 'timers' });
+    let disk: 'free' | 'full' = 'free';
+    let calls = 0;
+    const check = async () => {
+      calls += 1;
+      return disk === 'free' ? { ok: true } : { ok: false, reason: 'cannot write out/events.jsonl: ENOSPC' };
+    };
+    const instance = { name: 'files', connector: { check } } as unknown as ConnectorInstance;
+    const abort = new AbortController();
+    const checks = createConnectorChecks({ targets: [{ instance, ctx: {} as ConnectorContext }], clock, log: pino({ level: 'silent' }), intervalMs: 60_000, signal: abort.signal });
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    await checks.runAll();
+    expect([calls, checks.state('files')]).toEqual([1, { ok: true }]);
+    // Deliveries that go through say nothing new; a failure within FAILING_MS of the last check waits.
+    checks.delivered('files', true);
+    disk = 'full';
+    checks.delivered('files', false);
+    await turn();
+    expect(calls).toBe(1);
+    clock.advance(FAILING_MS);
+    checks.delivered('files', false);
+    await turn();
+    expect([calls, checks.state('files')]).toEqual([2, { ok: false, reason: 'cannot write out/events.jsonl: ENOSPC' }]);
+    // Failing, more failures say nothing new; one that goes through is checked again.
+    checks.delivered('files', false);
+    disk = 'free';
+    clock.advance(FAILING_MS);
+    checks.delivered('files', true);
+    await turn();
+    expect([calls, checks.state('files')]).toEqual([3, { ok: true }]);
+    abort.abort();
+    await checks.stop();
+  });
 });

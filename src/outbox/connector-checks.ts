@@ -14,6 +14,12 @@ export interface ConnectorChecks {
   state(name: string): ReadinessState;
   /** Runs all checks now; resolves when they are done. */
   runAll(): Promise<void>;
+  /**
+   * A delivery of the connector failed for now, or one went through: checks it again now, unless it
+   * was checked within FAILING_MS, so that /readyz follows a full disk or a receiver gone down within
+   * seconds rather than at the next round, and a flaky receiver does not set off a check per batch.
+   */
+  delivered(name: string, ok: boolean): void;
   start(): void;
   stop(): Promise<void>;
 }
@@ -29,10 +35,14 @@ export function createConnectorChecks(options: {
   signal: AbortSignal;
 }): ConnectorChecks {
   const states = new Map<string, ReadinessState>();
+  /** When each connector's check last started (ms), and those running: what `delivered` waits out. */
+  const checkedAt = new Map<string, number>();
+  const checking = new Map<string, Promise<void>>();
   let running: Promise<void> | undefined;
   let loop: Promise<void> | undefined;
 
   async function checkOne({ instance, ctx }: { instance: ConnectorInstance; ctx: ConnectorContext }): Promise<void> {
+    checkedAt.set(instance.name, options.clock.now());
     let state: ReadinessState;
     try {
       const result = await instance.connector.check(ctx);
@@ -60,6 +70,15 @@ export function createConnectorChecks(options: {
   return {
     state: (name) => states.get(name) ?? { ok: false, reason: 'not checked yet' },
     runAll,
+    delivered(name, ok) {
+      const state = states.get(name);
+      // Only news: a failure while it passes, a success while it fails.
+      if (!state || state.ok === ok || checking.has(name) || options.signal.aborted) return;
+      if (options.clock.now() - (checkedAt.get(name) ?? -Infinity) < FAILING_MS) return;
+      const target = options.targets.find((t) => t.instance.name === name);
+      if (!target) return;
+      checking.set(name, checkOne(target).finally(() => checking.delete(name)));
+    },
     start() {
       if (loop || options.intervalMs <= 0) return;
       loop = (async () => {
@@ -74,6 +93,7 @@ export function createConnectorChecks(options: {
     async stop() {
       await loop;
       await running;
+      await Promise.all(checking.values());
     },
   };
 }

@@ -2,6 +2,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { BridgeError } from '../errors.js';
 import type { OutboxStore } from '../store/index.js';
 import type { Outbox } from './outbox.js';
+import { FAILING_MS } from './connector-checks.js';
 import { retryAndReport } from './retry-report.js';
 import { eventually } from '../../test/support/net.js';
 import { change, nextEvent, roster, scriptedConnector } from '../../test/support/outbox.js';
@@ -27,6 +28,21 @@ function failingSettles(count: number) {
 }
 
 describe('outbox retries', () => {
+  it('checks a connector again as soon as its deliveries fail, not at the next round', async () => {
+    let up = true;
+    const hook = scriptedConnector(() => (up ? { status: 'done' } : retryable()));
+    hook.connector.check = async () => (up ? { ok: true } : { ok: false, reason: 'the receiver answers 503' });
+    const { outbox, clock } = await setup([{ name: 'hook', connector: hook.connector }], { checkIntervalMs: 60_000 });
+    await eventually(() => (outbox.connectorState('hook').ok ? true : undefined), 10_000, 'the first check');
+    up = false;
+    clock.advance(FAILING_MS);
+    const failed = nextEvent(outbox, 'retry');
+    await outbox.enqueue([change('students', 1)]);
+    await failed;
+    await eventually(() => (outbox.connectorState('hook').ok ? undefined : true), 10_000, 'the check to fail');
+    expect(outbox.connectorState('hook')).toEqual({ ok: false, reason: 'the receiver answers 503' });
+  });
+
   it('records a settlement the store could not take once it can again, and delivers nothing twice', async () => {
     const a = scriptedConnector(() => ({ status: 'done' }));
     const failing = failingSettles(2);

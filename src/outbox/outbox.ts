@@ -187,6 +187,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
     intervalMs: settings.checkIntervalMs,
     signal: stopController.signal,
   });
+  events.on('retry', ({ delivery }) => checks.delivered(delivery.connector, false));
+  events.on('delivered', ({ delivery }) => checks.delivered(delivery.connector, true));
   const metrics = createOutboxMetrics(options.metrics, async () => {
     const counts = await store.counts();
     return workers.map((w) => ({ connector: w.name, ...(counts.get(w.name) ?? { depth: 0, dead: 0 }) }));

@@ -118,6 +118,8 @@ export interface SetupOptions {
   watch?: (listener: (change: StoreChange) => void) => () => void;
   lingerMs?: number;
   retryChunk?: number;
+  /** How often the connectors' checks run (0: never, the default here). */
+  checkIntervalMs?: number;
 }
 
 export async function setup(connectors: { name: string; connector: Connector; streams?: string[]; config?: Record<string, unknown> }[], options: SetupOptions = {}) {
@@ -144,7 +146,7 @@ export async function setup(connectors: { name: string; connector: Connector; st
     log,
     metrics,
     random: () => 0,
-    checkIntervalMs: 0,
+    checkIntervalMs: options.checkIntervalMs ?? 0,
     // The store's sweep returns expired leases too; kept out of the way so a test sees the worker's own lease timer.
     sweepIntervalMs: 24 * 3_600_000,
     ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
