@@ -200,7 +200,9 @@ describe('outbox retries', () => {
     await first.outbox.whenIdle();
     await first.outbox.stop();
     // The daemon starts again with `gone` out of the config: its dead delivery is kept, as it was.
-    const { outbox } = await setup([{ name: 'a', connector: a.connector, streams: ['students'] }], { store: first.store });
+    const { outbox, metrics } = await setup([{ name: 'a', connector: a.connector, streams: ['students'] }], { store: first.store });
+    // Its dead delivery still counts where an operator alerts on it.
+    expect(await metrics.metrics()).toMatch(/^schoolbridge_outbox_dead\{connector="gone"\} 1$/m);
     const why = 'connector "gone" is not in the config: its deliveries are kept, but nothing delivers them; add it back to the config to retry them';
     await expect(outbox.retry(`gone:${u2.id}`)).rejects.toMatchObject({ code: 'outbox.invalid_connector', message: why });
     await expect(outbox.retryAllDead('gone')).rejects.toMatchObject({ code: 'outbox.invalid_connector', message: why });

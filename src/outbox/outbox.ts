@@ -191,7 +191,9 @@ export function createOutbox(options: OutboxOptions): Outbox {
   events.on('delivered', ({ delivery }) => checks.delivered(delivery.connector, true));
   const metrics = createOutboxMetrics(options.metrics, async () => {
     const counts = await store.counts();
-    return workers.map((w) => ({ connector: w.name, ...(counts.get(w.name) ?? { depth: 0, dead: 0 }) }));
+    // A connector taken out of the config keeps what it was owed, dead ones included: they count too.
+    const names = new Set([...workers.map((w) => w.name), ...counts.keys()]);
+    return [...names].map((name) => ({ connector: name, ...(counts.get(name) ?? { depth: 0, dead: 0 }) }));
   });
 
   function contextFor(instance: ConnectorInstance): ConnectorContext {
