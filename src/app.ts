@@ -196,10 +196,19 @@ export async function createApp(options: AppOptions): Promise<App> {
   }
 
   // --- status page and admin API --------------------------------------------------------
+  /** Every admin action and console section reads or writes the store: one that answers nothing would hold it until it is back. */
+  const storeRefusal = () => {
+    const health = store.health();
+    return notAnswering(health) && !health.ok ? { status: 503, body: { error: 'store.unavailable', message: health.reason } } : undefined;
+  };
   const consoleRoutes = registerConsoleRoutes(http, {
     store, outbox, quarantine: () => webhooks.operator.listQuarantine(), clock, timezone: config.poll.timezone, historyDays: config.delivery.historyDays,
     unready: () => Object.entries(readiness.evaluate().checks).flatMap(([name, state]) => (state.ok || name.startsWith('connector:') ? [] : [{ name, reason: state.reason }])),
-  }, { adminToken: config.server.adminToken, consolePublic: config.server.consolePublic });
+    notAnswering: () => {
+      const health = store.health();
+      return notAnswering(health) && !health.ok ? health.reason : undefined;
+    },
+  }, { adminToken: config.server.adminToken, consolePublic: config.server.consolePublic, refuse: storeRefusal });
   registerStatusRoutes(http, { readiness, clock, timezone: config.poll.timezone, callbackUrl, outbox, webhooks, poll, store, intakeCounts, console: consoleRoutes });
   if (mode === 'daemon') registerReplicaMetrics(metrics, store, clock);
   registerAdminRoutes(http, config.server.adminToken, {
@@ -212,11 +221,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     '/admin/events/reprocess': withBody(adminBodies.id, '{"id":"<event id>"}', ({ id }) => webhooks.operator.reprocess(id)),
     '/admin/webhooks/reconcile': withBody(adminBodies.dryRun, '{"dryRun"?: true|false}', ({ dryRun }) => webhooks.reconciler.reconcile({ dryRun: dryRun === true })),
     '/admin/resync': withBody(adminBodies.resync, '{"connector":"<name>","streams"?:["students"|"users"|…]}', (body) => resyncSnapshot({ connector: body.connector, streams: body.streams ?? [] })),
-  }, () => {
-    // Every action reads or writes the store: one that answers nothing would hold it until it is back.
-    const health = store.health();
-    return notAnswering(health) && !health.ok ? { status: 503, body: { error: 'store.unavailable', message: health.reason } } : undefined;
-  });
+  }, storeRefusal);
 
   // --- server last: requests arrive only when everything they need has started --------------------
   if (server) components.push(server);

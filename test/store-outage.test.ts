@@ -234,6 +234,17 @@ describe('a database that stops answering, on postgres', () => {
     expect(text).toContain('schoolbridge_check_ok{check="store"} 0');
     expect(text).not.toMatch(/^schoolbridge_outbox_depth\{/m);
     expect(await status.json()).toMatchObject({ ready: false, readiness: { store: { ok: false } }, events: { receivedToday: expect.any(Number) } });
+    // The console's problems say so at once without asking the store; its runs and a search, which
+    // may read long, are refused at once, as admin actions are.
+    const stalled = `the store has not answered for ${STALL_MS / 1000} s`;
+    const problemsAt = Date.now();
+    const problems = (await (await fetch(`${daemon.url}/api/problems`)).json()) as { badge: string; reasons: string[] };
+    expect(Date.now() - problemsAt).toBeLessThan(1000);
+    expect(problems.badge).toBe('red');
+    expect(problems.reasons.slice(0, 2)).toEqual([`store: ${stalled}`, `the dead deliveries, the retrying deliveries, the connectors and the held deliveries could not be read: ${stalled}`]);
+    const runs = await fetch(`${daemon.url}/api/runs`);
+    expect([runs.status, runs.headers.get('retry-after'), await runs.json()]).toEqual([503, '5', { error: 'store.unavailable', message: stalled }]);
+    expect((await fetch(`${daemon.url}/console/records?query=x`)).status).toBe(503);
 
     proxy.thaw();
     await eventually(async () => ((await readyz(daemon.url)).checks.store?.ok ? true : undefined), 30_000, 'the store to answer again');

@@ -36,18 +36,20 @@ export interface Problems {
 
 export async function problems(sources: ConsoleSources, viewer: Viewer): Promise<Problems> {
   // A store that cannot be read (PostgreSQL down) still leaves the page to say so, once per error.
+  // One that answers nothing is not asked: the page says so at once rather than wait for it.
   const unread = new Map<string, string[]>();
-  const read = <T>(what: string, reading: Promise<T>, none: T): Promise<T> =>
-    reading.catch((error: unknown) => {
+  const down = sources.notAnswering?.();
+  const read = <T>(what: string, reading: () => Promise<T>, none: T): Promise<T> =>
+    (down === undefined ? reading() : Promise.reject(new Error(down))).catch((error: unknown) => {
       const message = (error as Error).message;
       unread.set(message, [...(unread.get(message) ?? []), what]);
       return none;
     });
   const [dead, retrying, connectors, quarantined] = await Promise.all([
-    read('the dead deliveries', sources.outbox.list({ state: 'dead', limit: DEAD_READ }), []),
-    read('the retrying deliveries', sources.store.outbox.retrying(), []),
-    read('the connectors', sources.outbox.connectors(), []),
-    read('the held deliveries', sources.quarantine(), []),
+    read('the dead deliveries', () => sources.outbox.list({ state: 'dead', limit: DEAD_READ }), []),
+    read('the retrying deliveries', () => sources.store.outbox.retrying(), []),
+    read('the connectors', () => sources.outbox.connectors(), []),
+    read('the held deliveries', () => sources.quarantine(), []),
   ]);
   const groups = new Map<string, DeadGroup & { all: string[] }>();
   for (const d of dead) {

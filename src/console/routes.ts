@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { tokenMatches } from '../http/admin-routes.js';
+import { tokenMatches, type AdminReply } from '../http/admin-routes.js';
 import { sendPage } from './html.js';
 import { problems } from './problems.js';
 import { findRecords } from './records.js';
@@ -14,6 +14,11 @@ export interface ConsoleOptions {
   adminToken: string | undefined;
   /** server.consolePublic: the console without the token (error texts still need it). */
   consolePublic: boolean;
+  /**
+   * An answer that refuses the runs and a search now, before they read (a store that answers
+   * nothing: 503), as the admin API's; the problems then say why without reading (sources.notAnswering).
+   */
+  refuse?: () => AdminReply | undefined;
 }
 
 /**
@@ -34,6 +39,13 @@ export function registerConsoleRoutes(http: FastifyInstance, sources: ConsoleSou
     });
     return true;
   };
+  /** Whether the section was refused at once (sent 503 with Retry-After), as an admin action is. */
+  const refused = (reply: FastifyReply) => {
+    const refusal = options.refuse?.();
+    if (!refusal) return false;
+    void reply.code(refusal.status).header('retry-after', '5').header('cache-control', 'no-store').send(refusal.body);
+    return true;
+  };
   const actions = options.adminToken !== undefined;
   const tz = sources.timezone;
   const sections = {
@@ -42,7 +54,10 @@ export function registerConsoleRoutes(http: FastifyInstance, sources: ConsoleSou
     records: async (q: string, v: Viewer) => ({ json: await findRecords(sources, q, v), html: (r: Awaited<ReturnType<typeof findRecords>>) => renderRecords(r, tz, actions) }),
   } as const;
 
+  /** The sections that read the store whatever happens; problems reads nothing from one that does not answer. */
+  const reads: Record<keyof typeof sections, boolean> = { problems: false, runs: true, records: true };
   for (const [name, build] of Object.entries(sections)) {
+    const refusable = reads[name as keyof typeof sections];
     // `?query=a&query=b` comes as an array: the first is the search, not "a,b".
     const query = (request: FastifyRequest) => {
       const given = (request.query as Record<string, unknown>).query;
@@ -50,13 +65,13 @@ export function registerConsoleRoutes(http: FastifyInstance, sources: ConsoleSou
     };
     http.get(`/api/${name}`, async (request, reply) => {
       const viewer = viewerOf(request);
-      if (deny(reply, viewer)) return reply;
+      if (deny(reply, viewer) || (refusable && refused(reply))) return reply;
       const { json } = await build(query(request), viewer);
       return reply.header('cache-control', 'no-store').send(json);
     });
     http.get(`/console/${name}`, async (request, reply) => {
       const viewer = viewerOf(request);
-      if (deny(reply, viewer)) return reply;
+      if (deny(reply, viewer) || (refusable && refused(reply))) return reply;
       const { json, html } = await build(query(request), viewer);
       return sendPage(reply, (html as (v: typeof json) => string)(json));
     });
@@ -64,7 +79,8 @@ export function registerConsoleRoutes(http: FastifyInstance, sources: ConsoleSou
 
   return {
     async shell() {
-      if (!options.consolePublic) return renderShell({ actions });
+      // Refused, the page's script loads the sections and says why.
+      if (!options.consolePublic || options.refuse?.()) return renderShell({ actions });
       const viewer = { authed: false };
       const [p, r] = await Promise.all([problems(sources, viewer), runsView(sources)]);
       return renderShell({ actions, rendered: { problems: renderProblems(p, tz, actions), runs: renderRuns(r, tz) } });

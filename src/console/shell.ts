@@ -31,7 +31,11 @@ async function load(name, query) {
     say(token() ? 'That token is wrong: nothing is shown and nothing was changed. Enter the admin token again.' : (form ? 'Enter the admin token to see the console.' : 'The console needs server.adminToken, which is not set.'));
     return false;
   }
-  if (!r.ok) { say('Could not load ' + name + ' (HTTP ' + r.status + ').'); return false; }
+  if (!r.ok) {
+    const why = await r.json().then((b) => b.message, () => undefined);
+    say('Could not load ' + name + (why ? ': ' + why : ' (HTTP ' + r.status + ')') + '.');
+    return false;
+  }
   el.innerHTML = await r.text();
   return true;
 }

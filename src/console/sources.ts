@@ -14,6 +14,8 @@ export interface ConsoleSources {
   historyDays: number;
   /** The readiness checks failing now, the connectors' left out (problems list those apart). */
   unready: () => { name: string; reason: string }[];
+  /** Why the store is not to be waited for now (it has answered nothing for a while), or undefined. */
+  notAnswering?: () => string | undefined;
 }
 
 /**
