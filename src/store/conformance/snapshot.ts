@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Claimed, Store, StagedRow } from '../port.js';
 import { INDEX_PAGE_ROWS } from '../index-pages.js';
+import { RANGE_HOLD_ATTEMPTS } from '../range-hold.js';
 import { PART_ROWS, RANGE_PARTS } from '../range-parts.js';
 import { CHAIN_LENGTH } from '../tables.js';
 import { NOW, dead, done, freshRows, outcome, retryLater, textOf, type Harness } from './support.js';
@@ -144,6 +145,28 @@ export function snapshotCases({ open, claim }: Harness): void {
       expect(await store.outbox.ranges()).toMatchObject([{ connector: 'a', remaining: 3, attempts: 1, lastError: 'x', runAt: NOW + 60_000 }]);
       const retried = await claim(store, 'a', 2, NOW + 60_000);
       expect(retried.map((c) => [c.created?.key, c.delivery.attempts])).toEqual([[1, 2], [2, 2]]);
+    });
+
+    it('lets a key whose batch keeps failing whole wait as a row of its own, and the range go on', async () => {
+      const store = await open();
+      await fresh(store, 3, ['a']);
+      let at = NOW;
+      for (let attempt = 1; attempt <= RANGE_HOLD_ATTEMPTS; attempt++) {
+        const batch = await claim(store, 'a', 1, at);
+        expect(batch.map((c) => [c.created?.key, c.delivery.attempts])).toEqual([[1, attempt]]);
+        const runAt = at + (attempt < RANGE_HOLD_ATTEMPTS ? 1000 : 60_000);
+        await store.outbox.settle(batch.map((c) => outcome(c, (id, fence) => retryLater(id, fence, attempt, runAt))));
+        // Backed off whole until then: a receiver that is down gets one probe, not one per key.
+        if (attempt < RANGE_HOLD_ATTEMPTS) expect(await claim(store, 'a', 1, runAt - 1)).toEqual([]);
+        at = runAt;
+      }
+      // The key that keeps failing waits on its own, with its attempts; the range goes on at once.
+      expect((await store.outbox.list()).map((d) => [d.recordId, d.status, d.attempts, d.runAt])).toEqual([[recordIdOf(1), 'pending', RANGE_HOLD_ATTEMPTS, at]]);
+      const next = await claim(store, 'a', 10, at - 60_000);
+      expect(next.map((c) => c.created?.key)).toEqual([2, 3]);
+      await store.outbox.settle(next.map((c) => outcome(c, done)));
+      expect(await store.outbox.ranges()).toEqual([]);
+      expect((await claim(store, 'a', 10, at)).map((c) => c.delivery.recordId)).toEqual([recordIdOf(1)]);
     });
 
     it('turns what a batch did not deliver into deliveries of their own, and moves on', async () => {

@@ -1,6 +1,7 @@
 import { compareKeys } from '../../streams/index.js';
 import { attemptOutcome } from '../history-rules.js';
 import type { ClaimRequest, Claimed, CreatedRange, Key, Settlement, SnapshotStream } from '../port.js';
+import { holdsRange } from '../range-hold.js';
 import { partsFor } from '../range-parts.js';
 import { REPLICA_TTL_MS, TAKEOVER_GRACE_MS, deliveryId, snapshotTable } from '../tables.js';
 import type { Db } from './db.js';
@@ -156,7 +157,7 @@ export async function settleRange(db: Db, owner: string, batch: readonly Settlem
   ]);
   if (!range) return [];
   const failed = batch.filter((s): s is Extract<Settlement, { runAt: number }> => s.status !== 'done');
-  if (failed.length === batch.length && failed.every((s) => s.status === 'pending')) {
+  if (holdsRange(batch)) {
     await db.query(`UPDATE outbox_range SET run_at = $1, attempts = $2, last_error = $3, last_attempt_at = $4, ${sharedKey(stream, 'claimed_to')} = NULL, claimed_count = NULL,
       lease_owner = NULL, lease_until = NULL WHERE connector = $5 AND stream = $6 AND part = $7`,
     [Math.min(...failed.map((s) => s.runAt)), Math.max(...failed.map((s) => s.attempts)), failed[0]!.lastError, first.at, first.connector, stream, part]);

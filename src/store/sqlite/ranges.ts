@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { compareKeys } from '../../streams/index.js';
 import type { ClaimRequest, Claimed, CreatedRange, Key, Settlement, SnapshotStream } from '../port.js';
+import { holdsRange } from '../range-hold.js';
 import { rangeParts } from '../range-parts.js';
 import { deliveryId, keyTypeOf, snapshotTable } from '../tables.js';
 import { enqueueLazy } from './enqueue.js';
@@ -129,8 +130,9 @@ export function claimRange(db: Db, owner: string, request: ClaimRequest, limit: 
 
 /**
  * The outcome of one claimed batch of a range (all its settlements share its fence). All done: the
- * cursor moves on. All to be tried again: the range waits, as one delivery would. Otherwise each that
- * is not done becomes a delivery row with its outcome, and the cursor moves on. Each is an attempt
+ * cursor moves on. All to be tried again, in its first attempts: the range waits, as one delivery
+ * would (range-hold.ts). Otherwise each that is not done becomes a delivery row with its outcome, and
+ * the cursor moves on. Each is an attempt
  * of its record, added to `attempts` for the caller to write.
  */
 export function settleRange(db: Db, owner: string, batch: readonly Settlement[], attempts: AttemptRow[]): string[] {
@@ -142,7 +144,7 @@ export function settleRange(db: Db, owner: string, batch: readonly Settlement[],
   if (!range) return [];
   for (const s of batch) attempts.push(attemptRow(s, `${stream}:${s.range!.key}:${s.range!.chain}`, range.enqueued_at));
   const failed = batch.filter((s): s is Extract<Settlement, { runAt: number }> => s.status !== 'done');
-  if (failed.length === batch.length && failed.every((s) => s.status === 'pending')) {
+  if (holdsRange(batch)) {
     sql(db, 'UPDATE outbox_range SET run_at = ?, attempts = ?, last_error = ?, last_attempt_at = ? WHERE connector = ? AND stream = ? AND part = ?').run(Math.min(...failed.map((s) => s.runAt)), Math.max(...failed.map((s) => s.attempts)), failed[0]!.lastError, first.at, first.connector, stream, part);
     return batch.map((s) => s.id);
   }
