@@ -20,7 +20,7 @@ import { rethrowExplained } from './explain.js';
  */
 export interface ReadableStore {
   inbox: Pick<InboxStore, 'quarantined'>;
-  outbox: Pick<OutboxStore, 'list'>;
+  outbox: Pick<OutboxStore, 'list' | 'ranges'>;
 }
 
 /**

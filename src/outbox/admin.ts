@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ListedDelivery } from '../store/index.js';
 import type { Outbox } from './outbox.js';
+import type { OwedRange } from './owed-ranges.js';
 import { errorGroup } from './public-error.js';
 import { retryAndReport, type RetryReport, type RetryTarget } from './retry-report.js';
 
@@ -46,10 +47,10 @@ async function targetOf(outbox: Outbox, body: z.infer<typeof retryBody>): Promis
   return body;
 }
 
-export async function adminList(outbox: Outbox, body: z.infer<typeof listBody>): Promise<AdminAnswer<{ deliveries: ListedDelivery[] }>> {
-  const deliveries = await outbox.list(body);
+export async function adminList(outbox: Outbox, body: z.infer<typeof listBody>): Promise<AdminAnswer<{ deliveries: ListedDelivery[]; owed?: OwedRange[] }>> {
+  const [deliveries, owed] = await Promise.all([outbox.list(body), outbox.owedRanges(body)]);
   // An empty list for a name that is no connector at all would read as "nothing owed".
-  const unknown = deliveries.length === 0 && body.connector !== undefined ? await outbox.unknown(body.connector) : undefined;
+  const unknown = deliveries.length === 0 && owed.length === 0 && body.connector !== undefined ? await outbox.unknown(body.connector) : undefined;
   if (unknown) return { status: 404, body: { error: 'outbox.not_found', message: unknown } };
-  return { status: 200, body: { deliveries } };
+  return { status: 200, body: { deliveries, ...(owed.length > 0 ? { owed } : {}) } };
 }

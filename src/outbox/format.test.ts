@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ListedDelivery } from '../store/index.js';
+import type { CreatedRange } from '../store/index.js';
 import { formatDeliveries, printable } from './format.js';
+import { owedOfRanges } from './owed-ranges.js';
 
 const base = { connector: 'hook', stream: 'students' as const, enqueuedAt: 0, attempts: 1, fence: 1 };
 
@@ -33,5 +35,27 @@ describe('deliveries list', () => {
     // eslint-disable-next-line no-control-regex
     expect(text.replace(/\n/g, '')).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
     expect(printable('Łódź\ttab')).toBe('Łódź\\u0009tab');
+  });
+
+  it('counts what a first cycle\'s ranges owe, a line per connector and stream, where it listed nothing', () => {
+    const range = (connector: string, stream: 'students' | 'users', part: number, remaining: number, more: Partial<CreatedRange> = {}): CreatedRange =>
+      ({ connector, stream, part, detectedAt: 'T0', remaining, upto: 100, runAt: 0, attempts: 0, ...more });
+    const ranges = [
+      range('hook', 'students', 0, 10),
+      range('hook', 'students', 1, 9, { runAt: 4000, attempts: 2, lastError: 'webhook.unavailable: the receiver\nanswered 503' }),
+      range('files', 'users', 0, 1),
+    ];
+    const owed = owedOfRanges(ranges);
+    expect(owed).toEqual([
+      { connector: 'hook', stream: 'students', remaining: 19, runAt: 0, attempts: 2, lastError: 'webhook.unavailable: the receiver\nanswered 503' },
+      { connector: 'files', stream: 'users', remaining: 1, runAt: 0, attempts: 0 },
+    ]);
+    expect(owedOfRanges(ranges, { connector: 'files' })).toEqual([owed[1]]);
+    expect(owedOfRanges(ranges, { state: 'dead' })).toEqual([]);
+    expect(formatDeliveries([], 1000, owed)).toBe([
+      'owed       19 created changes of students to hook from a first cycle, in key order (not listed one by one); its next batch now after 2 attempts: webhook.unavailable: the receiver answered 503',
+      'owed       1 created change of users to files from a first cycle, in key order (not listed one by one)',
+      '',
+    ].join('\n'));
   });
 });

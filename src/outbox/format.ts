@@ -1,8 +1,14 @@
 import type { ListedDelivery } from '../store/index.js';
+import type { OwedRange } from './owed-ranges.js';
 
-/** `deliveries list` as a terminal table; one line per entry, errors cut to keep lines readable. */
-export function formatDeliveries(entries: readonly ListedDelivery[], now: number): string {
-  if (entries.length === 0) return 'no deliveries\n';
+/**
+ * `deliveries list` as a terminal table; one line per entry, errors cut to keep lines readable, and
+ * a line per connector and stream for what a first cycle's ranges owe (counted, not listed).
+ */
+export function formatDeliveries(entries: readonly ListedDelivery[], now: number, owed: readonly OwedRange[] = []): string {
+  const owedLines = owed.map((o) => `owed       ${o.remaining} created ${o.remaining === 1 ? 'change' : 'changes'} of ${o.stream} to ${o.connector} from a first cycle, in key order (not listed one by one)` +
+    `${o.attempts > 0 ? `; its next batch ${when(o.runAt, now)} after ${o.attempts} ${o.attempts === 1 ? 'attempt' : 'attempts'}${o.lastError ? `: ${oneLine(o.lastError)}` : ''}` : ''}\n`).join('');
+  if (entries.length === 0) return owed.length > 0 ? owedLines : 'no deliveries\n';
   const rows = entries.map((e) => [
     e.id,
     inFlight(e, now) ? 'in-flight' : e.status,
@@ -15,7 +21,7 @@ export function formatDeliveries(entries: readonly ListedDelivery[], now: number
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
   const dead = entries.filter((e) => e.status === 'dead').length;
   const summary = `${entries.length} ${entries.length === 1 ? 'delivery' : 'deliveries'}${dead ? ` (${dead} dead; retry with: schoolbridge deliveries retry <id> | --all-dead)` : ''}`;
-  return `${[line(header), ...rows.map(line)].join('\n')}\n${summary}\n`;
+  return `${[line(header), ...rows.map(line)].join('\n')}\n${owedLines}${summary}\n`;
 }
 
 /** Leased to a replica now: its attempt is running, and its outcome decides what comes next. */

@@ -13,6 +13,7 @@ import type { Delivery, DeliveryFilter, Enqueue, ListedDelivery, OutboxCounts, O
 import { ofDeliveryId } from '../store/index.js';
 import { createLocalRoles } from '../store/local-roles.js';
 import { createConnectorChecks } from './connector-checks.js';
+import { owedOfRanges, type OwedRange } from './owed-ranges.js';
 import type { ConnectorInstance } from './connector-instance.js';
 import { OutboxEvents, type OutboxEvent, type OutboxEventPayload } from './events.js';
 import { waitIdle, withTimeout } from './idle.js';
@@ -85,6 +86,8 @@ export interface Outbox extends Component {
   get(id: string): Promise<Delivery | undefined>;
   /** The store's list; the dead read a chunk per store call (`retryChunk`). */
   list(filter?: DeliveryFilter): Promise<ListedDelivery[]>;
+  /** What a first cycle's ranges still owe, per connector and stream, as far as the filter covers them. */
+  owedRanges(filter?: DeliveryFilter): Promise<OwedRange[]>;
   /** The deliveries with these ids that are still in the store (one that is done has left it). */
   find(ids: readonly string[]): Promise<ListedDelivery[]>;
   /**
@@ -297,6 +300,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       for await (const chunk of deadChunks(filter.connector, filter.limit === undefined ? Infinity : Math.max(0, Math.floor(filter.limit)))) listed.push(...chunk);
       return listed;
     },
+    owedRanges: async (filter) => owedOfRanges(await store.ranges(), filter),
     find: (ids) => store.lookup({ ids }),
     configured: (connector) => configured.has(connector),
     async retry(id) {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { App } from '../../app.js';
-import { formatDeliveries, noSuchConnector, printable, RETRY_WAIT_MS, retryAndReport, type RetryReport, type RetryTarget } from '../../outbox/index.js';
+import { formatDeliveries, noSuchConnector, owedOfRanges, printable, type OwedRange, RETRY_WAIT_MS, retryAndReport, type RetryReport, type RetryTarget } from '../../outbox/index.js';
 import type { DeliveryFilter, ListedDelivery } from '../../store/index.js';
 import { isBridgeError } from '../../errors.js';
 import { withReadableStore } from '../beside-daemon.js';
@@ -29,10 +29,10 @@ export function registerDeliveriesCommand(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (options: ListOptions, command: Command) => {
       const filter = parseFilter(options);
-      const entries = await listDeliveries(command, filter);
+      const { deliveries: entries, owed = [] } = await listDeliveries(command, filter);
       // A connector taken out of the config keeps what it was owed, so its name may still list some.
-      if (entries.length === 0 && filter.connector !== undefined) unknownConnector(command, filter.connector);
-      process.stdout.write(options.json ? `${JSON.stringify(entries, null, 2)}\n` : formatDeliveries(entries, Date.now()));
+      if (entries.length === 0 && owed.length === 0 && filter.connector !== undefined) unknownConnector(command, filter.connector);
+      process.stdout.write(options.json ? `${JSON.stringify(entries, null, 2)}\n` : formatDeliveries(entries, Date.now(), owed));
     });
   deliveries
     .command('retry')
@@ -74,17 +74,19 @@ function parseFilter(options: ListOptions): DeliveryFilter {
  * Read-only: straight from the store (no delivery starts). Beside a daemon holding the embedded
  * store: from the daemon with an admin token (it knows which are in flight), else read beside it.
  */
-async function listDeliveries(command: Command, filter: DeliveryFilter): Promise<ListedDelivery[]> {
+async function listDeliveries(command: Command, filter: DeliveryFilter): Promise<{ deliveries: ListedDelivery[]; owed?: OwedRange[] }> {
   const globals = globalOptions(command);
   const loaded = loadCliConfig(globals);
   const { config } = loaded;
   const holder = await embeddedHolder(config);
   const token = config.server.adminToken;
   if (holder?.adminUrl && token) {
-    const answer = (await callAdmin(holder, token, '/admin/deliveries/list', filter)) as { deliveries: ListedDelivery[] };
-    return answer.deliveries;
+    return (await callAdmin(holder, token, '/admin/deliveries/list', filter)) as { deliveries: ListedDelivery[]; owed?: OwedRange[] };
   }
-  return withReadableStore(config, holder, cliLogger(loaded, { ...globals, quiet: true }), (store) => store.outbox.list(filter));
+  return withReadableStore(config, holder, cliLogger(loaded, { ...globals, quiet: true }), async (store) => ({
+    deliveries: await store.outbox.list(filter),
+    owed: owedOfRanges(await store.outbox.ranges(), filter),
+  }));
 }
 
 async function retryHere(app: App, target: RetryTarget): Promise<RetryReport> {

@@ -4,6 +4,7 @@ import type { InboxStore, OutboxStore, SnapshotStore, StateStore } from '../port
 import * as inbox from './inbox.js';
 import { openDatabase, pragma, pragmaValue } from './handles.js';
 import * as outbox from './outbox.js';
+import { ranges } from './ranges.js';
 import { SCHEMA_VERSION } from './schema.js';
 import * as snapshot from './snapshot.js';
 import { DATABASE_FILE } from './sqlite-store.js';
@@ -17,7 +18,7 @@ import * as state from './state.js';
  */
 export interface StoreReader {
   inbox: Pick<InboxStore, 'quarantined'>;
-  outbox: Pick<OutboxStore, 'list'>;
+  outbox: Pick<OutboxStore, 'list' | 'ranges'>;
   /** The whole port's type, so a poll cycle can take it; its writes are refused. */
   snapshot: SnapshotStore;
   state: StateStore;
@@ -44,7 +45,7 @@ export function openStoreReader(dir: string): StoreReader {
   };
   return {
     inbox: { quarantined: () => read(() => inbox.quarantined(db)) },
-    outbox: { list: (filter) => read(() => outbox.list(db, filter, Date.now())) },
+    outbox: { list: (filter) => read(() => outbox.list(db, filter, Date.now())), ranges: () => read(() => ranges(db)) },
     snapshot: {
       size: (stream) => read(() => snapshot.size(db, stream)),
       version: (stream) => read(() => snapshot.version(db, stream)),
