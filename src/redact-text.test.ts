@@ -13,6 +13,11 @@ describe('redactPersonalText', () => {
     ['duplicate customer jan.k@example.com (PESEL 85010112345)', 'duplicate customer [email] (PESEL [redacted])'],
     ['webhook.network: connect ECONNREFUSED 127.0.0.1:9', 'webhook.network: connect ECONNREFUSED 127.0.0.1:9'],
     ['record invoices:invoice.created:1001:0a1b2c3d4e5f failed', 'record invoices:invoice.created:1001:0a1b2c3d4e5f failed'],
+    // An update's changes echoed back: the field is named by `path`, so its `from` and `to` go.
+    [
+      'answered 422: {"changes":[{"path":"user.additionalData.phone","from":"ffdfff","to":"+48 600 111 222"},{"path":"user.fullname","from":"Maciej K","to":["Maciej","Ż"]},{"path":"user.isArchived","from":false,"to":true}]}',
+      'answered 422: {"changes":[{"path":"user.additionalData.phone","from":"[redacted]","to":"[redacted]"},{"path":"user.fullname","from":"[redacted]","to":"[redacted]"},{"path":"user.isArchived","from":false,"to":true}]}',
+    ],
   ])('%s', (text, expected) => {
     expect(redactPersonalText(text)).toBe(expected);
   });
@@ -23,6 +28,16 @@ describe('redactPersonalText', () => {
       fc.property(fc.nat(echo.length), (cut) => {
         const text = redactPersonalText(`the receiver answered 422: ${echo.slice(0, cut)}`);
         expect(text).not.toMatch(/jan\.kowalski@example\.com|85010112345|Jan Kowalski/);
+      }),
+    );
+  });
+
+  it('leaves no value of a personal field\'s change, however the echo is cut', () => {
+    const echo = JSON.stringify({ error: 'rejected', changes: [{ path: 'user.lastName', from: 'Kołodziej', to: 'Żółkiewska' }, { path: 'user.additionalData.phone', from: '600 111 222', to: '+48 600 111 333' }] });
+    fc.assert(
+      fc.property(fc.nat(echo.length), (cut) => {
+        const text = redactPersonalText(`the receiver answered 422: ${echo.slice(0, cut)}`);
+        expect(text).not.toMatch(/Kołodziej|Żółkiewska|600 111/);
       }),
     );
   });

@@ -27,8 +27,27 @@ const FORM_FIELD = /(^|[?&\s])([A-Za-z_][\w.-]{0,63})=([^&\s"']*)/g;
 const EMAIL = /[\w.+%-]+@[\w-]+(?:\.[\w-]+)+/g;
 const PESEL = /(?<!\d)\d{11}(?!\d)/g;
 
+/**
+ * An object with no object inside, as text: a change of an update record (`{"path": "user.lastName",
+ * "from": "Kowalska", "to": "Nowak"}`) that a receiver echoed names the field in `path`, not in the
+ * keys of its values. One cut short by an excerpt runs to the end of the text.
+ */
+const FLAT_OBJECT = /\{[^{}]*(?:\}|$)/g;
+const PATH_MEMBER = /"path"\s*:\s*"((?:[^"\\]|\\.)*)"/;
+/** `from` or `to` and its value: a string, a number or a word, or an array with no array or object inside. */
+const CHANGE_VALUE = /"(from|to)"(\s*:\s*)("(?:[^"\\]|\\.)*"?|\[[^[\]{}]*\]?|[-+\w.]+)/g;
+
+/** The values of a change whose path names a personal field (its last part: `user.additionalData.phone`). */
+function redactChanges(text: string): string {
+  return text.replace(FLAT_OBJECT, (object) => {
+    const path = PATH_MEMBER.exec(object)?.[1];
+    if (path === undefined || !isPersonalField(path.split('.').at(-1) ?? '')) return object;
+    return object.replace(CHANGE_VALUE, (_member, key: string, colon: string) => `"${key}"${colon}"${REDACTED_TEXT}"`);
+  });
+}
+
 export function redactPersonalText(text: string): string {
-  return text
+  return redactChanges(text)
     .replace(JSON_MEMBER, (member, key: string, colon: string) => (isPersonalField(key) ? `"${key}"${colon}"${REDACTED_TEXT}"` : member))
     .replace(FORM_FIELD, (field, lead: string, key: string) => (isPersonalField(key) ? `${lead}${key}=${REDACTED_TEXT}` : field))
     .replace(EMAIL, '[email]')
