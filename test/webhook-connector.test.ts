@@ -92,6 +92,20 @@ describe('webhook connector', () => {
     await receiver.whenCutOff(1);
   });
 
+  it('sends the URL\'s user:password@ as Basic authentication, on the POST and the check, unless an Authorization header is configured', async () => {
+    const plain = new URL(context().config.url);
+    plain.username = 'alice';
+    plain.password = 'p@ss:w0rd';
+    const basic = `Basic ${Buffer.from('alice:p@ss:w0rd').toString('base64')}`;
+    const ctx = context(undefined, { url: plain.href });
+    expect(await webhookConnector.deliver(ctx, [StoredRecord.of(change('students', 1))])).toEqual([{ status: 'done', httpStatus: 200 }]);
+    expect(await webhookConnector.check(ctx)).toEqual({ ok: true });
+    const configured = context(undefined, { url: plain.href, headers: { Authorization: 'Bearer mine' } });
+    await webhookConnector.deliver(configured, [StoredRecord.of(change('students', 2))]);
+    expect(receiver.received.map((r) => r.headers.authorization)).toEqual([basic, 'Bearer mine']);
+    expect(receiver.probes.map((h) => h.authorization)).toEqual([basic]);
+  });
+
   it('check passes when the endpoint answers at all', async () => {
     expect(await webhookConnector.check(context())).toEqual({ ok: true });
   });

@@ -3,6 +3,7 @@ import type { DeliveryOutcome } from './types.js';
 import { BridgeError, describeError } from '../errors.js';
 import { startDeadline } from '../http/deadline.js';
 import { withoutUrl } from '../http/probe.js';
+import { withUrlCredentials } from '../http/url-credentials.js';
 import { signatureHeader } from '../signature/index.js';
 import { classifyFailure, classifyResponse } from './classify.js';
 
@@ -36,9 +37,10 @@ const EXCERPT_BYTES = 512;
  */
 export async function postSigned(idempotencyKey: string, body: string, post: SignedPost): Promise<DeliveryOutcome> {
   const timestamp = Math.floor(post.now / 1000);
+  const target = withUrlCredentials(post.url, lowerCaseKeys(post.headers));
   // The config refuses extra headers of these names (config/fields.ts, extraHeaders); ours win all the same.
   const headers: Record<string, string> = {
-    ...lowerCaseKeys(post.headers),
+    ...target.headers,
     'user-agent': 'schoolbridge',
     'content-type': 'application/json',
     'idempotency-key': idempotencyKey,
@@ -46,7 +48,7 @@ export async function postSigned(idempotencyKey: string, body: string, post: Sig
   };
   const deadline = startDeadline(post.timeoutMs, post.signal);
   try {
-    const response = await request(post.url, {
+    const response = await request(target.url, {
       method: 'POST',
       headers,
       body,

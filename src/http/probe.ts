@@ -1,6 +1,7 @@
 import { request, type Dispatcher } from 'undici';
 import { describeError } from '../errors.js';
 import { startDeadline } from './deadline.js';
+import { withUrlCredentials } from './url-credentials.js';
 
 /**
  * What a connector's `check()` may say about an endpoint it probes. A configured URL can be a
@@ -31,9 +32,10 @@ export function inTrouble(status: number): boolean {
  */
 export async function probe(url: string, options: { headers?: Record<string, string>; dispatcher: Dispatcher; signal: AbortSignal; timeoutMs: number }): Promise<ProbeResult> {
   const deadline = startDeadline(options.timeoutMs, options.signal);
+  const target = withUrlCredentials(url, options.headers);
   try {
-    const response = await request(url, {
-      method: 'HEAD', ...(options.headers ? { headers: options.headers } : {}), dispatcher: options.dispatcher,
+    const response = await request(target.url, {
+      method: 'HEAD', headers: target.headers, dispatcher: options.dispatcher,
       signal: deadline.signal, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs,
     });
     await response.body.dump();

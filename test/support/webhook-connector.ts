@@ -33,6 +33,8 @@ type BodyStyle = 'whole' | 'trickle' | 'endless';
 /** A loopback receiver whose answers the test scripts (status, headers, how its body comes, or no answer at all). */
 export class Receiver {
   readonly received: Received[] = [];
+  /** The headers of each request that was not a POST (a check's HEAD), answered 405. */
+  readonly probes: IncomingMessage['headers'][] = [];
   respond: (req: Received, n: number) => { status: number; headers?: Record<string, string>; hang?: boolean; delayMs?: number; body?: BodyStyle } = () => ({ status: 200 });
   /** Answers whose connection the client closed before their body ended, with the bytes they had written. */
   readonly cutOff: number[] = [];
@@ -51,7 +53,10 @@ export class Receiver {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const got = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
-        if (req.method !== 'POST') return void res.writeHead(405).end();
+        if (req.method !== 'POST') {
+          this.probes.push(got.headers);
+          return void res.writeHead(405).end();
+        }
         this.received.push(got);
         this.waiting.splice(0).forEach((w) => w(got));
         const answer = this.respond(got, this.received.length);
