@@ -40,7 +40,7 @@ const SHORTEST_SECRET = 6;
  */
 export function secretValues(value: unknown, key = '', out = new Set<string>()): Set<string> {
   if (typeof value === 'string') {
-    const secrets = [isSecretKey(key) ? value : key === 'url' ? urlPathOf(value) : undefined, urlPasswordOf(value), ...querySecretsOf(value)];
+    const secrets = [isSecretKey(key) ? value : undefined, ...(key === 'url' ? urlPartsOf(value) : []), urlPasswordOf(value), ...querySecretsOf(value)];
     for (const secret of secrets) if (secret !== undefined && secret.length >= SHORTEST_SECRET) out.add(secret);
   } else if (Array.isArray(value)) {
     for (const item of value) secretValues(item, key, out);
@@ -60,6 +60,22 @@ export function maskIn(text: string, secrets: ReadonlySet<string>): string {
   let out = text;
   for (const secret of [...secrets].sort((a, b) => b.length - a.length)) if (out.includes(secret)) out = out.split(secret).join('***');
   return out;
+}
+
+/**
+ * What of a connector's http(s) URL is a credential, as a receiver's answer may quote it: its path
+ * and query together, its path alone (an answer that names the path it was sent to, "Cannot POST
+ * /hooks/…"), and each query value, as written and decoded (those of SHORTEST_SECRET characters or
+ * more). None for a URL of "/" and no query.
+ */
+export function urlPartsOf(text: string): string[] {
+  const whole = urlPathOf(text);
+  if (whole === undefined) return [];
+  const url = new URL(text);
+  const values = [...url.searchParams.values()];
+  const written = url.search.slice(1).split('&').map((pair) => pair.slice(pair.indexOf('=') + 1)).filter((v) => v !== '');
+  // Shorter parts are not looked for (SHORTEST_SECRET): `?v=2` would mask every "2".
+  return [whole, ...[url.pathname, ...values, ...written].filter((part) => part.length >= SHORTEST_SECRET)];
 }
 
 /** An http(s) URL's path and query, when there is more than "/". */

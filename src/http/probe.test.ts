@@ -21,6 +21,11 @@ describe('withoutUrl', () => {
     for (const secret of ['s3cr3t-path', 'q-s3cr3t', 'pa55-s3cr3t']) expect(shown).not.toContain(secret);
   });
 
+  it('leaves out the path alone and each query value, as a receiver may quote them', () => {
+    const shown = withoutUrl('Cannot POST /hooks/catch/123/s3cr3t-path/ (token q-s3cr3t)', URL_WITH_SECRETS);
+    expect(shown).toBe('Cannot POST … (token …)');
+  });
+
   it('leaves a text without the URL as it is', () => {
     expect(withoutUrl('connect ECONNREFUSED 127.0.0.1:9', URL_WITH_SECRETS)).toBe('connect ECONNREFUSED 127.0.0.1:9');
   });

@@ -1,4 +1,5 @@
 import { request, type Dispatcher } from 'undici';
+import { urlPartsOf } from '../config/mask.js';
 import { describeError } from '../errors.js';
 import { startDeadline } from './deadline.js';
 import { withUrlCredentials } from './url-credentials.js';
@@ -58,6 +59,8 @@ export function withoutUrl(text: string, url: string): string {
   }
   let out = text;
   for (const whole of [url, parsed.href]) out = out.split(whole).join(parsed.origin);
-  for (const part of [`${parsed.pathname}${parsed.search}`, parsed.password]) if (part.length > 1) out = out.split(part).join('…');
+  // Longest first, so that the path and query together go before the path alone.
+  const parts = [...urlPartsOf(url), parsed.password].filter((part) => part.length > 1).sort((a, b) => b.length - a.length);
+  for (const part of parts) out = out.split(part).join('…');
   return out;
 }

@@ -12,7 +12,10 @@ describe('a connector\'s credentials in its errors', () => {
   };
 
   it('are the secret keys\' values, the header values and a URL\'s path, but no short value', () => {
-    expect([...secretValues(config)].sort()).toEqual(['/hooks/catch/123/abcdef/?k=1', 'apikey-SECRET-123', 'signing-secret-1']);
+    expect([...secretValues(config)].sort()).toEqual(['/hooks/catch/123/abcdef/', '/hooks/catch/123/abcdef/?k=1', 'apikey-SECRET-123', 'signing-secret-1']);
+    // The path alone and each query value too: a receiver may quote either ("Cannot POST /wh/…").
+    expect([...secretValues({ url: 'http://127.0.0.1:19110/wh/secretpath-abc123?tok=QUERY%2DSECRET' })].sort())
+      .toEqual(['/wh/secretpath-abc123', '/wh/secretpath-abc123?tok=QUERY%2DSECRET', 'QUERY%2DSECRET', 'QUERY-SECRET']);
     expect([...secretValues({ url: 'https://books.example.com/', headers: {} })]).toEqual([]);
     expect([...secretValues({ url: 'https://bridge:p4ssw0rd-x@books.example.com/' })]).toEqual(['p4ssw0rd-x']);
   });
