@@ -106,6 +106,15 @@ describe('webhook connector', () => {
     expect(receiver.probes.map((h) => h.authorization)).toEqual([basic]);
   });
 
+  it('says in one line that an https:// URL reaches a server that does not answer TLS', async () => {
+    const tls = context().config.url.replace(/^http:/, 'https:');
+    const ctx = context(undefined, { url: tls });
+    const why = 'ERR_SSL_WRONG_VERSION_NUMBER: the server does not answer TLS: an https:// URL to a plain-HTTP port? Use http://, or the port that serves TLS';
+    const [outcome] = await webhookConnector.deliver(ctx, [StoredRecord.of(change('students', 1))]);
+    expect(outcome).toMatchObject({ status: 'retry', error: { code: 'webhook.failed', message: why } });
+    expect(await webhookConnector.check(ctx)).toEqual({ ok: false, reason: `cannot reach ${new URL(tls).origin}: ${why}` });
+  });
+
   it('check passes when the endpoint answers at all', async () => {
     expect(await webhookConnector.check(context())).toEqual({ ok: true });
   });

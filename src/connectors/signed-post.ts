@@ -2,6 +2,7 @@ import { request, type Dispatcher } from 'undici';
 import type { DeliveryOutcome } from './types.js';
 import { BridgeError, describeError } from '../errors.js';
 import { startDeadline } from '../http/deadline.js';
+import { describeExchangeError } from '../http/failure-kind.js';
 import { withoutUrl } from '../http/probe.js';
 import { withUrlCredentials } from '../http/url-credentials.js';
 import { signatureHeader } from '../signature/index.js';
@@ -61,7 +62,7 @@ export async function postSigned(idempotencyKey: string, body: string, post: Sig
     return classifyResponse(response.statusCode, response.headers, excerpt, post.now, post.code);
   } catch (error) {
     // The URL may be a credential (a hook path): an error names its origin only.
-    if (!deadline.expired) return classifyFailure(error, post.code, (e) => withoutUrl(describeError(e), post.url));
+    if (!deadline.expired) return classifyFailure(error, post.code, (e) => withoutUrl(describeExchangeError(e, describeError), post.url));
     const message = `no answer within ${post.timeoutMs} ms (timeoutMs)`;
     return { status: 'retry', error: new BridgeError(`${post.code ?? 'webhook'}.network`, message, { retryable: true, cause: error }) };
   } finally {

@@ -39,3 +39,29 @@ export function isNetworkError(error: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * What a TLS failure means, for the operator who set the URL: OpenSSL's own words name a record
+ * layer and a source file, and end with a newline.
+ */
+const TLS_MEANINGS: Record<string, string> = {
+  ERR_SSL_WRONG_VERSION_NUMBER: 'the server does not answer TLS: an https:// URL to a plain-HTTP port? Use http://, or the port that serves TLS',
+  ERR_SSL_PACKET_LENGTH_TOO_LONG: 'the server does not answer TLS: an https:// URL to a plain-HTTP port? Use http://, or the port that serves TLS',
+  CERT_HAS_EXPIRED: 'the server\'s certificate has expired',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'the server\'s certificate is self-signed, so it cannot be verified',
+  SELF_SIGNED_CERT_IN_CHAIN: 'the server\'s certificate chain ends in a self-signed certificate that is not trusted',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'the server\'s certificate cannot be verified: it sends no chain to a trusted authority',
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'the server\'s certificate cannot be verified: its issuer is not trusted here',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'the server\'s certificate is for another host name',
+};
+
+/** An error of an HTTP exchange as one line: a TLS failure said in words, anything else as describeError has it. */
+export function describeExchangeError(error: unknown, describe: (error: unknown) => string): string {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && code in TLS_MEANINGS) return `${code}: ${TLS_MEANINGS[code]}`;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return describe(error).trim().replace(/\s*\n\s*/g, ' ');
+}

@@ -2,6 +2,7 @@ import { request, type Dispatcher } from 'undici';
 import { urlPartsOf } from '../config/mask.js';
 import { describeError } from '../errors.js';
 import { startDeadline } from './deadline.js';
+import { describeExchangeError } from './failure-kind.js';
 import { withUrlCredentials } from './url-credentials.js';
 
 /**
@@ -42,7 +43,7 @@ export async function probe(url: string, options: { headers?: Record<string, str
     await response.body.dump();
     return { ok: true, status: response.statusCode };
   } catch (error) {
-    const why = deadline.expired ? `no answer within ${options.timeoutMs} ms` : withoutUrl(describeError(error), url);
+    const why = deadline.expired ? `no answer within ${options.timeoutMs} ms` : withoutUrl(describeExchangeError(error, describeError), url);
     return { ok: false, reason: `cannot reach ${originOf(url)}: ${why}` };
   } finally {
     deadline.clear();
