@@ -18,4 +18,12 @@ describe('liveness: can the daemon work?', () => {
       ok: false, reasons: ['upstream: the credentials are refused (upstream.auth: refused); fix upstream.token, or upstream.clientId and upstream.clientSecret'],
     });
   });
+
+  it('shows the call and its status, never what the service said: /healthz is public', () => {
+    const said = 'Token of Anna Nowak anna.nowak@example.com revoked; secret qa-SECRET-d34db33f';
+    const error = `upstream.auth: GET /api/v2/users: upstream answered HTTP 401: ${JSON.stringify(said)}`;
+    expect(liveness({ ok: false, at: 1, code: 'upstream.auth', error })).toEqual({
+      ok: false, reasons: ['upstream: the credentials are refused (upstream.auth: GET /api/v2/users: upstream answered HTTP 401); fix upstream.token, or upstream.clientId and upstream.clientSecret'],
+    });
+  });
 });

@@ -1,3 +1,4 @@
+import { publicText } from '../public-text.js';
 import type { LastContact } from '../upstream/index.js';
 
 /**
@@ -13,7 +14,8 @@ export type Liveness = { ok: true } | { ok: false; reasons: string[] };
 
 export function liveness(upstream: LastContact | undefined): Liveness {
   if (upstream && !upstream.ok && upstream.code === 'upstream.auth') {
-    return { ok: false, reasons: [`upstream: the credentials are refused (${upstream.error ?? upstream.code}); fix upstream.token, or upstream.clientId and upstream.clientSecret`] };
+    // A public page: the call and its status, never what the service said (public-text.ts), as /readyz.
+    return { ok: false, reasons: [`upstream: the credentials are refused (${publicText(upstream.error ?? upstream.code)}); fix upstream.token, or upstream.clientId and upstream.clientSecret`] };
   }
   return { ok: true };
 }
