@@ -53,6 +53,16 @@ describe('authorization', () => {
     expect(count('GET', '/api/v2/users')).toBe(2);
   });
 
+  it('masks our credentials where the upstream\'s answer echoes them', async () => {
+    on('POST', '/api/v2/authorize', json(200, { access_token: 'issued-token-1', expires_in: 60 }), json(200, { access_token: 'issued-token-2', expires_in: 60 }));
+    const echo = (token: string) => json(401, { error: 'invalid_token', error_description: `Bearer ${token} of secret qa-SECRET-d34db33f revoked` });
+    on('GET', '/api/v2/users', echo('issued-token-1'), echo('issued-token-2'));
+    const error = await failure(client({ auth: { clientId: 'id', clientSecret: 'qa-SECRET-d34db33f' } }).list('users'));
+    expect(error.code).toBe('upstream.auth');
+    expect(error.message).toContain('"*** of secret *** revoked"');
+    expect(error.message).not.toMatch(/issued-token|qa-SECRET/);
+  });
+
   it('wrong client credentials are an auth error with the upstream message', async () => {
     on('POST', '/api/v2/authorize', json(400, { error: 'invalid_client', error_description: 'Client authentication failed' }));
     const error = await failure(client({ auth: { clientId: 'id', clientSecret: 'wrong' } }).list('students'));

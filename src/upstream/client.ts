@@ -28,6 +28,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     timeoutMs,
     formEncoding: options.formEncoding ?? 'multipart',
     now: () => clock.now(),
+    secrets: 'token' in options.auth ? [options.auth.token] : [options.auth.clientSecret],
   });
   const base: CallContext = {
     http,

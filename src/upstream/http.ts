@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { FormData, request, type Dispatcher } from 'undici';
+import { maskIn } from '../config/mask.js';
 import { reworded, type BridgeError } from '../errors.js';
 import { decodedBody } from './content-encoding.js';
 import { errorFromStatus, errorFromThrown } from './errors.js';
@@ -37,6 +38,26 @@ export interface HttpOptions {
   timeoutMs: number;
   formEncoding: 'multipart' | 'urlencoded';
   now: () => number;
+  /** Our credentials (upstream.token, upstream.clientSecret): masked in what the upstream says back. */
+  secrets?: readonly string[];
+}
+
+/** Credentials shorter than this are not looked for: they would mask every word holding them. */
+const SHORTEST_SECRET = 6;
+
+/**
+ * The credentials an answer may echo: ours, and those this exchange sent (its bearer token, a
+ * secret of its form). An error's text quotes what the upstream said, and goes to the log and the CLI.
+ */
+function credentialsOf(exchange: Exchange, secrets: readonly string[]): Set<string> {
+  const found = new Set(secrets);
+  for (const [name, value] of Object.entries(exchange.headers ?? {})) {
+    if (name.toLowerCase() !== 'authorization') continue;
+    found.add(value);
+    found.add(value.replace(/^\S+\s+/, ''));
+  }
+  for (const [name, value] of Object.entries(exchange.form ?? {})) if (/secret|password|token/i.test(name)) found.add(value);
+  return new Set([...found].filter((value) => value.length >= SHORTEST_SECRET));
 }
 
 /** Error bodies are informational; a proxy's 5 MB HTML page is not read whole. */
@@ -71,7 +92,7 @@ export function createHttp(options: HttpOptions): Http {
       body = decodedBody(received, response.headers['content-encoding']);
       if (exchange.stream) clearTimeout(timeout);
       if (response.statusCode < 200 || response.statusCode >= 300) {
-        const text = await readLimited(body, ERROR_BODY_LIMIT);
+        const text = maskIn(await readLimited(body, ERROR_BODY_LIMIT), credentialsOf(exchange, options.secrets ?? []));
         throw errorFromStatus(response.statusCode, text, response.headers['retry-after'], options.now(), response.headers.location);
       }
       return await read(body, response.headers);
