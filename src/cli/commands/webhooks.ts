@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { printable } from '../../outbox/index.js';
 import { BridgeError } from '../../errors.js';
 import type { Webhook } from '../../upstream/index.js';
 import { isMarkedDeleted, notDeletedAnswer, sameUrl, type ReconcileResult } from '../../webhooks/index.js';
@@ -87,20 +88,21 @@ function positiveInteger(text: string): number {
   return value;
 }
 
-function describeHook(webhook: Webhook, ours: string): string {
+export function describeHook(webhook: Webhook, ours: string): string {
   const mark = sameUrl(webhook.callbackUrl, ours) ? 'ours   ' : 'foreign';
-  return `${String(webhook.id).padStart(6)}  ${mark}  ${webhook.event.padEnd(24)}  ${webhook.callbackUrl}`;
+  // The upstream's text, shown with its control characters as escapes: none reaches the terminal.
+  return `${String(webhook.id).padStart(6)}  ${mark}  ${printable(webhook.event).padEnd(24)}  ${printable(webhook.callbackUrl)}`;
 }
 
 export function describeResult(result: ReconcileResult, callbackUrl: string): string {
   const { plan } = result;
   const lines = [`callback URL: ${callbackUrl}`];
-  for (const webhook of plan.keep) lines.push(`keep    #${webhook.id} ${webhook.event}`);
+  for (const webhook of plan.keep) lines.push(`keep    #${webhook.id} ${printable(webhook.event)}`);
   for (const event of plan.create) {
     const created = result.created.find((w) => w.event === event);
     lines.push(`create  ${created ? `#${created.id} ` : ''}${event}`);
   }
-  for (const { webhook, why } of plan.delete) lines.push(`delete  #${webhook.id} ${webhook.event} (${why === 'duplicate' ? 'duplicate of ours' : 'event not configured'})`);
+  for (const { webhook, why } of plan.delete) lines.push(`delete  #${webhook.id} ${printable(webhook.event)} (${why === 'duplicate' ? 'duplicate of ours' : 'event not configured'})`);
   if (plan.foreign > 0) lines.push(`left alone: ${plan.foreign} registration(s) of other callback URLs`);
   const changes = plan.create.length + plan.delete.length;
   lines.push(result.dryRun ? `dry run: ${changes} change(s) planned, nothing done` : changes === 0 ? 'already converged: nothing to do' : `done: ${result.created.length} created, ${result.deleted.length} deleted`);
