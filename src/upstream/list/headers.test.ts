@@ -22,6 +22,8 @@ describe('paging signs in a list answer\'s headers', () => {
     [{ 'x-total-pages': '3' }, 9, 'header x-total-pages: 3'],
     [{ 'x-page': '2' }, 9, 'header x-page: 2, not the first page'],
     [{ 'x-per-page': '9' }, 9, 'header x-per-page: 9, and the list holds as many'],
+    [{ 'x-pagination-total-count': '20', 'x-pagination-page-count': '2' }, 19, 'header x-pagination-page-count: 2'],
+    [{ 'x-pagination-total-count': '20' }, 19, 'header x-pagination-total-count: 20, where the list holds 19'],
     [{ link: '<https://u/api/v2/students?page=1>; rel="prev"' }, 9, 'header Link: rel="prev", not the first page'],
     [{ link: '<https://u/api/v2/students?page=1>; rel="first", <https://u/api/v2/students?page=2>; rel="last"' }, 9, 'header Link: a first and a last page apart'],
   ])('names what says a list is one page of more: %o', (headers, count, sign) => {

@@ -9,10 +9,10 @@ export type Headers = Record<string, string | string[] | undefined>;
 
 const NEXT = ['x-next-page', 'x-next', 'x-next-cursor', 'x-next-page-token', 'x-next-url'];
 const MORE = ['x-has-more', 'x-more', 'x-has-next'];
-const PAGES = ['x-total-pages', 'x-page-count', 'x-pages', 'x-last-page'];
-const PAGE = ['x-page', 'x-current-page'];
-const TOTAL = ['x-total-count', 'x-total', 'x-total-items', 'x-total-results', 'x-total-records'];
-const PAGE_SIZE = ['x-per-page', 'x-page-size'];
+const PAGES = ['x-total-pages', 'x-page-count', 'x-pages', 'x-last-page', 'x-pagination-page-count'];
+const PAGE = ['x-page', 'x-current-page', 'x-pagination-current-page'];
+const TOTAL = ['x-total-count', 'x-total', 'x-total-items', 'x-total-results', 'x-total-records', 'x-pagination-total-count'];
+const PAGE_SIZE = ['x-per-page', 'x-page-size', 'x-pagination-per-page'];
 
 const first = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value)?.trim();
 

@@ -30,7 +30,7 @@ const PAGE = new Set(['page', 'current_page', 'currentpage', 'page_number', 'pag
 /** How many items come before this page. */
 const OFFSET = new Set(['offset', 'skip']);
 /** Objects that hold the above. */
-const HOLDERS = new Set(['links', 'meta', 'pagination', 'paging', 'page_info', 'pageinfo', 'page']);
+const HOLDERS = new Set(['links', '_links', 'meta', 'pagination', 'paging', 'page_info', 'pageinfo', 'page']);
 
 export interface PagingSigns {
   /** The first sign of a next page or of more pages, as `path: value`. */
@@ -39,6 +39,17 @@ export interface PagingSigns {
   total?: { path: string; n: number };
   /** The page size the answer gives, and where. */
   pageSize?: { path: string; n: number };
+  /**
+   * An error the answer reports beside (or in place of) the list, as API v2's error object
+   * (`{"error": {"code": …}}`): where, and its code. A 200 with an error may hold a list cut short.
+   */
+  error?: string;
+}
+
+/** An error member's code, as API v2 gives it (`"error": "timeout"` or `"error": {"code": "timeout"}`), cut short; never its message (it can name a person). */
+function errorCodeOf(value: unknown): string {
+  const code = typeof value === 'string' ? value : typeof value === 'object' && value !== null ? (value as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && code !== '' ? ` (code ${JSON.stringify(code.slice(0, 40))})` : '';
 }
 
 /** A count as a number: `10`, or the text `"10"` some servers send. */
@@ -51,6 +62,10 @@ export function countOf(value: unknown): number | undefined {
 /** Adds the signs in a value beside the list at `path`, under `key`, to `signs`. */
 export function pagingSigns(signs: PagingSigns, path: string, key: string, value: unknown, depth = 0): void {
   const name = key.toLowerCase();
+  if ((name === 'error' || name === 'errors') && depth === 0 && isSet(value) && !(Array.isArray(value) && value.length === 0)) {
+    signs.error ??= `${path}${errorCodeOf(value)}`;
+    return;
+  }
   // A link is named, not shown: its query may carry a token.
   if (NEXT.has(name) && isSet(value)) signs.more ??= `${path} is set`;
   else if (PREV.has(name) && isSet(value)) signs.more ??= `${path} is set, not the first page`;
@@ -87,11 +102,21 @@ export function answerPaging(answer: unknown, target: readonly string[], signs: 
 
 /** Throws for a list at `path` of `count` items that the signs say is one page of more. */
 export function refusePaged(path: string, signs: PagingSigns, count: number): void {
+  refuseReportedError(path, signs);
   const paged = pagedBecause(signs, count);
   if (paged === undefined) return;
   throw new BridgeError('upstream.invalid_response', `upstream answered ${path} as one page of a longer list (${paged}); API v2 answers a whole list at once, and a page taken for the whole would make everyone on the other pages look deleted, so this list is not used`, {
     retryable: false,
     context: { path, sign: paged },
+  });
+}
+
+/** Throws for an answer that reports an error beside the list at `path` (or where it should be). */
+export function refuseReportedError(path: string, signs: PagingSigns): void {
+  if (signs.error === undefined) return;
+  throw new BridgeError('upstream.invalid_response', `upstream answered ${path} with an error beside it (${signs.error} is set): the list may be cut short, and a list taken for whole would make everyone missing from it look deleted, so it is not used`, {
+    retryable: false,
+    context: { path, sign: signs.error },
   });
 }
 

@@ -82,6 +82,7 @@ describe('ListScanner', () => {
     ['a page before', '{"data":{"previous":2,"students":[{"id":1}]}}', 'data.previous is set, not the first page'],
     ['a full page by its limit', '{"data":{"limit":2,"students":[{"id":1},{"id":2}]}}', 'data.limit: 2, and the list holds as many'],
     ['a count of the stream above the list', '{"data":{"students_count":3,"students":[{"id":1},{"id":2}]}}', 'data.students_count: 3, where the list holds 2'],
+    ['a HAL next link', '{"_links":{"self":{"href":"/students"},"next":{"href":"/students?page=2"}},"data":{"students":[{"id":1}]}}', '_links.next is set'],
   ])('refuses a list answered as one page of more: %s', (_name, text, sign) => {
     const error = failure(() => scan(text));
     expect(error.code).toBe('upstream.invalid_response');
@@ -91,6 +92,19 @@ describe('ListScanner', () => {
   });
 
   it.each([
+    ['beside the list', '{"data":{"students":[{"id":1}]},"error":{"code":"timeout","message":"Result truncated for Jan Kowalski"}}', 'error (code "timeout")'],
+    ['inside data, as text', '{"data":{"error":"partial","students":[{"id":1}]}}', 'data.error (code "partial")'],
+    ['in place of the list', '{"error":{"code":"timeout","message":"query timed out"}}', 'error (code "timeout")'],
+  ])('refuses an answer that reports an error %s, quoting its code, never its message', (_name, text, sign) => {
+    const error = failure(() => scan(text));
+    expect(error.code).toBe('upstream.invalid_response');
+    expect(error.context).toEqual({ path: 'data.students', sign });
+    expect(error.message).toContain(`(${sign} is set)`);
+    expect(error.message).not.toMatch(/Kowalski|timed out/);
+  });
+
+  it.each([
+    ['no error', '{"error":null,"errors":[],"data":{"students":[{"id":1}]}}'],
     ['a null next link', '{"links":{"next":null,"prev":null},"data":{"students":[{"id":1}]}}'],
     ['no more', '{"data":{"students":[{"id":1}],"has_more":false,"next":""}}'],
     ['one page', '{"meta":{"last_page":1,"total":1},"data":{"students":[{"id":1}]}}'],

@@ -2,7 +2,7 @@ import { CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, isJsonWhitespace, OPEN_ARRAY, 
 import { BridgeError } from '../../errors.js';
 import { invalidJson } from '../errors.js';
 import { invalidResponse, joinPath } from '../schemas.js';
-import { pagingSigns, refusePaged, type PagingSigns } from './paging.js';
+import { pagingSigns, refusePaged, refuseReportedError, type PagingSigns } from './paging.js';
 import { ValueCapture } from './value-capture.js';
 
 /**
@@ -111,6 +111,8 @@ export class ListScanner {
       throw invalidJson(`body ends early at byte ${this.offset} (truncated)`);
     }
     if (!this.found) {
+      // An answer that is only an error says which, rather than that the list is missing.
+      refuseReportedError(this.targetPath, this.paging);
       // Name the first key of the path that was absent: "data" when there was no data at all.
       const depth = this.reached + 1;
       const last = depth === this.target.length;
