@@ -196,18 +196,20 @@ export async function createApp(options: AppOptions): Promise<App> {
   }
 
   // --- status page and admin API --------------------------------------------------------
+  /** Why the store is not to be waited for: it has answered nothing for a while (heartbeat.ts). */
+  const stalled = () => {
+    const health = store.health();
+    return notAnswering(health) && !health.ok ? health.reason : undefined;
+  };
   /** Every admin action and console section reads or writes the store: one that answers nothing would hold it until it is back. */
   const storeRefusal = () => {
-    const health = store.health();
-    return notAnswering(health) && !health.ok ? { status: 503, body: { error: 'store.unavailable', message: health.reason } } : undefined;
+    const reason = stalled();
+    return reason === undefined ? undefined : { status: 503, body: { error: 'store.unavailable', message: reason } };
   };
   const consoleRoutes = registerConsoleRoutes(http, {
     store, outbox, quarantine: () => webhooks.operator.listQuarantine(), clock, timezone: config.poll.timezone, historyDays: config.delivery.historyDays,
     unready: () => Object.entries(readiness.evaluate().checks).flatMap(([name, state]) => (state.ok || name.startsWith('connector:') ? [] : [{ name, reason: state.reason }])),
-    notAnswering: () => {
-      const health = store.health();
-      return notAnswering(health) && !health.ok ? health.reason : undefined;
-    },
+    notAnswering: stalled,
   }, { adminToken: config.server.adminToken, consolePublic: config.server.consolePublic, refuse: storeRefusal });
   registerStatusRoutes(http, { readiness, clock, timezone: config.poll.timezone, callbackUrl, outbox, webhooks, poll, store, intakeCounts, console: consoleRoutes });
   if (mode === 'daemon') registerReplicaMetrics(metrics, store, clock);

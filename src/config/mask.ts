@@ -31,7 +31,7 @@ export function maskWritten(key: string, text: string): string {
 export const isSecretKey = (key: string) => key !== '' && (isRedactedKey(key) || key === 'headers');
 
 /** Shorter values are not looked for in texts: "abc" would mask every word holding it, and no real credential is that short. */
-const SHORTEST_SECRET = 6;
+export const SHORTEST_SECRET = 6;
 
 /**
  * The secret values of a config block, each as it is written: what `maskSecrets` masks (values of

@@ -44,9 +44,10 @@ export function isNetworkError(error: unknown): boolean {
  * What a TLS failure means, for the operator who set the URL: OpenSSL's own words name a record
  * layer and a source file, and end with a newline.
  */
+const NO_TLS = 'the server does not answer TLS: an https:// URL to a plain-HTTP port? Use http://, or the port that serves TLS';
 const TLS_MEANINGS: Record<string, string> = {
-  ERR_SSL_WRONG_VERSION_NUMBER: 'the server does not answer TLS: an https:// URL to a plain-HTTP port? Use http://, or the port that serves TLS',
-  ERR_SSL_PACKET_LENGTH_TOO_LONG: 'the server does not answer TLS: an https:// URL to a plain-HTTP port? Use http://, or the port that serves TLS',
+  ERR_SSL_WRONG_VERSION_NUMBER: NO_TLS,
+  ERR_SSL_PACKET_LENGTH_TOO_LONG: NO_TLS,
   CERT_HAS_EXPIRED: 'the server\'s certificate has expired',
   DEPTH_ZERO_SELF_SIGNED_CERT: 'the server\'s certificate is self-signed, so it cannot be verified',
   SELF_SIGNED_CERT_IN_CHAIN: 'the server\'s certificate chain ends in a self-signed certificate that is not trusted',

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { FormData, request, type Dispatcher } from 'undici';
-import { maskIn } from '../config/mask.js';
+import { maskIn, SHORTEST_SECRET } from '../config/mask.js';
 import { reworded, type BridgeError } from '../errors.js';
 import { decodedBody } from './content-encoding.js';
 import { errorFromStatus, errorFromThrown } from './errors.js';
@@ -41,9 +41,6 @@ export interface HttpOptions {
   /** Our credentials (upstream.token, upstream.clientSecret): masked in what the upstream says back. */
   secrets?: readonly string[];
 }
-
-/** Credentials shorter than this are not looked for: they would mask every word holding them. */
-const SHORTEST_SECRET = 6;
 
 /**
  * The credentials an answer may echo: ours, and those this exchange sent (its bearer token, a
