@@ -63,6 +63,63 @@ describe('replicas on one PostgreSQL database', () => {
     expect(inWindow, `reads at ${inWindow.map((at) => at - start).join(', ')} ms; ${replicas.map((r) => r.output().slice(-1500)).join('\n---\n')}`).toHaveLength(10);
   }, 120_000);
 
+  it('run a scheduled tick on another replica when the one that claimed it is killed before its run ended', async () => {
+    const { dir, cleanup } = await tempDir('schoolbridge-tick-handover-');
+    cleanups.push(cleanup);
+    const sandbox = createSandbox({ students: 3, seed: 4, clientSecret: SECRET, log });
+    await sandbox.start();
+    cleanups.push(() => sandbox.stop());
+    // The students list is held unanswered until the replica reading it is killed: it dies mid-run.
+    let holding = true;
+    const readers: number[] = [];
+    const proxy = createServer((req, res) => {
+      if (req.method === 'GET' && req.url?.startsWith('/api/v2/students')) {
+        readers.push(req.socket.remotePort ?? 0);
+        if (holding) return;
+      }
+      const forward = httpRequest(new URL(req.url ?? '/', sandbox.url), { method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      forward.on('error', () => res.writeHead(502).end());
+      req.pipe(forward);
+    });
+    const upstream = await listen(proxy);
+    cleanups.push(() => new Promise((resolve) => {
+      proxy.closeAllConnections();
+      proxy.close(resolve);
+    }));
+    const url = await testDatabase('tick_handover');
+    // One tick, once a day, late enough for both replicas to have started.
+    const tick = new Date(Math.ceil((Date.now() + 30_000) / 1000) * 1000);
+    const schedule = `${tick.getUTCSeconds()} ${tick.getUTCMinutes()} ${tick.getUTCHours()} * * *`;
+    const config = { ...daemonConfig(url, path.join(dir, 'out')), upstream: { baseUrl: upstream, clientId: 'sandbox-client', clientSecret: SECRET }, poll: { onStart: false, schedule, timezone: 'UTC' } };
+    const replicas = await startReplicas(dir, 2, config);
+    cleanups.push(stopAll(replicas));
+    expect(Date.now(), 'both replicas started before the tick').toBeLessThan(tick.getTime() - 2_000);
+    const database = new pg.Client({ connectionString: url });
+    await database.connect();
+    cleanups.push(() => database.end());
+    const claim = () => database.query<{ slot: number; pid: number; id: string; done_at: string | null }>(
+      `SELECT t.slot, r.pid, r.id, t.done_at FROM schoolbridge.tick t JOIN schoolbridge.replica r ON r.id = t.replica WHERE t.job = 'poll'`);
+    await eventually(() => (readers.length > 0 ? true : undefined), 45_000, 'the tick\'s read of the students list');
+    const { rows: [first] } = await claim();
+    expect(Number(first?.slot)).toBe(tick.getTime());
+    const winner = replicas.find((r) => r.child.pid === first?.pid)!;
+    const other = replicas.find((r) => r !== winner)!;
+    await winner.kill();
+    holding = false;
+    // The other claims the tick again once the killed one would be found dead, and runs it.
+    const done = await eventually(async () => {
+      const { rows: [now] } = await claim();
+      return now && now.pid === other.child.pid && now.done_at !== null ? now : undefined;
+    }, 75_000, () => `the other replica to run the tick: ${other.output().slice(-1500)}`);
+    expect(Number(done.slot)).toBe(tick.getTime());
+    const { rows: runs } = await database.query<{ outcome: string; replica: string; trigger: string }>(`SELECT outcome, replica, trigger FROM schoolbridge.run WHERE kind = 'poll'`);
+    expect(runs).toEqual([{ outcome: 'ok', replica: done.id, trigger: 'schedule' }]);
+    expect(readers).toHaveLength(2);
+  }, 180_000);
+
   it('hand a role over at once when its holder stops, and within 60 s when it is killed', async () => {
     const { dir, cleanup } = await tempDir('schoolbridge-handover-');
     cleanups.push(cleanup);

@@ -108,7 +108,8 @@ describe('outbox batches', () => {
         asked.push(`release ${role}`);
         if (holder === 'me') holder = undefined;
       },
-      claimTick: async () => true,
+      claimTick: async () => 'mine',
+      finishTick: async () => {},
       holdings: async () => ({ roles: [], ticks: [] }),
     };
     let notice: ((change: StoreChange) => void) | undefined;

@@ -116,6 +116,7 @@ export async function runPollCycle(deps: CycleDeps, options: CycleOptions, summa
   const yielder = createYielder(deps.budgetMs);
   const staged = options.dryRun ? [] : deps.streams;
   try {
+    await deps.snapshot.reserve(staged);
     const scans = await readAll(deps, detectedAt, options, yielder);
     phaseDone('readMs');
     for (const scanned of scans) {

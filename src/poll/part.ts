@@ -88,9 +88,11 @@ export function createPollPart(options: PollPartOptions): PollPart {
           now: () => clock.now(),
           // Each tick runs on one replica: the one whose claim of it the store takes first.
           claimTick: (job, slot) => store.roles.claimTick(job, slot, clock.now()),
-          // A start-up run whose slot another replica took claims it again once that one would be
-          // found dead, had it died (the store then grants it): a restart after a kill -9 still polls.
-          ...(store.shared ? { startUpRetryMs: REPLICA_TTL_MS + 5_000 } : {}),
+          finishTick: (job, slot) => store.roles.finishTick(job, slot, clock.now()),
+          // A tick another replica took is claimed again once that one would be found dead, had it
+          // died before its run ended (the store then grants it): a kill -9 mid-run loses no tick,
+          // and a restart after one still runs its start-up poll.
+          ...(store.shared ? { reclaimMs: REPLICA_TTL_MS + 5_000 } : {}),
           jobs: [
             {
               name: 'poll', schedule: config.poll.schedule, timezone: config.poll.timezone, runOnStart: config.poll.onStart,

@@ -1,7 +1,9 @@
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ENGINES } from '../../test/support/stores.js';
 import { BridgeError } from '../errors.js';
 import type { Store } from '../store/index.js';
+import { createPgStore } from '../store/postgres/pg-store.js';
 import { MAX_HOLD_MS, type Poller } from './poller.js';
 import { testStudent, testUser, type MemoryLists, type RecordingOutbox } from '../../test/support/poll.js';
 import { pollerPerTest } from '../../test/support/poller-setup.js';
@@ -185,5 +187,36 @@ describe.each(ENGINES)('poller on %s', (engine) => {
     lists.fetchList = whole;
     expect((await poller.runCycle()).outcome).toBe('ok');
     expect((await outbox.records()).slice(committed).map((c) => c.id)).toEqual(expected);
+  });
+});
+
+describe('poller on postgres beside another process', () => {
+  let where: string;
+  let lists: MemoryLists;
+  let poller: Poller;
+  pollerPerTest('postgres', (fixture) => ({ where, lists, poller } = fixture));
+
+  it('a cycle takes the staging of all its streams before it reads: refused while another process stages one, it holds none', async () => {
+    const other = createPgStore({ url: where, log: pino({ level: 'silent' }) });
+    await other.start();
+    try {
+      await other.snapshot.begin('users', 'fresh');
+      let reads = 0;
+      const read = lists.listStudents;
+      lists.listStudents = (opts) => {
+        reads += 1;
+        return read(opts);
+      };
+      expect(await poller.runCycle()).toMatchObject({ outcome: 'failed', reason: 'poll.busy' });
+      expect(reads).toBe(0);
+      // It left the students stream free: the other process's cycle takes it too.
+      await other.snapshot.reserve(['students', 'users']);
+      await other.snapshot.discard('users');
+      await other.snapshot.discard('students');
+      expect((await poller.runCycle()).outcome).toBe('ok');
+      expect(reads).toBe(1);
+    } finally {
+      await other.stop();
+    }
   });
 });

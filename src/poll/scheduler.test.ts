@@ -1,5 +1,6 @@
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { TickClaimOutcome } from '../store/index.js';
 import { createMetricsRegistry } from '../metrics.js';
 import type { CronFactory, CronSpec } from './cron.js';
 import { createScheduler, decideTick, retryBeforeNextTick, type ScheduledJob, type Scheduler } from './scheduler.js';
@@ -160,10 +161,10 @@ describe('scheduler', () => {
   it('runs each tick on the one replica whose claim of its slot wins, and one start-up run between them', async () => {
     // The store's side of it: the last slot claimed per job moves only forward.
     const last = new Map<string, number>();
-    const claimTick = async (job: string, slot: number) => {
-      if ((last.get(job) ?? -Infinity) >= slot) return false;
+    const claimTick = async (job: string, slot: number): Promise<TickClaimOutcome> => {
+      if ((last.get(job) ?? -Infinity) >= slot) return 'settled';
       last.set(job, slot);
-      return true;
+      return 'mine';
     };
     const replicas = [manualCron(), manualCron(), manualCron()].map((cron) => {
       const runs: string[] = [];
@@ -194,19 +195,114 @@ describe('scheduler', () => {
     const cron = manualCron();
     const poll = heldJob('poll', { runOnStart: true });
     // The replica that claimed the slot is found dead by the second claim.
-    const answers = [false, true];
+    const answers: TickClaimOutcome[] = ['taken', 'mine'];
     const claims: number[] = [];
+    const finished: number[] = [];
     scheduler = createScheduler({
-      jobs: [poll.job], log, metrics: createMetricsRegistry(), cron: cron.factory, startUpRetryMs: 10,
+      jobs: [poll.job], log, metrics: createMetricsRegistry(), cron: cron.factory, reclaimMs: 10,
       claimTick: async (_job, slot) => {
         claims.push(slot);
-        return answers.shift() ?? false;
+        return answers.shift() ?? 'taken';
       },
+      finishTick: async (_job, slot) => void finished.push(slot),
     });
     await scheduler.start();
     await expect.poll(() => poll.runs.map((r) => r.trigger)).toEqual(['start-up']);
     expect(claims).toEqual([Date.UTC(2026, 10, 22, 2) - 1, Date.UTC(2026, 10, 22, 2) - 1]);
     poll.runs[0]!.finish();
+    await scheduler.whenIdle();
+    // A start-up run's end is not noted: after a restart of every replica, the next start-up runs again.
+    expect(finished).toEqual([]);
+  });
+
+  it('claims a start-up run once more only, however long the replica that holds it lives', async () => {
+    const cron = manualCron();
+    const poll = heldJob('poll', { runOnStart: true });
+    let claims = 0;
+    scheduler = createScheduler({
+      jobs: [poll.job], log, metrics: createMetricsRegistry(), cron: cron.factory, reclaimMs: 5,
+      claimTick: async () => {
+        claims += 1;
+        return 'taken';
+      },
+    });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      await scheduler.start();
+      await vi.advanceTimersByTimeAsync(100);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(claims).toBe(2);
+    expect(poll.runs).toHaveLength(0);
+  });
+
+  it('runs a scheduled tick whose replica died before its run ended, and notes the end of every run it makes', async () => {
+    const cron = manualCron();
+    const poll = heldJob('poll');
+    const slot = new Date(Date.UTC(2026, 10, 22, 2, 15));
+    // Another replica won the claim and lives on a while, then dies mid-run: the store grants the slot.
+    const answers: TickClaimOutcome[] = ['taken', 'taken', 'taken', 'mine'];
+    const claims: number[] = [];
+    const finished: [string, number][] = [];
+    const metrics = createMetricsRegistry();
+    scheduler = createScheduler({
+      jobs: [poll.job], log, metrics, cron: cron.factory, reclaimMs: 5,
+      claimTick: async (_job, at) => {
+        claims.push(at);
+        return answers.shift() ?? 'settled';
+      },
+      finishTick: async (job, at) => void finished.push([job, at]),
+    });
+    await scheduler.start();
+    cron.fire('poll', slot);
+    await expect.poll(() => poll.runs.map((r) => r.trigger)).toEqual(['schedule']);
+    expect(claims).toEqual([slot.getTime(), slot.getTime(), slot.getTime(), slot.getTime()]);
+    expect(finished).toEqual([]);
+    poll.runs[0]!.finish();
+    await expect.poll(() => finished).toEqual([['poll', slot.getTime()]]);
+    // The lost claim is counted once, not once per claim again.
+    expect(await metrics.metrics()).toContain('schoolbridge_schedule_skipped_total{job="poll",reason="other-replica"} 1');
+  });
+
+  it('stops claiming a scheduled tick again once its run ended on the replica that holds it', async () => {
+    const cron = manualCron();
+    const poll = heldJob('poll');
+    const answers: TickClaimOutcome[] = ['taken', 'taken', 'settled'];
+    let claims = 0;
+    scheduler = createScheduler({
+      jobs: [poll.job], log, metrics: createMetricsRegistry(), cron: cron.factory, reclaimMs: 5,
+      claimTick: async () => {
+        claims += 1;
+        return answers.shift() ?? 'mine';
+      },
+    });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      await scheduler.start();
+      cron.fire('poll');
+      await vi.advanceTimersByTimeAsync(100);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(claims).toBe(3);
+    expect(poll.runs).toHaveLength(0);
+  });
+
+  it('does not note the end of a run that stop cut short: another replica runs that tick', async () => {
+    const cron = manualCron();
+    const poll = heldJob('poll');
+    const finished: number[] = [];
+    scheduler = createScheduler({
+      jobs: [poll.job], log, metrics: createMetricsRegistry(), cron: cron.factory, reclaimMs: 5,
+      claimTick: async () => 'mine',
+      finishTick: async (_job, at) => void finished.push(at),
+    });
+    await scheduler.start();
+    cron.fire('poll');
+    await expect.poll(() => poll.runs).toHaveLength(1);
+    await scheduler.stop();
+    expect(finished).toEqual([]);
   });
 
   it('skips a tick it could not claim, and says so', async () => {

@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import { describeError } from '../errors.js';
 import type { Component } from '../lifecycle.js';
 import { counter } from '../metrics.js';
+import type { TickClaimOutcome } from '../store/index.js';
 import { waitText } from '../wait-text.js';
 import { nodeCronFactory, type CronFactory, type CronTimer } from './cron.js';
 
@@ -11,10 +12,12 @@ import { nodeCronFactory, type CronFactory, type CronTimer } from './cron.js';
  * No overlap: a tick that arrives while the job's previous run is still going is skipped and logged
  * (our own guard, whatever the timer library does). Among replicas each tick runs once: a tick is
  * claimed in the store by the time the schedule gave it (its slot), and only the replica whose claim
- * wins runs it. A start-up run claims the slot just before the next tick, so replicas starting
- * together run one start-up run between them; one that lost that claim claims once more a while
- * later (`startUpRetryMs`), which the store grants only if the replica that won is no longer live:
- * a replica restarted after a kill -9 then runs the start-up run its predecessor could not finish.
+ * wins runs it, then notes that its run ended. A replica whose claim lost claims again every
+ * `reclaimMs` while the run has not ended, which the store grants only once the replica that won
+ * is no longer live: a tick whose replica was killed mid-run is run by another. A start-up run
+ * claims the slot just before the next tick, so replicas starting together run one start-up run
+ * between them; its end is not noted, and one that lost that claim claims once more `reclaimMs`
+ * later: a replica restarted after a kill -9 (or after all stopped) runs a start-up run again.
  * Stop stops the timers, aborts the runs through their signal and waits for them, bounded.
  */
 export interface ScheduledJob {
@@ -69,10 +72,12 @@ export interface SchedulerOptions {
   metrics: Registry;
   cron?: CronFactory;
   stopWaitMs?: number;
-  /** Claims a job's tick among the replicas (RoleStore.claimTick); true where it is to run. Default: always. */
-  claimTick?: (job: string, slot: number) => Promise<boolean>;
-  /** How long after a start-up run lost its claim it claims once more (longer than a replica takes to be found dead); none when absent. */
-  startUpRetryMs?: number;
+  /** Claims a job's tick among the replicas (RoleStore.claimTick). Default: every tick is this replica's. */
+  claimTick?: (job: string, slot: number) => Promise<TickClaimOutcome>;
+  /** Notes that this replica's run of a scheduled tick ended (RoleStore.finishTick). */
+  finishTick?: (job: string, slot: number) => Promise<void>;
+  /** How long after a lost claim it claims again (longer than a replica takes to be found dead); never when absent. */
+  reclaimMs?: number;
   now?: () => number;
 }
 
@@ -88,13 +93,20 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   /** Failed runs in a row per job, for its retry waits. */
   const failures = new Map<string, number>();
 
-  /** Whether this replica runs the tick at `slot`: a claim that fails (the store is down) is a skip. */
-  const claimed = async (name: string, trigger: string, slot: number): Promise<'mine' | 'other' | 'failed'> => {
+  /**
+   * Whether this replica runs the tick at `slot`: a claim that fails (the store is down) is a skip.
+   * `again`: a claim repeated after one lost, counted and logged only when it wins.
+   */
+  const claimed = async (name: string, trigger: string, slot: number, again: boolean): Promise<TickClaimOutcome | 'failed'> => {
+    const at = new Date(slot).toISOString();
     try {
-      if (await options.claimTick!(name, slot)) return 'mine';
-      skipped.inc({ job: name, reason: 'other-replica' });
-      log.debug({ job: name, trigger, slot: new Date(slot).toISOString() }, `${name} tick runs on another replica`);
-      return 'other';
+      const outcome = await options.claimTick!(name, slot);
+      if (outcome === 'mine' && again) log.info({ job: name, trigger, slot: at }, `${name} tick of ${at} runs here: the replica that claimed it is gone before its run ended`);
+      if (outcome !== 'mine' && !again) {
+        skipped.inc({ job: name, reason: 'other-replica' });
+        log.debug({ job: name, trigger, slot: at }, `${name} tick runs on another replica`);
+      }
+      return outcome;
     } catch (error) {
       skipped.inc({ job: name, reason: 'claim-failed' });
       log.warn({ job: name, trigger, err: describeError(error) }, `${name} tick skipped: it could not be claimed in the store`);
@@ -104,8 +116,12 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
 
   const tick = (name: string, trigger = 'schedule', slot?: number): TickDecision => runTick(name, trigger, slot);
 
-  /** A tick; `lost` is told when another replica holds its slot. */
-  const runTick = (name: string, trigger: string, slot: number | undefined, lost?: () => void): TickDecision => {
+  /**
+   * A tick. With a slot, a claim another live replica holds is claimed again after `reclaimMs`:
+   * while its run has not ended (`taken`), or once only for a start-up run (`once`), whose end is
+   * never noted.
+   */
+  const runTick = (name: string, trigger: string, slot: number | undefined, reclaim?: { once: boolean; again: boolean }): TickDecision => {
     const job = jobs.find((candidate) => candidate.name === name);
     if (!job) throw new Error(`no scheduled job ${name}`);
     const heldUntil = job.heldUntil?.();
@@ -122,9 +138,13 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     const signal = controller.signal;
     const started = slot === undefined || !options.claimTick
       ? job.run(trigger, signal)
-      : claimed(name, trigger, slot).then((claim) => {
-        if (claim === 'mine' && !signal.aborted) return job.run(trigger, signal);
-        if (claim === 'other') lost?.();
+      : claimed(name, trigger, slot, reclaim?.again ?? false).then(async (claim) => {
+        if (claim === 'mine' && !signal.aborted) {
+          const result = await job.run(trigger, signal);
+          if (!reclaim?.once) await finished(name, slot, signal);
+          return result;
+        }
+        if (claim === 'taken' && !(reclaim?.once && reclaim.again)) reclaimLater(job, trigger, slot, reclaim?.once ?? false, signal);
         return undefined;
       });
     const run = started
@@ -139,6 +159,29 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       .finally(() => running.delete(name));
     running.set(name, run);
     return decision;
+  };
+
+  /** Notes the end of a run of a tick, unless the run was stopped: another replica runs the tick then. */
+  const finished = async (name: string, slot: number, signal: AbortSignal): Promise<void> => {
+    if (signal.aborted || !options.finishTick) return;
+    try {
+      await options.finishTick(name, slot);
+    } catch (error) {
+      log.warn({ job: name, err: describeError(error) }, `${name} run ended but could not be noted in the store: another replica may run its tick again if this one dies`);
+    }
+  };
+
+  /** Claims a tick again later (a replica holding it may die before its run ends); `once` for a start-up run. */
+  const reclaimLater = (job: ScheduledJob, trigger: string, slot: number, once: boolean, signal: AbortSignal): void => {
+    if (options.reclaimMs === undefined || signal.aborted) return;
+    const again = setTimeout(() => {
+      if (signal.aborted) return;
+      // This replica is at the job already (the next tick's run): its tick is that one's.
+      if (running.has(job.name)) return;
+      runTick(job.name, trigger, slot, { once, again: true });
+    }, options.reclaimMs);
+    again.unref();
+    signal.addEventListener('abort', () => clearTimeout(again), { once: true });
   };
 
   /** Runs a job whose run failed again after its next wait, unless its schedule comes first. */
@@ -193,15 +236,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     },
   };
 
-  /** The start-up run, claimed once more `startUpRetryMs` later if another replica held its slot. */
+  /** The start-up run, claimed once more `reclaimMs` later if another replica held its slot. */
   function startUp(name: string, slot: number | undefined): void {
-    const signal = controller.signal;
-    runTick(name, 'start-up', slot, () => {
-      if (options.startUpRetryMs === undefined) return;
-      const retry = setTimeout(() => signal.aborted || runTick(name, 'start-up', slot), options.startUpRetryMs);
-      retry.unref();
-      signal.addEventListener('abort', () => clearTimeout(retry), { once: true });
-    });
+    runTick(name, 'start-up', slot, { once: true, again: false });
   }
 
   function nextRuns(): Record<string, string | null> {

@@ -20,9 +20,13 @@ export function createLocalRoles(replicaId: string): RoleStore {
     },
     async claimTick(job, slot, now) {
       const last = ticks.get(job);
-      if (last && last.slot >= slot) return false;
+      if (last && last.slot >= slot) return 'settled';
       ticks.set(job, { job, slot, replica: replicaId, claimedAt: now });
-      return true;
+      return 'mine';
+    },
+    async finishTick(job, slot, now) {
+      const last = ticks.get(job);
+      if (last?.slot === slot) last.doneAt = now;
     },
     async holdings() {
       const byName = <T>(entries: Map<string, T>) => [...entries].sort(([a], [b]) => a.localeCompare(b)).map(([, value]) => value);

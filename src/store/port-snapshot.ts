@@ -60,6 +60,13 @@ export interface SnapshotStore {
   /** Rows after `after` in key order, at most `limit`. */
   scan(stream: SnapshotStream, after: Key | undefined, limit: number): Promise<SnapshotRow[]>;
   /**
+   * Takes for this process the staging of every stream a cycle will stage, all or none, before it
+   * stages any: a cycle that another process's cycle holds one of them from is refused (`poll.busy`)
+   * holding none, so two cycles started at once never refuse each other. Each stream is given back as
+   * its cycle applies or discards it.
+   */
+  reserve(streams: readonly SnapshotStream[]): Promise<void>;
+  /**
    * A cycle writes what it found into a staging area first (a fresh snapshot on an empty stream,
    * changed rows otherwise); nothing a reader sees moves until `apply`. `begin` drops what an earlier
    * cycle left staged.

@@ -31,7 +31,16 @@ export interface TickClaim {
   slot: number;
   replica: string;
   claimedAt: number;
+  /** When the run of that tick ended, if it did (finishTick). */
+  doneAt?: number;
 }
+
+/**
+ * What a claim of a tick found: `mine` (run it); `taken` (another live replica claimed it and its
+ * run has not ended: claim again later, in case that replica dies before it ends); `settled` (its
+ * run ended, or a later tick was claimed: nothing is left to run).
+ */
+export type TickClaimOutcome = 'mine' | 'taken' | 'settled';
 
 /**
  * Work that one replica at a time does. A role (a connector that writes local state, the webhook
@@ -47,10 +56,13 @@ export interface RoleStore {
   /** Gives up a role this replica holds; the other replicas are told. */
   release(role: string): Promise<void>;
   /**
-   * Claims the tick at `slot` (epoch ms) of `job`: true for exactly one caller per job and slot, false
-   * for any slot not after the last one claimed, but for that slot once its claimer is no longer live.
+   * Claims the tick at `slot` (epoch ms) of `job`: `mine` for exactly one caller per job and slot,
+   * never for a slot not after the last one claimed, but for that slot again once its claimer is no
+   * longer live before its run ended (a replica killed mid-run: its tick is run by another).
    */
-  claimTick(job: string, slot: number, now: number): Promise<boolean>;
+  claimTick(job: string, slot: number, now: number): Promise<TickClaimOutcome>;
+  /** Notes that this replica's run of the tick at `slot` ended, whatever its outcome: nobody runs it again. */
+  finishTick(job: string, slot: number, now: number): Promise<void>;
   /** The roles live replicas hold, and the last tick claimed per job. */
   holdings(now: number): Promise<{ roles: RoleHolding[]; ticks: TickClaim[] }>;
 }

@@ -11,6 +11,8 @@ import { testStore, type Engine, type TestStore } from './stores.js';
 /** What the poller's tests work on: a fresh store, ten students and ten users upstream, a started poller. */
 export interface PollerFixture {
   store: Store;
+  /** The SQLite directory or the PostgreSQL URL of the store. */
+  where: string;
   lists: MemoryLists;
   outbox: RecordingOutbox;
   poller: Poller;
@@ -47,7 +49,7 @@ export function pollerPerTest(engine: Engine, use: (fixture: PollerFixture) => v
       Array.from({ length: 10 }, (_, i) => testStudent(i + 1)),
       Array.from({ length: 10 }, (_, i) => testUser(i + 1)),
     );
-    current = { store, lists, outbox: recordingOutbox(store) };
+    current = { store, where: made.where, lists, outbox: recordingOutbox(store) };
     const poller = makePoller();
     await poller.start();
     use({ ...current, poller });

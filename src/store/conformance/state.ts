@@ -27,13 +27,15 @@ export function stateCases({ shared, open, claim }: Harness): void {
 
     it('claims each tick of a job once, and never one that is not after the last', async () => {
       const store = await open();
-      expect(await store.roles.claimTick('poll', 60_000, NOW)).toBe(true);
-      expect(await store.roles.claimTick('poll', 60_000, NOW)).toBe(false);
-      expect(await store.roles.claimTick('poll', 0, NOW)).toBe(false);
-      expect(await store.roles.claimTick('export', 60_000, NOW)).toBe(true);
-      expect(await store.roles.claimTick('poll', 120_000, NOW)).toBe(true);
+      expect(await store.roles.claimTick('poll', 60_000, NOW)).toBe('mine');
+      expect(await store.roles.claimTick('poll', 60_000, NOW)).not.toBe('mine');
+      expect(await store.roles.claimTick('poll', 0, NOW)).toBe('settled');
+      expect(await store.roles.claimTick('export', 60_000, NOW)).toBe('mine');
+      expect(await store.roles.claimTick('poll', 120_000, NOW)).toBe('mine');
+      await store.roles.finishTick('poll', 120_000, NOW + 5);
+      expect(await store.roles.claimTick('poll', 120_000, NOW + 10)).toBe('settled');
       const { ticks } = await store.roles.holdings(NOW);
-      expect(ticks.map((t) => [t.job, t.slot, t.replica])).toEqual([['export', 60_000, store.replicaId], ['poll', 120_000, store.replicaId]]);
+      expect(ticks.map((t) => [t.job, t.slot, t.replica, t.doneAt])).toEqual([['export', 60_000, store.replicaId, undefined], ['poll', 120_000, store.replicaId, NOW + 5]]);
     });
   });
 
@@ -82,8 +84,8 @@ export function stateCases({ shared, open, claim }: Harness): void {
         const two = await open('second');
         const now = Date.now();
         for (let slot = 1; slot <= 20; slot++) {
-          const wins = await Promise.all([one.roles.claimTick('poll', slot * 1000, now), two.roles.claimTick('poll', slot * 1000, now)]);
-          expect(wins.filter(Boolean)).toHaveLength(1);
+          const claims = await Promise.all([one.roles.claimTick('poll', slot * 1000, now), two.roles.claimTick('poll', slot * 1000, now)]);
+          expect(claims.sort()).toEqual(['mine', 'taken']);
         }
       });
 
@@ -91,12 +93,29 @@ export function stateCases({ shared, open, claim }: Harness): void {
         const one = await open();
         const two = await open('second');
         const now = Date.now();
-        expect(await one.roles.claimTick('poll', 5_000, now)).toBe(true);
-        expect(await two.roles.claimTick('poll', 5_000, now)).toBe(false);
-        // Stopped (as if dead and found so): its start-up run may not have run.
+        expect(await one.roles.claimTick('poll', 5_000, now)).toBe('mine');
+        expect(await two.roles.claimTick('poll', 5_000, now)).toBe('taken');
+        // Stopped (as if dead and found so) before it noted the end of its run: the run may not have been.
         await one.stop();
-        expect(await two.roles.claimTick('poll', 5_000, now)).toBe(true);
-        expect(await two.roles.claimTick('poll', 5_000, now)).toBe(false);
+        expect(await two.roles.claimTick('poll', 5_000, now)).toBe('mine');
+        expect(await two.roles.claimTick('poll', 5_000, now)).toBe('taken');
+      });
+
+      it('never gives a tick again once the run of the replica that claimed it ended, nor an older one', async () => {
+        const one = await open();
+        const two = await open('second');
+        const now = Date.now();
+        expect(await one.roles.claimTick('export', 5_000, now)).toBe('mine');
+        await two.roles.finishTick('export', 5_000, now);
+        expect(await two.roles.claimTick('export', 5_000, now)).toBe('taken');
+        await one.roles.finishTick('export', 5_000, now + 10);
+        expect(await two.roles.claimTick('export', 5_000, now + 20)).toBe('settled');
+        await one.stop();
+        expect(await two.roles.claimTick('export', 5_000, now + REPLICA_TTL_MS + 1)).toBe('settled');
+        expect(await two.roles.claimTick('export', 4_000, now)).toBe('settled');
+        // The next tick is a new one: its run has not ended.
+        expect(await two.roles.claimTick('export', 6_000, now)).toBe('mine');
+        expect((await two.roles.holdings(now)).ticks).toEqual([{ job: 'export', slot: 6_000, replica: two.replicaId, claimedAt: now }]);
       });
 
       it('takes no role from a holder whose heartbeat is old until it has itself reached the store for a heartbeat\'s life', async () => {
@@ -123,10 +142,10 @@ export function stateCases({ shared, open, claim }: Harness): void {
         // The database was away for longer than a heartbeat's life: both come back with old ones.
         await one.replicas.beat(now - REPLICA_TTL_MS - 5_000);
         await two.replicas.beat(now - REPLICA_TTL_MS - 5_000);
-        expect(await one.roles.claimTick('poll', 5_000, now)).toBe(true);
-        expect(await two.roles.claimTick('poll', 5_000, now + 100)).toBe(false);
+        expect(await one.roles.claimTick('poll', 5_000, now)).toBe('mine');
+        expect(await two.roles.claimTick('poll', 5_000, now + 100)).toBe('taken');
         // Found dead only once its claim is as old as a heartbeat's life, with no heartbeat since.
-        expect(await two.roles.claimTick('poll', 5_000, now + REPLICA_TTL_MS + 1)).toBe(true);
+        expect(await two.roles.claimTick('poll', 5_000, now + REPLICA_TTL_MS + 1)).toBe('mine');
       });
 
       it('tells a replica when another made deliveries due or gave up a role', async () => {

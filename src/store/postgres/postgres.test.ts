@@ -104,6 +104,27 @@ describe('postgres poll staging', () => {
       await second.snapshot.discard('students');
     }));
 
+  it('gives a cycle the staging of all its streams or of none, so that two cycles started at once never refuse each other', () =>
+    withTwoStores('staging', async (first, second) => {
+      // The first cycle began with its users list, the second reserves both streams: refused,
+      // it holds neither, and the first one goes on to stage its students.
+      await first.snapshot.begin('users', 'fresh');
+      await expect(second.snapshot.reserve(['users', 'students'])).rejects.toMatchObject({ code: 'poll.busy', retryable: true });
+      await first.snapshot.reserve(['students', 'users']);
+      await first.snapshot.begin('students', 'fresh');
+      await first.snapshot.stageFresh('students', rows(2));
+      await first.snapshot.applyFresh('students', { state: {} });
+      // A stream reserved but never begun is given back by its discard.
+      await first.snapshot.discard('users');
+      await second.snapshot.reserve(['students', 'users']);
+      await expect(first.snapshot.reserve(['users'])).rejects.toMatchObject({ code: 'poll.busy' });
+      await second.snapshot.discard('students');
+      await second.snapshot.discard('users');
+      await first.snapshot.reserve(['users', 'students']);
+      await first.snapshot.discard('users');
+      await first.snapshot.discard('students');
+    }));
+
   it('frees a stream when the process staging it stops or loses its connection', () =>
     withTwoStores('staging', async (first, second, url) => {
       await first.snapshot.begin('users', 'fresh');

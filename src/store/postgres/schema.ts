@@ -128,6 +128,11 @@ const MIGRATIONS: readonly string[] = [
   `
   DELETE FROM outbox_record WHERE pending <= 0;
   `,
+  // When the run of a claimed tick ended (roles.ts): a tick whose claimer died before it is run by
+  // another replica; one that ended is not run twice.
+  `
+  ALTER TABLE tick ADD COLUMN done_at bigint;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

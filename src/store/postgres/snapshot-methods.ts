@@ -39,6 +39,7 @@ export function createPgSnapshot(calls: PgCalls, pool: () => pg.Pool | undefined
     rows: (stream, keys) => read((db) => snapshot.rows(db, stream, keys)),
     gone: (stream, keys) => read((db) => snapshot.gone(db, stream, keys)),
     scan: (stream, after, limit) => read((db) => snapshot.scan(db, stream, after, limit)),
+    reserve: (streams) => staging.takeAll(streams),
     async begin(stream, kind) {
       await staging.take(stream);
       try {
@@ -54,7 +55,9 @@ export function createPgSnapshot(calls: PgCalls, pool: () => pg.Pool | undefined
     async discard(stream) {
       if (!staging.holds(stream)) return;
       try {
-        await write((db) => snapshot.discard(db, stream, fenceOf(stream)));
+        // Reserved but not begun: nothing was staged.
+        const fence = fences.get(stream);
+        if (fence !== undefined) await write((db) => snapshot.discard(db, stream, fence));
       } finally {
         await finish(stream);
       }

@@ -7,10 +7,14 @@ import type { SnapshotStream } from '../port.js';
  * connection of its own from `begin` until the cycle applies or discards what it staged, so a second
  * process's cycle (a `sync` from the CLI beside the daemon) is refused with `poll.busy` instead of
  * dropping the staging table the first one is filling. The lock goes with its connection when the
- * holding process dies. A process that holds it may begin again (a list read retried).
+ * holding process dies. A process that holds it may begin again (a list read retried). A cycle takes
+ * all of its streams first (`takeAll`), in the order of their names: two cycles started at once then
+ * meet at the first stream, and the one refused holds nothing the other needs.
  */
 export interface StagingLocks {
   take(stream: SnapshotStream): Promise<void>;
+  /** Takes each of `streams` in one order (the same in every process), all or none. */
+  takeAll(streams: readonly SnapshotStream[]): Promise<void>;
   holds(stream: SnapshotStream): boolean;
   release(stream: SnapshotStream): Promise<void>;
   releaseAll(): Promise<void>;
@@ -39,6 +43,19 @@ export function createStagingLocks(pool: () => pg.Pool | undefined): StagingLock
         throw new BridgeError('poll.busy', `another process is running a poll cycle on this database (stream ${stream}); try again when it is done`, { retryable: true });
       }
       held.set(stream, client);
+    },
+    async takeAll(streams) {
+      const taken: SnapshotStream[] = [];
+      try {
+        for (const stream of [...new Set(streams)].sort()) {
+          if (held.has(stream)) continue;
+          await locks.take(stream);
+          taken.push(stream);
+        }
+      } catch (error) {
+        for (const stream of taken) await locks.release(stream);
+        throw error;
+      }
     },
     holds: (stream) => held.has(stream),
     async release(stream) {

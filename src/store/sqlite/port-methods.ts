@@ -71,6 +71,8 @@ export function sqlitePortMethods(call: CallThread, clock: Clock, advertised: ()
       rows: (stream, keys) => call('rows', stream, keys),
       gone: (stream, keys) => call('gone', stream, keys),
       scan: (stream, after, limit) => call('scan', stream, after, limit),
+      // One process per database file: nobody else stages its streams.
+      reserve: async () => {},
       begin: (stream, kind) => call('begin', stream, kind),
       stageFresh: (stream, rows) => call('stageFresh', stream, rows),
       stageChanges: (stream, rows) => call('stageChanges', stream, rows),

@@ -53,7 +53,7 @@ export function openStoreReader(dir: string): StoreReader {
       rows: (stream, keys) => read(() => snapshot.rows(db, stream, keys)),
       gone: (stream, keys) => read(() => snapshot.gone(db, stream, keys)),
       scan: (stream, after, limit) => read(() => snapshot.scan(db, stream, after, limit)),
-      begin: refused, stageFresh: refused, stageChanges: refused, discard: refused, applyFresh: refused,
+      reserve: refused, begin: refused, stageFresh: refused, stageChanges: refused, discard: refused, applyFresh: refused,
       applyChanges: refused, materializeCreated: refused, createdPending: refused,
     },
     state: {
