@@ -70,6 +70,7 @@ export async function createUpstream(config: Config, deps: UpstreamDeps): Promis
     clock,
     log: log.child({ component: 'upstream' }),
     timeoutMs: config.upstream.timeoutMs,
+    maxListBytes: config.upstream.maxListBytes,
     connectTimeoutMs: config.upstream.connectTimeoutMs,
   });
   const secrets = [clientSecret, ...config.webhooks.previousSecrets].filter((s): s is string => Boolean(s));

@@ -116,6 +116,12 @@ describe('parseConfig', () => {
     expect(parseConfig('upstream:\n  timeoutMs: 2147483647\n', 'x.yaml', {}).upstream.timeoutMs).toBe(2147483647);
   });
 
+  it('bounds a full list at 1 GiB by default, and at no less than 1 MiB', () => {
+    expect(parseConfig('', 'x.yaml', {}).upstream.maxListBytes).toBe(1024 ** 3);
+    expect(parseConfig('upstream:\n  maxListBytes: 4294967296\n', 'x.yaml', {}).upstream.maxListBytes).toBe(4 * 1024 ** 3);
+    expect(problems('upstream:\n  maxListBytes: 1000\n')).toEqual([expect.stringMatching(/^upstream\.maxListBytes: .*1048576/)]);
+  });
+
   it('refuses two connectors of one type writing one directory', () => {
     const text = 'connectors:\n  - { name: a, type: file, streams: [students], dir: out/same }\n  - { name: b, type: file, streams: [users], dir: ./out/same/ }\n'
       + '  - { name: c, type: file, streams: [users], dir: out/other }\n';

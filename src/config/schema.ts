@@ -6,6 +6,7 @@ import { POLLED_STREAM_NAMES } from '../streams/index.js';
 import { bool, httpUrl, int, listenHost, millis, num, optionalString, publicUrl, timezone } from './fields.js';
 import { readableUrl } from './mask.js';
 import { sslModeProblem } from '../store/postgres/ssl-mode.js';
+import { LIST_LIMIT_BYTES } from '../upstream/http.js';
 
 /**
  * The one schema of schoolbridge's configuration (README "Configuration"): it gives the type, the defaults and
@@ -24,6 +25,8 @@ const upstreamSchema = z.strictObject({
   clientSecret: optionalString(),
   timeoutMs: millis().default(30000),
   connectTimeoutMs: millis().default(10000),
+  /** The largest full list read (bytes, decoded): an answer that never ends fails the cycle instead of filling the store. */
+  maxListBytes: int({ min: 1_048_576 }).default(LIST_LIMIT_BYTES),
 });
 
 const sandboxSchema = z.strictObject({

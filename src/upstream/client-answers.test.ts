@@ -40,6 +40,34 @@ describe('answers', () => {
     expect(await failure(client({ timeoutMs: 100, retry: { maxAttempts: 1 } }).listWebhooks())).toMatchObject({ code: 'upstream.timeout' });
   });
 
+  it('an answer that goes on past its bound is refused as too large, and not read further nor retried', async () => {
+    // A students list that never ends, as fast as the socket takes it.
+    let written = 0;
+    on('GET', '/api/v2/students', (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"data":{"students":[');
+      const item = `${JSON.stringify(aStudent(1))},`.repeat(100);
+      const more = () => {
+        while (!res.destroyed && res.write(item)) written += item.length;
+        if (!res.destroyed) res.once('drain', more);
+      };
+      res.on('close', () => res.removeAllListeners('drain'));
+      more();
+    });
+    const error = await failure(client({ maxListBytes: 2 * 1024 * 1024 }).list('students'));
+    expect(error).toMatchObject({ code: 'upstream.too_large', retryable: false });
+    expect(error.message).toBe("GET /api/v2/students: upstream's answer went past 2097152 bytes (upstream.maxListBytes: raise it if the answer is really that large), and was not read further");
+    expect(count('GET', '/api/v2/students')).toBe(1);
+    // The socket's buffers hold a little more than the bound: the reader stopped there.
+    expect(written).toBeLessThan(16 * 1024 * 1024);
+    // A compressed body is bounded as it decodes: 80 KiB of gzip that inflates to 80 MiB; any other answer at 32 MiB.
+    const bomb = gzipSync(Buffer.concat([Buffer.from('{"data":{"webhooks":['), Buffer.alloc(80 * 1024 * 1024, 0x20), Buffer.from(']}}')]));
+    on('GET', '/api/v2/webhooks', (_req, _body, res) => res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(bomb));
+    expect(await failure(client().listWebhooks())).toMatchObject({ code: 'upstream.too_large', message: "GET /api/v2/webhooks: upstream's answer went past 33554432 bytes, and was not read further" });
+    on('GET', '/api/v2/students', (_req, _body, res) => res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(bomb));
+    expect(await failure(client({ maxListBytes: 2 * 1024 * 1024 }).list('students'))).toMatchObject({ code: 'upstream.too_large' });
+  });
+
   it.each([
     ['malformed JSON', raw(200, `{"data":{"students":[${JSON.stringify(aStudent(1))},{"id":2,]}}`), 'upstream.invalid_json', undefined],
     ['HTML', raw(200, '<!DOCTYPE html><p>maintenance</p>'), 'upstream.invalid_json', undefined],

@@ -29,6 +29,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     formEncoding: options.formEncoding ?? 'multipart',
     now: () => clock.now(),
     secrets: 'token' in options.auth ? [options.auth.token] : [options.auth.clientSecret],
+    ...(options.maxListBytes === undefined ? {} : { listLimitBytes: options.maxListBytes }),
   });
   const base: CallContext = {
     http,

@@ -1,5 +1,4 @@
-import { BridgeError } from '../errors.js';
-import { invalidJson } from './errors.js';
+import { invalidJson, tooLarge } from './errors.js';
 import type { BodyStream } from './http.js';
 import { invalidResponse, joinPath } from './schemas.js';
 
@@ -16,9 +15,7 @@ export async function readJson(body: BodyStream): Promise<unknown> {
   for await (const chunk of body) {
     const buffer = chunk as Buffer;
     size += buffer.length;
-    if (size > SMALL_BODY_LIMIT) {
-      throw new BridgeError('upstream.invalid_response', `upstream answer exceeds ${SMALL_BODY_LIMIT} bytes`);
-    }
+    if (size > SMALL_BODY_LIMIT) throw tooLarge(SMALL_BODY_LIMIT);
     parts.push(buffer);
   }
   let text: string;

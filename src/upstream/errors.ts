@@ -13,6 +13,7 @@ export const UPSTREAM_ERROR_CODES = [
   'upstream.aborted',
   'upstream.invalid_json',
   'upstream.invalid_response',
+  'upstream.too_large',
   'upstream.config',
 ] as const;
 export type UpstreamErrorCode = (typeof UPSTREAM_ERROR_CODES)[number];
@@ -116,6 +117,12 @@ export function errorFromThrown(error: unknown, reason: 'aborted' | 'timeout' | 
     return new BridgeError('upstream.network', `${what}: ${detail}`, { retryable: true, cause: error });
   }
   throw error; // a bug, not an expected failure
+}
+
+/** An answer that went on past `limit` bytes (decoded), and was not read further; `key` sets the bound. */
+export function tooLarge(limit: number, key?: string): BridgeError {
+  const set = key ? ` (${key}: raise it if the answer is really that large)` : '';
+  return new BridgeError('upstream.too_large', `upstream's answer went past ${limit} bytes${set}, and was not read further`, { retryable: false });
 }
 
 export function invalidJson(detail: string, cause?: unknown): BridgeError {

@@ -1,9 +1,9 @@
-import type { Readable } from 'node:stream';
+import { pipeline, Transform, type Readable } from 'node:stream';
 import { FormData, request, type Dispatcher } from 'undici';
 import { maskIn, SHORTEST_SECRET } from '../config/mask.js';
 import { reworded, type BridgeError } from '../errors.js';
 import { decodedBody } from './content-encoding.js';
-import { errorFromStatus, errorFromThrown } from './errors.js';
+import { errorFromStatus, errorFromThrown, tooLarge } from './errors.js';
 
 /**
  * One HTTP exchange with the upstream: request, status check, body read, all under one overall
@@ -40,7 +40,12 @@ export interface HttpOptions {
   now: () => number;
   /** Our credentials (upstream.token, upstream.clientSecret): masked in what the upstream says back. */
   secrets?: readonly string[];
+  /** The largest body of a `stream` exchange, decoded (upstream.maxListBytes). */
+  listLimitBytes?: number;
 }
+
+/** The default of upstream.maxListBytes. */
+export const LIST_LIMIT_BYTES = 1024 * 1024 * 1024;
 
 /**
  * The credentials an answer may echo: ours, and those this exchange sent (its bearer token, a
@@ -87,6 +92,8 @@ export function createHttp(options: HttpOptions): Http {
       received = response.body;
       answer = { status: response.statusCode, contentType: [response.headers['content-type']].flat()[0] };
       body = decodedBody(received, response.headers['content-encoding']);
+      // The other answers are read whole, bounded by their reader (envelope.ts).
+      if (exchange.stream) body = bounded(body, options.listLimitBytes ?? LIST_LIMIT_BYTES);
       if (exchange.stream) clearTimeout(timeout);
       if (response.statusCode < 200 || response.statusCode >= 300) {
         const text = maskIn(await readLimited(body, ERROR_BODY_LIMIT), credentialsOf(exchange, options.secrets ?? []));
@@ -142,6 +149,22 @@ function bodyOf(exchange: Exchange, encoding: 'multipart' | 'urlencoded'): strin
   const form = new FormData();
   for (const [name, value] of Object.entries(exchange.form)) form.append(name, value);
   return form;
+}
+
+/**
+ * The body, refused with `upstream.too_large` once more than `limit` bytes came (decoded): an answer
+ * that never ends (an endless list, a compressed bomb) would otherwise fill the memory or the store.
+ */
+function bounded(body: BodyStream, limit: number): BodyStream {
+  let size = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      size += chunk.length;
+      done(size <= limit ? null : tooLarge(limit, 'upstream.maxListBytes'), chunk);
+    },
+  });
+  // pipeline destroys both with the first error, as decodedBody's does.
+  return pipeline(body, counter, () => {}) as Transform;
 }
 
 /**

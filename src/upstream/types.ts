@@ -70,6 +70,8 @@ export interface UpstreamClientOptions {
   log?: Logger;
   /** Overall limit of one attempt, headers and body (config upstream.timeoutMs, default 30 000). */
   timeoutMs?: number;
+  /** The largest full list read, in bytes, decoded (config upstream.maxListBytes, default 1 GiB): past it the read fails `upstream.too_large`. */
+  maxListBytes?: number;
   /** Connect timeout: a property of the Agent; used by createUpstreamAgent, ignored with a passed dispatcher. */
   connectTimeoutMs?: number;
   retry?: RetryOptions;
