@@ -29,7 +29,7 @@ import { registerStatusRoutes } from './status/status.js';
 import { createStoreMetrics, openStore, type Store } from './store/index.js';
 import { refuseOldFormat } from './store/old-format.js';
 import { createUpstream } from './upstream-part.js';
-import type { UpstreamClient } from './upstream/index.js';
+import { upstreamReadiness, type UpstreamClient } from './upstream/index.js';
 import { createWebhooks, type Webhooks } from './webhooks/index.js';
 
 /**
@@ -115,11 +115,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   // First in the list: createUpstream started it already (its URL is the upstream's), so it is
   // stopped last, and also when a start ends before the store has opened.
   if (sandbox) components.unshift({ name: 'sandbox', start: () => sandbox.start(), stop: () => sandbox.stop() });
-  readiness.register('upstream', () => {
-    const last = upstream.lastContact();
-    if (!last) return { ok: false, reason: 'no contact with the upstream yet' };
-    return last.ok ? { ok: true } : { ok: false, reason: `last upstream call failed: ${last.error ?? 'unknown error'}` };
-  });
+  readiness.register('upstream', () => upstreamReadiness(upstream.lastContact(), upstream.failingCalls()));
 
   // --- HTTP ------------------------------------------------------------------------------------------
   const http: FastifyInstance = Fastify({

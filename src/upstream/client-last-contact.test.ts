@@ -20,6 +20,20 @@ describe('lastContact', () => {
     expect(upstream.lastContact()).toMatchObject({ ok: true });
   });
 
+  it('keeps each kind of call that failed the last time it ran, while other calls succeed, until it succeeds', async () => {
+    const upstream = client({ retry: { maxAttempts: 1 } });
+    on('GET', '/api/v2/students', json(200, { data: { students: [] }, error: { code: 'truncated' } }), json(200, { data: { students: [] } }));
+    on('GET', '/api/v2/webhooks', json(200, { data: { webhooks: [] } }));
+    on('GET', '/api/v2/student', json(404, {}));
+    await failure(upstream.list('students'));
+    await upstream.listWebhooks();
+    await failure(upstream.getStudent(7));
+    expect(upstream.lastContact()).toMatchObject({ ok: true });
+    expect(upstream.failingCalls()).toEqual([{ call: 'GET /api/v2/students', ok: false, at: expect.any(Number), code: 'upstream.invalid_response', error: expect.stringContaining('truncated') }]);
+    await upstream.list('students');
+    expect(upstream.failingCalls()).toEqual([]);
+  });
+
   it('does not blame the upstream for what failed on our side while its answer was read', async () => {
     const upstream = client({ retry: { maxAttempts: 1 } });
     on('GET', '/api/v2/students', json(200, { data: { students: [] } }));

@@ -41,16 +41,20 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   };
   const ctx: CallContext = { ...base, tokens: tokenSource(options, base) };
   let last: LastContact | undefined;
+  const failing = new Map<string, LastContact>();
 
   /** Runs a call and records whether the upstream answered sensibly (for /readyz). */
   async function tracked<T>(spec: CallSpec<T>): Promise<T> {
     try {
       const value = await call(ctx, spec);
       last = { ok: true, at: clock.now() };
+      failing.delete(callName(spec));
       return value;
     } catch (error) {
       if (!(error instanceof BridgeError) || error.code !== 'upstream.aborted') {
         last = { ok: !isContactFailure(error), at: clock.now(), error: describeError(error), ...(error instanceof BridgeError ? { code: error.code } : {}) };
+        if (last.ok) failing.delete(callName(spec));
+        else failing.set(callName(spec), last);
       }
       throw error;
     }
@@ -107,6 +111,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
           validate(deletedWebhookSchema, pick(await readJson(body), ['data', 'webhook'], 'object'), 'data.webhook'),
       }),
     lastContact: () => (last === undefined ? undefined : { ...last }),
+    failingCalls: () => [...failing].map(([name, contact]) => ({ call: name, ...contact })).sort((a, b) => a.call.localeCompare(b.call)),
   };
 }
 
@@ -136,6 +141,9 @@ function definedFields(input: UpdateStudentInput): Record<string, string> {
  * an error of ours met while its answer was read (the store that stages a list cannot write): the
  * upstream answered, and readiness must not send an operator to it.
  */
+/** A call by its method and path, without its query (it may name a person). */
+const callName = (spec: CallSpec<unknown>): string => `${spec.method} ${spec.path}`;
+
 function isContactFailure(error: unknown): boolean {
   if (!(error instanceof BridgeError)) return true;
   if (!error.code.startsWith('upstream.')) return false;

@@ -4,3 +4,4 @@ export { createUpstreamClient } from './client.js';
 export { createUpstreamAgent } from './agent.js';
 export { normalizeStudent, normalizeUser, normalizeValue, normalizeInPlace, extractOneTimePasswords } from './normalize.js';
 export { UPSTREAM_ERROR_CODES } from './errors.js';
+export { upstreamReadiness } from './readiness.js';

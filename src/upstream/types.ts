@@ -111,4 +111,14 @@ export interface UpstreamClient {
   deleteWebhook(id: number, opts?: CallOptions): Promise<DeletedWebhook>;
   /** Last contact outcome, for /readyz (undefined before the first call finishes). */
   lastContact(): LastContact | undefined;
+  /**
+   * The calls (`GET /api/v2/students`, by method and path) whose last run failed as `lastContact`
+   * counts a failure, with that failure: a list that fails every cycle stays here while other calls
+   * succeed, until it succeeds again.
+   */
+  failingCalls(): FailingCall[];
+}
+
+export interface FailingCall extends LastContact {
+  call: string;
 }
