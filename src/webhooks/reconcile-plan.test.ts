@@ -86,6 +86,11 @@ describe('helpers', () => {
     expect(sameUrl('http://a/webhooks/v2', 'http://a/webhooks/v2/')).toBe(true);
     expect(sameUrl('http://a/webhooks/v2', 'http://a/webhooks/v2x')).toBe(false);
     expect(sameUrl('http://a', 'http://a/')).toBe(true);
+    // An empty query or a fragment added by the service: the same route gets the deliveries.
+    expect(sameUrl('http://a/webhooks/v2', 'http://a/webhooks/v2?')).toBe(true);
+    expect(sameUrl('http://a/webhooks/v2', 'http://a/webhooks/v2/?#')).toBe(true);
+    expect(sameUrl('http://a/webhooks/v2', 'http://a/webhooks/v2#top')).toBe(true);
+    expect(sameUrl('http://a/webhooks/v2', 'http://a/webhooks/v2?to=b')).toBe(false);
     expect(sameUrl('not a url', 'not a url')).toBe(true);
     expect(sameUrl('not a url', 'http://a/')).toBe(false);
   });

@@ -59,21 +59,26 @@ export function isMarkedDeleted(webhook: Webhook): boolean {
 }
 
 /**
- * URLs compared as URLs: scheme and host case, default ports, dot segments and a trailing slash do
- * not make a registration foreign. A service that stores our callback URL with a slash added would
- * otherwise have every reconcile register it again (the route takes it with the slash too).
+ * URLs compared as URLs: scheme and host case, default ports, dot segments, a trailing slash, an
+ * empty query (`?`) and a fragment (never sent) do not make a registration foreign. A service that
+ * stores our callback URL so would otherwise have every reconcile register it again (the route takes
+ * it so too).
  */
 export function sameUrl(a: string, b: string): boolean {
   if (a === b) return true;
   try {
-    return withoutTrailingSlash(new URL(a)) === withoutTrailingSlash(new URL(b));
+    return delivered(new URL(a)) === delivered(new URL(b));
   } catch {
     return false;
   }
 }
 
-function withoutTrailingSlash(url: URL): string {
+/** What of a URL reaches the route: no trailing slash, no empty query, no fragment. */
+function delivered(url: URL): string {
   url.pathname = url.pathname.replace(/\/+$/, '') || '/';
+  // Assigned back, an empty search drops its `?`.
+  url.search = url.search;
+  url.hash = '';
   return url.href;
 }
 
