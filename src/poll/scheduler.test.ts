@@ -142,6 +142,41 @@ describe('scheduler', () => {
     expect(poll.runs).toHaveLength(1);
   });
 
+  it('runs a tick skipped for a hold when the hold ends, if that is before the next tick', async () => {
+    const cron = manualCron();
+    const nextTick = Date.UTC(2026, 10, 22, 2);
+    // The upstream asked to wait until 3 ms after the tick: the next tick is a minute away.
+    let clock = nextTick - 60_000;
+    let held: string | undefined = new Date(clock + 3).toISOString();
+    const poll = heldJob('poll', { heldUntil: () => held });
+    const claims: number[] = [];
+    scheduler = createScheduler({ jobs: [poll.job], log, metrics: createMetricsRegistry(), cron: cron.factory, now: () => clock, claimTick: async (_job, slot) => (claims.push(slot), 'mine') });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      await scheduler.start();
+      cron.fire('poll', new Date(clock));
+      expect(poll.runs).toHaveLength(0);
+      await vi.advanceTimersByTimeAsync(2);
+      expect(poll.runs).toHaveLength(0);
+      clock += 4;
+      held = undefined;
+      await vi.advanceTimersByTimeAsync(2);
+      expect(poll.runs.map((r) => r.trigger)).toEqual(['schedule']);
+      // The same tick's slot is claimed: among replicas, one that was not held may have run it.
+      expect(claims).toEqual([nextTick - 60_000]);
+      poll.runs[0]!.finish();
+      await scheduler.whenIdle();
+      // A hold that ends after the next tick: that tick runs, not this one.
+      clock = nextTick - 1_000;
+      held = new Date(nextTick + 5).toISOString();
+      cron.fire('poll', new Date(clock));
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect(poll.runs).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('runs start-up jobs in order, reports next runs, and stop aborts runs and timers', async () => {
     const cron = manualCron();
     const poll = heldJob('poll', { runOnStart: true });

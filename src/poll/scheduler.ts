@@ -130,8 +130,10 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       if (decision !== 'skip-stopped') skipped.inc({ job: name, reason: decision });
       // A wait asked for, or a cycle of another caller's doing the same work, is no trouble: an info
       // line. A tick that finds its own previous run still going says the schedule is too tight.
-      if (decision === 'skip-held') log.info({ job: name, trigger, decision, heldUntil }, `${name} tick skipped: the upstream asked to wait until ${heldUntil}`);
-      else if (decision === 'skip-busy') log.info({ job: name, trigger, decision }, `${name} tick skipped: a cycle is already running (a roster export's, or one asked for by hand)`);
+      if (decision === 'skip-held') {
+        const then = runWhenHeldEnds(job, trigger, slot, Date.parse(heldUntil!)) ? '; it runs then' : '';
+        log.info({ job: name, trigger, decision, heldUntil }, `${name} tick skipped: the upstream asked to wait until ${heldUntil}${then}`);
+      } else if (decision === 'skip-busy') log.info({ job: name, trigger, decision }, `${name} tick skipped: a cycle is already running (a roster export's, or one asked for by hand)`);
       else log.warn({ job: name, trigger, decision }, `${name} tick skipped: ${decision === 'skip-running' ? 'the previous run is still going' : 'stopped'}`);
       return decision;
     }
@@ -159,6 +161,22 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       .finally(() => running.delete(name));
     running.set(name, run);
     return decision;
+  };
+
+  /**
+   * Runs a tick skipped for a hold when the hold ends, if that comes before the schedule's next
+   * tick: a Retry-After as long as the schedule's period, counted from the end of the cycle it
+   * answered, ends just after the next tick, and would cost a whole period. True when it will.
+   */
+  const runWhenHeldEnds = (job: ScheduledJob, trigger: string, slot: number | undefined, until: number): boolean => {
+    const signal = controller.signal;
+    const delay = Math.max(0, until - now()) + 1;
+    const next = timers.find((t) => t.job === job)?.timer.nextRun()?.getTime();
+    if (signal.aborted || Number.isNaN(until) || next === undefined || !retryBeforeNextTick(now(), delay, next)) return false;
+    const later = setTimeout(() => signal.aborted || runTick(job.name, trigger, slot), delay);
+    later.unref();
+    signal.addEventListener('abort', () => clearTimeout(later), { once: true });
+    return true;
   };
 
   /** Notes the end of a run of a tick, unless the run was stopped: another replica runs the tick then. */
