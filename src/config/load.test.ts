@@ -116,6 +116,11 @@ describe('parseConfig', () => {
     expect(parseConfig('upstream:\n  timeoutMs: 2147483647\n', 'x.yaml', {}).upstream.timeoutMs).toBe(2147483647);
   });
 
+  it('refuses an upstream token with a line break: every call would fail as if the network had', () => {
+    expect(problems('upstream:\n  token: "abc\\n"\n')).toEqual(['upstream.token: a token cannot hold a line break or a NUL (a secret file that ends with a newline?): it is sent in a header']);
+    expect(parseConfig('upstream:\n  token: "abc def"\n', 'x.yaml', {}).upstream.token).toBe('abc def');
+  });
+
   it('bounds a full list at 1 GiB by default, and at no less than 1 MiB', () => {
     expect(parseConfig('', 'x.yaml', {}).upstream.maxListBytes).toBe(1024 ** 3);
     expect(parseConfig('upstream:\n  maxListBytes: 4294967296\n', 'x.yaml', {}).upstream.maxListBytes).toBe(4 * 1024 ** 3);

@@ -20,7 +20,8 @@ const cron = () => z.string().refine((v) => isValidCron(v), 'not a valid cron ex
 const upstreamSchema = z.strictObject({
   /** An http(s) URL, or "sandbox" to start the embedded simulated upstream in-process. */
   baseUrl: z.union([z.literal('sandbox'), httpUrl()]).default('sandbox'),
-  token: optionalString(),
+  /** Sent in the Authorization header: a line break there is refused by the HTTP client at every call. */
+  token: optionalString().refine((v) => v === undefined || !/[\r\n\0]/.test(v), 'a token cannot hold a line break or a NUL (a secret file that ends with a newline?): it is sent in a header'),
   clientId: optionalString(),
   clientSecret: optionalString(),
   timeoutMs: millis().default(30000),
