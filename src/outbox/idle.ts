@@ -24,7 +24,8 @@ export async function waitIdle(on: {
     if (!on.stillWaiting()) return;
     const now = clock.now();
     // A connector another replica serves is that replica's to deliver: not this outbox's to wait for.
-    const next = (w: ConnectorWorker) => store.nextRunAt(w.name).catch(() => undefined);
+    // One whose receiver asked to wait starts nothing before then.
+    const next = (w: ConnectorWorker) => store.nextRunAt(w.name).then((at) => (at === undefined ? undefined : Math.max(at, w.receiverWaitsUntil())), () => undefined);
     const due = await Promise.all(workers.map((w) => (w.hold ? w.serving().then((serving) => (serving ? next(w) : undefined)) : next(w))));
     if (due.every((at) => at === undefined || at > now)) return;
     // Due, yet no claim running: start one (after a pause if the last look found the same: the

@@ -283,6 +283,57 @@ describe('outbox retries', () => {
     expect(a.delivered()).toEqual([s1.id, s1.id]);
   });
 
+  it('holds every delivery to a receiver that asked to wait, then sends one first and the rest once it got through', async () => {
+    // The receiver rate-limits: the four deliveries in flight at once are all asked to wait 10 s; then it takes everything.
+    let limited = 4;
+    const answer = deferred();
+    const probe = deferred();
+    let sentAfterWait = 0;
+    const a = scriptedConnector(async () => {
+      if (limited > 0) {
+        limited -= 1;
+        if (limited === 0) answer.resolve();
+        await answer.promise;
+        return { ...retryable('429'), retryAfterMs: 10_000 };
+      }
+      sentAfterWait += 1;
+      if (sentAfterWait === 1) await probe.promise;
+      return { status: 'done' };
+    });
+    let claiming = 0;
+    const wrap = (target: OutboxStore): OutboxStore => ({
+      ...target,
+      claim: async (...args) => {
+        claiming += 1;
+        try {
+          return await target.claim(...args);
+        } finally {
+          claiming -= 1;
+        }
+      },
+    });
+    const { outbox, clock } = await setup([{ name: 'a', connector: a.connector }], { concurrency: 4, wrap });
+    const changes = Array.from({ length: 8 }, (_, i) => change('students', i + 1));
+    const retried = nextEvent(outbox, 'retry');
+    await outbox.enqueue(changes);
+    await retried;
+    await outbox.whenIdle();
+    // Four went out at once and were asked to wait; the other four did not start meanwhile.
+    expect(a.delivered()).toHaveLength(4);
+    clock.advance(9_999);
+    await outbox.whenIdle();
+    expect(a.delivered()).toHaveLength(4);
+    // The wait is over: one delivery goes first, alone, while it is in flight.
+    clock.advance(1);
+    await eventually(() => (sentAfterWait === 1 && claiming === 0 ? true : undefined), 5000, 'the first delivery after the wait, and no claim beside it');
+    expect(a.delivered()).toHaveLength(5);
+    // Through: the rest follow, each change delivered once more.
+    probe.resolve();
+    await eventually(() => (a.delivered().length === 12 ? true : undefined), 5000, 'the other deliveries');
+    await outbox.whenIdle();
+    expect(new Set(a.delivered().slice(4))).toEqual(new Set(changes.map((c) => c.id)));
+  });
+
   it.each(['sqlite', 'postgres'] as const)('retries a key when it is due while another key\'s delivery hangs (%s)', async (engine) => {
     const hang = deferred();
     const a = scriptedConnector(async (r, attempt) => {

@@ -9,6 +9,7 @@ import type { Claimed, OutboxStore, RoleStore, Settlement } from '../store/index
 import { secretValues } from '../config/index.js';
 import { LeaseGuard } from './lease-guard.js';
 import { maskOutcomes } from './mask-outcomes.js';
+import { afterBatch, NO_WAIT, type ReceiverWait } from './receiver-wait.js';
 import type { ConnectorInstance } from './connector-instance.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { ROLE_CHECK_MS, RoleHold } from './role-hold.js';
@@ -83,6 +84,10 @@ export class ConnectorWorker {
   private readonly secrets: ReadonlySet<string>;
   /** What its deliveries' requests go through: none starts once this replica's leases may be another's. */
   private readonly guarded: LeaseGuard;
+  /** What its receiver asked of the deliveries to it (a Retry-After): receiver-wait.ts. */
+  private receiver: ReceiverWait = NO_WAIT;
+  /** The one batch that goes first after a receiver's wait is in flight. */
+  private probing = false;
 
   constructor(
     private readonly host: WorkerHost,
@@ -120,6 +125,12 @@ export class ConnectorWorker {
     // could not be recorded either, and would go out again if its lease ran out meanwhile.
     if (this.unrecorded > 0) return;
     if (this.lingering) return;
+    // The receiver asked to wait: nothing starts before then; after it, one batch at a time until one gets through.
+    if (this.receiver.until > this.host.clock.now()) {
+      this.setWake(this.receiver.until);
+      return;
+    }
+    if (this.receiver.probing && this.probing) return;
     if (this.drained && this.host.lingerMs > 0 && !this.claiming) {
       this.lingering = setTimeout(() => {
         this.lingering = undefined;
@@ -138,6 +149,11 @@ export class ConnectorWorker {
       this.claiming = undefined;
       if (again || this.dirty) this.pump();
     });
+  }
+
+  /** Until when its receiver asked to wait (epoch ms; past when it did not). */
+  receiverWaitsUntil(): number {
+    return this.receiver.until;
   }
 
   /** Cancels the wake-up timers (stop). */
@@ -202,6 +218,8 @@ export class ConnectorWorker {
   }
 
   private start(claimed: Claimed[]): void {
+    const probe = this.receiver.probing && !this.probing;
+    if (probe) this.probing = true;
     // Every slot is delivering: this batch was claimed ahead and waits for the first one to end.
     const slot = this.delivering < this.concurrency ? Promise.resolve() : new Promise<void>((resolve) => (this.ahead = resolve));
     if (this.delivering < this.concurrency) this.delivering += 1;
@@ -223,6 +241,7 @@ export class ConnectorWorker {
       .catch((error: unknown) => this.host.log.error({ connector: this.name, err: error }, 'delivery batch failed'))
       .finally(() => {
         release();
+        if (probe) this.probing = false;
         this.batches.delete(run);
         this.pump();
       });
@@ -238,6 +257,7 @@ export class ConnectorWorker {
     const leaseLeft = Math.min(...claimed.map((c) => c.delivery.leaseUntil ?? Infinity)) - clock.now();
     const why = !this.host.isRunning() ? 'handed back before it started, as the outbox stopped'
       : this.host.isHeld() ? 'claimed while deliveries were held; handed back before it started'
+        : this.receiver.until > clock.now() ? 'claimed before the receiver asked to wait; handed back before it started'
         : leaseLeft < leaseMs / 2 ? 'claimed ahead; handed back as it waited for half its lease'
           : undefined;
     if (why === undefined) return this.run(claimed, Math.min(leaseMs, leaseLeft), deliveredAll);
@@ -256,6 +276,7 @@ export class ConnectorWorker {
     let next = 0;
     const outcomes = records.map((r): DeliveryOutcome => (r ? delivered[next++]! : { status: 'dead', error: missing }));
     const now = clock.now();
+    this.heard(outcomes, startedAt, now);
     // A batch's records share one call, and so its duration; each draws its own jitter. One context
     // for all: settle reads it and keeps nothing of it.
     const context: SettleContext = { now, policy: this.host.policy, stopping: !this.host.isRunning(), durationMs: now - startedAt, random: 0 };
@@ -345,6 +366,16 @@ export class ConnectorWorker {
       return first ?? (await call);
     } finally {
       if (!expiry.signal.aborted) expiry.abort();
+    }
+  }
+
+  /** What a batch's answers say of the receiver: a wait it asks for holds every delivery to it (receiver-wait.ts). */
+  private heard(outcomes: readonly DeliveryOutcome[], startedAt: number, now: number): void {
+    const before = this.receiver;
+    this.receiver = afterBatch(before, outcomes, startedAt, now);
+    if (this.receiver.until > before.until) {
+      const until = new Date(this.receiver.until).toISOString();
+      this.host.log.info({ connector: this.name, until }, `${this.name}: the receiver asked to wait; no delivery to it starts before ${until}, then one batch goes first`);
     }
   }
 
