@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BridgeError } from '../../errors.js';
-import { ListScanner, MAX_DEPTH } from './scanner.js';
+import { ListScanner, MAX_DEPTH, MAX_VALUE_BYTES } from './scanner.js';
 import { thrown as failure } from '../../../test/support/errors.js';
 
 const encoder = new TextEncoder();
@@ -123,6 +123,20 @@ describe('ListScanner', () => {
     expect(element).toMatchObject({ code: 'upstream.invalid_response', context: { path: 'data.students[1]', depth: 5001 } });
     expect(element.message).toBe(`upstream answered data.students[1] nested 5001 levels deep; API v2's records nest a few levels, and a value deeper than ${MAX_DEPTH} is refused`);
     expect(failure(() => scan(`{"meta":${deep(200_000)},"data":{"students":[]}}`))).toMatchObject({ context: { path: 'meta', depth: 200_000 } });
+  });
+
+  it('refuses one value larger than MAX_VALUE_BYTES, whole in one chunk or across many, in an element or beside the list', () => {
+    const big = `"${'x'.repeat(MAX_VALUE_BYTES)}"`;
+    const text = `{"data":{"students":[{"id":1},{"id":2,"photo":${big}}]}}`;
+    for (const cuts of [[], Array.from({ length: 40 }, (_, i) => (i + 1) * 500_000)]) {
+      const error = failure(() => scan(text, cuts));
+      expect(error).toMatchObject({ code: 'upstream.too_large', retryable: false, context: { path: 'data.students[1]' } });
+      expect(error.message).toBe(`upstream answered data.students[1] of more than ${MAX_VALUE_BYTES} bytes; API v2's records are a few kilobytes, and a value this large is refused`);
+    }
+    expect(failure(() => scan(`{"meta":${big},"data":{"students":[]}}`, [1_000_000]))).toMatchObject({ code: 'upstream.too_large', context: { path: 'meta' } });
+    // Just below the bound is a record like any other.
+    const photo = 'x'.repeat(MAX_VALUE_BYTES - 1024);
+    expect(scan(`{"data":{"students":[{"id":1,"photo":"${photo}"}]}}`, [3_000_000])).toEqual([{ id: 1, photo }]);
   });
 
   it('rejects invalid UTF-8', () => {

@@ -220,7 +220,10 @@ export class ListScanner {
   /** Scans a captured value from `start`; returns where structural parsing resumes. */
   private capture(chunk: Uint8Array, start: number): number {
     const stop = this.value.scan(chunk, start);
-    if (stop < 0) return chunk.length;
+    if (stop < 0) {
+      if (this.value.size > MAX_VALUE_BYTES) throw tooLargeValue(this.pathOf(this.purpose as Purpose));
+      return chunk.length;
+    }
     this.finishCapture(start);
     return stop;
   }
@@ -229,7 +232,8 @@ export class ListScanner {
     const purpose = this.purpose as Purpose;
     this.purpose = undefined;
     const bytes = this.value.take();
-    if (this.value.deepest > MAX_DEPTH) throw tooDeep(purpose.kind === 'element' ? `${this.targetPath}[${this.elements}]` : purpose.kind === 'key' ? this.targetPath : purpose.path, this.value.deepest);
+    if (bytes.length > MAX_VALUE_BYTES) throw tooLargeValue(this.pathOf(purpose));
+    if (this.value.deepest > MAX_DEPTH) throw tooDeep(this.pathOf(purpose), this.value.deepest);
     if (purpose.kind === 'element' && this.known?.(bytes)) {
       this.elements++;
       return;
@@ -255,6 +259,11 @@ export class ListScanner {
       case 'wrongType':
         throw invalidResponse(purpose.path, purpose.expected, value);
     }
+  }
+
+  /** Where the value being captured is, for an error: `data.students[12]`. */
+  private pathOf(purpose: Purpose): string {
+    return purpose.kind === 'element' ? `${this.targetPath}[${this.elements}]` : purpose.kind === 'key' ? this.targetPath : purpose.path;
   }
 
   private parse(bytes: Uint8Array, purpose: Purpose, at: number): unknown {
@@ -285,6 +294,20 @@ export class ListScanner {
  * of levels deep overflowed the stack in the middle of a cycle.
  */
 export const MAX_DEPTH = 64;
+
+/**
+ * The largest one value of a list answer (a record, or a value beside the list): API v2's records
+ * are a few kilobytes, and parsing a value costs many times its size in memory (a 300 MB one failed
+ * as "Invalid string length" after taking gigabytes).
+ */
+export const MAX_VALUE_BYTES = 16 * 1024 * 1024;
+
+function tooLargeValue(path: string): BridgeError {
+  return new BridgeError('upstream.too_large', `upstream answered ${path} of more than ${MAX_VALUE_BYTES} bytes; API v2's records are a few kilobytes, and a value this large is refused`, {
+    retryable: false,
+    context: { path },
+  });
+}
 
 function tooDeep(path: string, depth: number): BridgeError {
   return new BridgeError('upstream.invalid_response', `upstream answered ${path} nested ${depth} levels deep; API v2's records nest a few levels, and a value deeper than ${MAX_DEPTH} is refused`, {

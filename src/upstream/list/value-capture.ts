@@ -11,6 +11,8 @@ export class ValueCapture {
   spaced = false;
   /** How deep the value's brackets nest (1 for `{}` or `[]`, 0 for a string or a primitive). */
   deepest = 0;
+  /** The value's bytes so far. */
+  size = 0;
   private segments: Uint8Array[] = [];
   private depth = 0;
   private inString = false;
@@ -19,6 +21,7 @@ export class ValueCapture {
   /** Starts a value whose first byte is `first`. */
   begin(first: number): void {
     this.segments = [];
+    this.size = 0;
     this.inString = false;
     this.escape = false;
     this.spaced = false;
@@ -36,6 +39,7 @@ export class ValueCapture {
     const end = this.kind === 'primitive' ? scanPrimitive(chunk, start) : this.scanNested(chunk, start);
     if (end < 0) {
       this.segments.push(Uint8Array.prototype.slice.call(chunk, start));
+      this.size += chunk.length - start;
       return -1;
     }
     const stop = this.kind === 'primitive' ? end : end + 1;
