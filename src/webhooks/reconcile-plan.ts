@@ -76,8 +76,8 @@ export function sameUrl(a: string, b: string): boolean {
 /** What of a URL reaches the route: no trailing slash, no empty query, no fragment. */
 function delivered(url: URL): string {
   url.pathname = url.pathname.replace(/\/+$/, '') || '/';
-  // Assigned back, an empty search drops its `?`.
-  url.search = url.search;
+  // An empty search keeps its `?` in href until it is set.
+  if (url.search === '') url.search = '';
   url.hash = '';
   return url.href;
 }
