@@ -120,5 +120,12 @@ describe('poll in the app', () => {
     await app.poll.scheduler!.whenIdle();
     const retry = lines.map((line) => JSON.parse(line) as { msg: string; job?: string; retryInMs?: number }).find((line) => line.job === 'export' && line.retryInMs !== undefined);
     expect(retry).toMatchObject({ msg: 'export failed; it runs again in 60 s', retryInMs: 60_000 });
+    // Every replica's status says the last export of any of them, failed ones too.
+    const failed = (await app.poll.status()).export;
+    expect(failed).toMatchObject({ lastOutcome: 'failed', lastRunAt: expect.any(String) });
+    expect(await app.store.state.get('roster.lastRun')).toEqual({ startedAt: failed.lastRunAt, outcome: 'failed', replica: expect.any(String) });
+    const later = new Date(Date.parse(failed.lastRunAt!) + 60_000).toISOString();
+    await app.store.state.put({ 'roster.lastRun': { startedAt: later, outcome: 'ok', replica: 'another' } });
+    expect((await app.poll.status()).export).toMatchObject({ lastOutcome: 'ok', lastRunAt: later });
   });
 });

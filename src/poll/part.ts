@@ -10,7 +10,7 @@ import type { CycleResult } from './cycle.js';
 import type { PageRead } from '../page-read.js';
 import { createPoller, LAST_CYCLE_KEY, type LastCycle, type Poller, type RunCycleOptions } from './poller.js';
 import type { ListSource, OutboxPort } from './ports.js';
-import { createRosterExporter, EXPORT_RETRY_MS, exportFailed, LAST_EXPORT_KEY, type ExportResult, type RosterExporter } from './roster-export.js';
+import { createRosterExporter, EXPORT_RETRY_MS, exportFailed, LAST_EXPORT_RUN_KEY, type ExportResult, type LastExportRun, type RosterExporter } from './roster-export.js';
 import { createScheduler, type Scheduler } from './scheduler.js';
 
 /** How often, at most, poll readiness looks up the last cycle the store recorded (another replica's). */
@@ -75,10 +75,13 @@ export function createPollPart(options: PollPartOptions): PollPart {
     }
     return poller.readiness();
   });
-  let lastExport: ExportResult | undefined;
+  /** This replica's last export, while the store has not recorded it. */
+  let lastExport: LastExportRun | undefined;
   const exportRoster = async (opts: { trigger?: string; signal?: AbortSignal } = {}) => {
-    lastExport = await exporter.exportRoster(opts);
-    return lastExport;
+    const startedAt = new Date(clock.now()).toISOString();
+    const result = await exporter.exportRoster(opts);
+    lastExport = { startedAt, outcome: result.outcome };
+    return result;
   };
   const scheduler =
     options.mode === 'daemon'
@@ -120,9 +123,11 @@ export function createPollPart(options: PollPartOptions): PollPart {
     async status(read = (work) => work.catch(() => undefined)) {
       const next = scheduler?.nextRuns() ?? {};
       // The last cycle of any replica (recorded in the store), or this one's while it is not recorded.
-      const [recorded, stored] = await Promise.all([read(store.state.get<LastCycle>(LAST_CYCLE_KEY)), read(store.state.get<{ at: string }>(LAST_EXPORT_KEY))]);
+      const [recorded, exported] = await Promise.all([read(store.state.get<LastCycle>(LAST_CYCLE_KEY)), read(store.state.get<LastExportRun>(LAST_EXPORT_RUN_KEY))]);
       const own = poller.lastResult();
       const last = recorded && (!own || recorded.startedAt >= own.startedAt) ? recorded : own;
+      // Likewise the last export of any replica, or this one's while it is not recorded.
+      const lastExported = exported && (!lastExport || exported.startedAt >= lastExport.startedAt) ? exported : lastExport;
       return {
         poll: {
           ...(last ? { lastRunAt: last.startedAt, lastOutcome: last.outcome } : {}),
@@ -130,8 +135,7 @@ export function createPollPart(options: PollPartOptions): PollPart {
           ...(poller.heldUntil() ? { heldUntil: poller.heldUntil() } : {}),
         },
         export: {
-          ...(stored ? { lastRunAt: stored.at } : {}),
-          ...(lastExport ? { lastOutcome: lastExport.outcome } : {}),
+          ...(lastExported ? { lastRunAt: lastExported.startedAt, lastOutcome: lastExported.outcome } : {}),
           ...(next.export ? { nextRunAt: next.export } : {}),
         },
       };

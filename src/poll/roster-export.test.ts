@@ -19,7 +19,7 @@ describe('roster export', () => {
           return Promise.reject(stopping.signal.reason as Error);
         },
       },
-      state: { get: async () => undefined },
+      state: { get: async () => undefined, put: async () => {} },
       outbox: { subscribers: () => ['files'] } as unknown as OutboxPort,
       timezone: 'UTC',
       log,

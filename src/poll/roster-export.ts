@@ -43,7 +43,7 @@ export interface RosterExporter {
 export interface RosterExporterOptions {
   poller: Poller;
   snapshot: Pick<SnapshotStore, 'scan'>;
-  state: Pick<StateStore, 'get'>;
+  state: Pick<StateStore, 'get' | 'put'>;
   outbox: OutboxPort;
   /** export.timezone ?? poll.timezone: the date in the record id and the file name. */
   timezone: string;
@@ -56,6 +56,14 @@ export interface RosterExporterOptions {
 }
 
 export const LAST_EXPORT_KEY = 'roster.lastExport';
+/** The state key of the last export any replica ran, whatever its outcome: what every status page shows. */
+export const LAST_EXPORT_RUN_KEY = 'roster.lastRun';
+
+export interface LastExportRun {
+  startedAt: string;
+  outcome: ExportResult['outcome'];
+  replica?: string;
+}
 /** Students read from the snapshot per store call. */
 const PAGE = 1000;
 
@@ -83,7 +91,11 @@ export function createRosterExporter(options: RosterExporterOptions): RosterExpo
       ...(result.reason ? { reason: result.reason } : {}), ...(result.message ? { message: result.message } : {}),
       ...(options.replica ? { replica: options.replica } : {}),
     };
-    await options.history?.recordRun(run).catch((error: unknown) => log.debug({ err: describeError(error) }, 'the export run was not recorded'));
+    const lastRun: LastExportRun = { startedAt: new Date(startedAt).toISOString(), outcome: result.outcome, ...(options.replica ? { replica: options.replica } : {}) };
+    const patch = { [LAST_EXPORT_RUN_KEY]: lastRun };
+    // The run (the console's history) and the last run (every replica's status) in one transaction.
+    await (options.history ? options.history.recordRun(run, patch) : state.put(patch))
+      .catch((error: unknown) => log.debug({ err: describeError(error) }, 'the export run was not recorded'));
     return result;
   }
 
