@@ -50,6 +50,23 @@ describe.each(ENGINES)('poller on %s', (engine) => {
     expect(poller.readiness()).toEqual({ ok: true });
   });
 
+  it('says what an abort on another replica said, when that cycle is later than its own, and records its own so', async () => {
+    await poller.runCycle();
+    const own = poller.lastResult()!;
+    const at = (ms: number) => new Date(Date.parse(own.startedAt) + ms).toISOString();
+    const guard = 'last poll cycle aborted (mass_delete): 5 of 10 students (50.0%) would be deleted, more than poll.maxDeleteRatio 0.2';
+    poller.recorded({ startedAt: at(-1000), outcome: 'aborted', trigger: 'schedule', durationMs: 1, replica: 'another', notReady: guard });
+    expect(poller.readiness()).toEqual({ ok: true });
+    poller.recorded({ startedAt: at(1000), outcome: 'aborted', trigger: 'schedule', durationMs: 1, replica: 'another', notReady: guard });
+    expect(poller.readiness()).toEqual({ ok: false, reason: `${guard} (on replica another)` });
+    poller.recorded({ startedAt: at(2000), outcome: 'ok', trigger: 'schedule', durationMs: 1, replica: 'another' });
+    expect(poller.readiness()).toEqual({ ok: true });
+    // This replica's own abort goes to the store with what it says, for the others to say it.
+    lists.students = lists.students.slice(0, 5);
+    expect(await poller.runCycle()).toMatchObject({ outcome: 'aborted', reason: 'mass_delete' });
+    await expect.poll(() => store.state.get('poll.lastCycle')).toMatchObject({ outcome: 'aborted', notReady: guard });
+  });
+
   it('the mass-delete guard of one stream stops the other stream too', async () => {
     await poller.runCycle();
     const count = (await outbox.records()).length;

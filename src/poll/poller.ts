@@ -58,11 +58,11 @@ export interface Poller extends Component {
   lastResult(): CycleResult | undefined;
   /** Epoch ms of the end of the last successful cycle. */
   lastSuccessAt(): number | undefined;
-  /** For /readyz: not ready after an aborted cycle, until a later one succeeds (here or on another replica: `recorded`). */
+  /** For /readyz: not ready after an aborted cycle (here, or a later one on another replica: `recorded`), until a later one succeeds. */
   readiness(): ReadinessState;
   /**
-   * The last cycle any replica ran, as the store has it (LAST_CYCLE_KEY): one that succeeded after
-   * this replica's last cycle ends what that one's failure said.
+   * The last cycle any replica ran, as the store has it (LAST_CYCLE_KEY), when it is later than this
+   * replica's last: one that succeeded ends what a failure said, one that aborted says it here too.
    */
   recorded(cycle: LastCycle): void;
   /**
@@ -96,6 +96,15 @@ export interface LastCycle {
   trigger: string;
   durationMs: number;
   replica?: string;
+  /** What it makes /readyz say (an abort, a failure of the poll's own): every replica says it until a later cycle succeeds. */
+  notReady?: string;
+}
+
+/** What a cycle that did not succeed makes the poll's readiness say; undefined for one another check reports, or none. */
+function notReadyReason(result: CycleResult): string | undefined {
+  if (result.outcome === 'aborted') return `last poll cycle aborted (${result.reason}): ${result.message}`;
+  if (result.outcome === 'failed' && !OWN_CHECKS.test(result.reason ?? '')) return `last poll cycle failed (${result.reason}): ${result.message}`;
+  return undefined;
 }
 
 export function createPoller(options: PollerOptions): Poller {
@@ -132,15 +141,17 @@ export function createPoller(options: PollerOptions): Poller {
         lastSuccess = clock.now();
         metrics.lastSuccess.set(lastSuccess / 1000);
         notReady = undefined;
-      } else if (result.outcome === 'aborted') {
-        notReady = `last poll cycle aborted (${result.reason}): ${result.message}`;
-      } else if (!OWN_CHECKS.test(result.reason ?? '')) {
-        notReady = `last poll cycle failed (${result.reason}): ${result.message}`;
+      } else {
+        notReady = notReadyReason(result) ?? notReady;
       }
     }
     if (options.logResults !== false) logResult(log, result);
     if (!result.dryRun) {
-      const lastCycle: LastCycle = { startedAt: result.startedAt, outcome: result.outcome, trigger: result.trigger, durationMs: result.durationMs, ...(options.replica ? { replica: options.replica } : {}) };
+      const why = notReadyReason(result);
+      const lastCycle: LastCycle = {
+        startedAt: result.startedAt, outcome: result.outcome, trigger: result.trigger, durationMs: result.durationMs,
+        ...(options.replica ? { replica: options.replica } : {}), ...(why ? { notReady: why } : {}),
+      };
       const patch = { [LAST_CYCLE_KEY]: lastCycle };
       const history = options.store.history;
       // The run (the console's history) and the last cycle (every status page) in one transaction.
@@ -183,8 +194,9 @@ export function createPoller(options: PollerOptions): Poller {
     lastSuccessAt: () => lastSuccess,
     readiness: () => (notReady ? { ok: false, reason: notReady } : { ok: true }),
     recorded(cycle) {
-      if (notReady === undefined || cycle.outcome !== 'ok') return;
-      if (last === undefined || Date.parse(cycle.startedAt) > Date.parse(last.startedAt)) notReady = undefined;
+      if (last !== undefined && !(Date.parse(cycle.startedAt) > Date.parse(last.startedAt))) return;
+      if (cycle.outcome === 'ok') notReady = undefined;
+      else if (cycle.notReady !== undefined) notReady = cycle.replica ? `${cycle.notReady} (on replica ${cycle.replica})` : cycle.notReady;
     },
     heldUntil: () => (holdUntil !== undefined && holdUntil > clock.now() ? new Date(holdUntil).toISOString() : undefined),
     on(_event, listener) {
