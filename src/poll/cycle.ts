@@ -116,7 +116,8 @@ export async function runPollCycle(deps: CycleDeps, options: CycleOptions, summa
   const yielder = createYielder(deps.budgetMs);
   const staged = options.dryRun ? [] : deps.streams;
   try {
-    await deps.snapshot.reserve(staged);
+    // A dry run stages nothing (a CLI beside the daemon reads a store it may not write).
+    if (staged.length > 0) await deps.snapshot.reserve(staged);
     const scans = await readAll(deps, detectedAt, options, yielder);
     phaseDone('readMs');
     for (const scanned of scans) {
