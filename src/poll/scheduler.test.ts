@@ -324,6 +324,21 @@ describe('scheduler', () => {
     expect(poll.runs).toHaveLength(0);
   });
 
+  it('notes the end of a run that threw', async () => {
+    const cron = manualCron();
+    const finished: number[] = [];
+    const poll: ScheduledJob = { name: 'poll', schedule: '* * * * *', timezone: 'UTC', runOnStart: false, run: () => Promise.reject(new Error('a bug')) };
+    scheduler = createScheduler({
+      jobs: [poll], log, metrics: createMetricsRegistry(), cron: cron.factory, reclaimMs: 5,
+      claimTick: async () => 'mine',
+      finishTick: async (_job, at) => void finished.push(at),
+    });
+    await scheduler.start();
+    cron.fire('poll');
+    await scheduler.whenIdle();
+    expect(finished).toEqual([Date.UTC(2026, 10, 22, 1)]);
+  });
+
   it('does not note the end of a run that stop cut short: another replica runs that tick', async () => {
     const cron = manualCron();
     const poll = heldJob('poll');

@@ -142,9 +142,12 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       ? job.run(trigger, signal)
       : claimed(name, trigger, slot, reclaim?.again ?? false).then(async (claim) => {
         if (claim === 'mine' && !signal.aborted) {
-          const result = await job.run(trigger, signal);
-          if (!reclaim?.once) await finished(name, slot, signal);
-          return result;
+          try {
+            return await job.run(trigger, signal);
+          } finally {
+            // A run that threw ended too: the others are not to run its tick again.
+            if (!reclaim?.once) await finished(name, slot, signal);
+          }
         }
         if (claim === 'taken' && !(reclaim?.once && reclaim.again)) reclaimLater(job, trigger, slot, reclaim?.once ?? false, signal);
         return undefined;
