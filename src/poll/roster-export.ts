@@ -8,6 +8,7 @@ import type { HistoryStore, Key, SnapshotStore, StateStore } from '../store/inde
 import type { CycleResult } from './cycle.js';
 import type { Poller } from './poller.js';
 import type { OutboxPort } from './ports.js';
+import { refusedForAnother } from './format.js';
 import { rosterRecord, rosterRow } from './roster.js';
 import { createYielder } from '../yielder.js';
 
@@ -72,6 +73,14 @@ export function exportFailed(result: ExportResult): boolean {
   return result.outcome === 'failed' && result.reason !== 'export.stopped';
 }
 
+/**
+ * How long an export waits for a poll cycle another process runs (its fresh cycle refused
+ * `poll.busy`), trying again every EXPORT_BUSY_LOOK_MS: the nightly export and a poll tick land on
+ * two replicas at the same minute, and the poll's cycle ends within minutes.
+ */
+export const EXPORT_BUSY_WAIT_MS = 10 * 60_000;
+export const EXPORT_BUSY_LOOK_MS = 5_000;
+
 /** The waits before a failed scheduled export runs again: within the hour, then every half hour. */
 export const EXPORT_RETRY_MS = [60_000, 2 * 60_000, 5 * 60_000, 10 * 60_000, 30 * 60_000] as const;
 
@@ -99,8 +108,26 @@ export function createRosterExporter(options: RosterExporterOptions): RosterExpo
     return result;
   }
 
+  /** The export's fresh cycle; one refused for another process's cycle is tried again until that one is done (bounded). */
+  async function freshCycle(trigger: string, signal: AbortSignal | undefined): Promise<CycleResult> {
+    const until = clock.now() + EXPORT_BUSY_WAIT_MS;
+    for (let waited = false; ; waited = true) {
+      const cycle = await poller.runCycle({ trigger: `export:${trigger}`, ...(signal ? { signal } : {}) });
+      if (!refusedForAnother(cycle) || clock.now() + EXPORT_BUSY_LOOK_MS > until) return cycle;
+      if (!waited) log.info({ trigger }, 'roster export waits for the poll cycle another process is running');
+      try {
+        await clock.sleep(EXPORT_BUSY_LOOK_MS, signal);
+      } catch {
+        return cycle;
+      }
+    }
+  }
+
   async function exportOnce(trigger: string, opts: { signal?: AbortSignal }): Promise<ExportResult> {
-    const cycle = await poller.runCycle({ trigger: `export:${trigger}`, ...(opts.signal ? { signal: opts.signal } : {}) });
+    const cycle = await freshCycle(trigger, opts.signal);
+    if (refusedForAnother(cycle) && opts.signal?.aborted) {
+      return finish({ outcome: 'failed', reason: 'export.stopped', message: 'stopped while it waited for the poll cycle another process is running', rows: 0, enqueued: false, cycle });
+    }
     if (cycle.outcome !== 'ok') {
       return finish({ outcome: 'failed', reason: cycle.reason, message: `the fresh poll did not succeed: ${cycle.message ?? cycle.outcome}`, rows: 0, enqueued: false, cycle });
     }
