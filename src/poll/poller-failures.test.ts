@@ -45,9 +45,19 @@ describe.each(ENGINES)('poller on %s', (engine) => {
     expect(poller.readiness()).toEqual({ ok: true });
     // Refused as another process runs a cycle (a `sync` beside the daemon): that one's outcome counts.
     lists.students = Array.from({ length: 10 }, (_, i) => testStudent(i + 1));
+    const listUsers = lists.listUsers;
     lists.listUsers = () => Promise.reject(new BridgeError('poll.busy', 'another process is running a poll cycle on this database (stream users); try again when it is done', { retryable: true }));
+    const ran = poller.lastResult();
     expect(await poller.runCycle()).toMatchObject({ outcome: 'failed', reason: 'poll.busy' });
     expect(poller.readiness()).toEqual({ ok: true });
+    // It ran nothing here: neither this replica's last cycle, nor every replica's, nor the history says it.
+    expect(poller.lastResult()).toBe(ran);
+    lists.listUsers = listUsers;
+    const next = await poller.runCycle();
+    await expect.poll(() => store.state.get('poll.lastCycle')).toMatchObject({ startedAt: next.startedAt, outcome: 'ok' });
+    await expect.poll(async () => (await store.history.runs({ since: 0, limit: 100 })).map((run) => run.startedAt)).toContain(Date.parse(next.startedAt));
+    const runs = await store.history.runs({ since: 0, limit: 100 });
+    expect(runs.map((run) => run.outcome)).toEqual(['ok', 'aborted', 'ok']);
   });
 
   it('says what an abort on another replica said, when that cycle is later than its own, and records its own so', async () => {

@@ -130,8 +130,12 @@ export function createPoller(options: PollerOptions): Poller {
   let holdUntil: number | undefined;
 
   const record = (result: CycleResult) => {
-    observe(metrics, result);
-    if (!result.dryRun) {
+    // A cycle refused because another process runs one did not run here: it is no cycle of this
+    // replica's, so it changes neither its last cycle, nor the hold, nor the history every replica
+    // reads (a roster export waiting for that cycle asks again and again).
+    const ran = !result.dryRun && !refusedForAnother(result);
+    if (ran) observe(metrics, result);
+    if (ran) {
       last = result;
       holdUntil = result.retryAfterMs !== undefined ? clock.now() + Math.min(result.retryAfterMs, MAX_HOLD_MS) : undefined;
       if (result.retryAfterMs !== undefined && result.retryAfterMs > MAX_HOLD_MS) {
@@ -146,7 +150,7 @@ export function createPoller(options: PollerOptions): Poller {
       }
     }
     if (options.logResults !== false) logResult(log, result);
-    if (!result.dryRun) {
+    if (ran) {
       const why = notReadyReason(result);
       const lastCycle: LastCycle = {
         startedAt: result.startedAt, outcome: result.outcome, trigger: result.trigger, durationMs: result.durationMs,
@@ -245,7 +249,6 @@ export function cycleRun(result: CycleResult, replica?: string): Run {
 }
 
 function observe(metrics: PollMetrics, result: CycleResult): void {
-  if (result.dryRun) return;
   metrics.cycles.inc({ outcome: result.outcome });
   metrics.duration.observe({ outcome: result.outcome }, result.durationMs / 1000);
   for (const [stream, summary] of summaries(result)) {
