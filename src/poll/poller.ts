@@ -134,8 +134,8 @@ export function createPoller(options: PollerOptions): Poller {
     // replica's, so it changes neither its last cycle, nor the hold, nor the history every replica
     // reads (a roster export waiting for that cycle asks again and again).
     const ran = !result.dryRun && !refusedForAnother(result);
-    if (ran) observe(metrics, result);
     if (ran) {
+      observe(metrics, result);
       last = result;
       holdUntil = result.retryAfterMs !== undefined ? clock.now() + Math.min(result.retryAfterMs, MAX_HOLD_MS) : undefined;
       if (result.retryAfterMs !== undefined && result.retryAfterMs > MAX_HOLD_MS) {
