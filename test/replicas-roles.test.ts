@@ -1,4 +1,4 @@
-import { createServer, request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import path from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -35,8 +35,12 @@ describe('replicas on one PostgreSQL database', () => {
       forward.on('error', () => res.writeHead(502).end());
       req.pipe(forward);
     });
+    keepAliveAsPromised(proxy);
     const upstream = await listen(proxy);
-    cleanups.push(() => new Promise((resolve) => proxy.close(resolve)));
+    cleanups.push(() => new Promise((resolve) => {
+      proxy.closeAllConnections();
+      proxy.close(resolve);
+    }));
     const url = await testDatabase('ticks');
     const config = { ...daemonConfig(url, path.join(dir, 'out')), upstream: { baseUrl: upstream, clientId: 'sandbox-client', clientSecret: SECRET }, poll: { onStart: false, schedule: '* * * * * *' } };
     const replicas = await startReplicas(dir, 3, config);
@@ -84,6 +88,7 @@ describe('replicas on one PostgreSQL database', () => {
       forward.on('error', () => res.writeHead(502).end());
       req.pipe(forward);
     });
+    keepAliveAsPromised(proxy);
     const upstream = await listen(proxy);
     cleanups.push(() => new Promise((resolve) => {
       proxy.closeAllConnections();
@@ -161,3 +166,12 @@ describe('replicas on one PostgreSQL database', () => {
     expect(new Set(lines).size).toBe(3);
   }, 150_000);
 });
+
+/**
+ * The proxies pass on the sandbox's answers with their `Keep-Alive: timeout=72` header: a proxy that
+ * closed idle sockets sooner (Node's default is 5 s) would reset a replica's next request on one, and
+ * the retry could push a run past the next one-second tick.
+ */
+function keepAliveAsPromised(proxy: Server): void {
+  proxy.keepAliveTimeout = 120_000;
+}
