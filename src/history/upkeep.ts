@@ -3,12 +3,17 @@ import type { Clock } from '../clock.js';
 import { describeError } from '../errors.js';
 import type { Component } from '../lifecycle.js';
 import { pruneInChunks } from '../prune-chunks.js';
-import type { HistoryStore, PeopleStore } from '../store/index.js';
+import type { HistoryStore, PeopleStore, ReplicaStore } from '../store/index.js';
 import { PEOPLE_STREAMS } from '../streams/index.js';
 
 const DAY_MS = 86_400_000;
 /** Runs and counts per hour are kept at least this long: the console shows the last 30 days. */
 export const RUN_DAYS = 30;
+/**
+ * The row of a replica that died without leaving (kill -9, a lost container) is kept this long after
+ * its last heartbeat, for whoever looks into what happened; a stopped replica deletes its own.
+ */
+export const DEAD_REPLICA_DAYS = 7;
 /**
  * Rows of the name index brought up to date per store call: each call is one transaction, which a
  * webhook's commit may wait behind, so it is kept to a few milliseconds.
@@ -25,8 +30,8 @@ export const PEOPLE_REST = 2;
 export const restAfter = (stepMs: number): number => Math.max(0, stepMs) * PEOPLE_REST;
 
 /**
- * The console's background upkeep: forgets attempts older than `delivery.historyDays` and runs and
- * counts older than the runs' window (hourly), and keeps the snapshot's name index up to date
+ * The console's background upkeep: forgets attempts older than `delivery.historyDays`, runs and
+ * counts older than the runs' window and the rows of replicas dead for DEAD_REPLICA_DAYS (hourly), and keeps the snapshot's name index up to date
  * (every `refreshMs`, and when asked after a poll cycle). Nothing of it is on a request's path.
  */
 export interface HistoryUpkeep extends Component {
@@ -36,7 +41,7 @@ export interface HistoryUpkeep extends Component {
 }
 
 export function createHistoryUpkeep(options: {
-  store: { history: Pick<HistoryStore, 'prune'>; people: Pick<PeopleStore, 'refresh'> };
+  store: { history: Pick<HistoryStore, 'prune'>; people: Pick<PeopleStore, 'refresh'>; replicas: Pick<ReplicaStore, 'forget'> };
   clock: Clock;
   log: Logger;
   historyDays: number;
@@ -85,6 +90,8 @@ export function createHistoryUpkeep(options: {
     const before = { attempts: now - options.historyDays * DAY_MS, runs: now - Math.max(RUN_DAYS, options.historyDays) * DAY_MS };
     const gone = await pruneInChunks((limit) => store.history.prune(before, limit), { clock, signal: stopping?.signal, limit: options.pruneChunk });
     if (gone > 0) log.info({ pruned: gone }, 'forgot delivery attempts and runs older than their keeping time');
+    const replicas = await store.replicas.forget(now - DEAD_REPLICA_DAYS * DAY_MS);
+    if (replicas > 0) log.info({ replicas }, `forgot replicas not seen for ${DEAD_REPLICA_DAYS} days`);
     return gone;
   };
 

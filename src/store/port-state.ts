@@ -72,4 +72,9 @@ export interface ReplicaStore {
   beat(now: number, url?: string): Promise<void>;
   /** Replicas whose heartbeat is newer than `since`. */
   live(since: number): Promise<Replica[]>;
+  /**
+   * Forgets the rows of other replicas whose last heartbeat is older than `before` (processes that
+   * died without leaving: a kill -9, a lost container); resolves with how many went.
+   */
+  forget(before: number): Promise<number>;
 }

@@ -37,6 +37,13 @@ export function stateCases({ shared, open, claim }: Harness): void {
       const { ticks } = await store.roles.holdings(NOW);
       expect(ticks.map((t) => [t.job, t.slot, t.replica, t.doneAt])).toEqual([['export', 60_000, store.replicaId, undefined], ['poll', 120_000, store.replicaId, NOW + 5]]);
     });
+
+    it('never forgets its own replica row, however old its heartbeat', async () => {
+      const store = await open();
+      await store.replicas.beat(NOW);
+      expect(await store.replicas.forget(NOW + 60_000)).toBe(0);
+      expect((await store.replicas.live(0)).map((r) => r.id)).toContain(store.replicaId);
+    });
   });
 
   if (shared) {
@@ -146,6 +153,17 @@ export function stateCases({ shared, open, claim }: Harness): void {
         expect(await two.roles.claimTick('poll', 5_000, now + 100)).toBe('taken');
         // Found dead only once its claim is as old as a heartbeat's life, with no heartbeat since.
         expect(await two.roles.claimTick('poll', 5_000, now + REPLICA_TTL_MS + 1)).toBe('mine');
+      });
+
+      it('forgets the rows of other replicas last seen before a time, and no other', async () => {
+        const one = await open();
+        const two = await open('second');
+        const three = await open('second');
+        await one.replicas.beat(NOW);
+        await two.replicas.beat(NOW + 10_000);
+        await three.replicas.beat(NOW + 20_000);
+        expect(await three.replicas.forget(NOW + 10_000)).toBe(1);
+        expect((await three.replicas.live(0)).map((r) => r.id).sort()).toEqual([two.replicaId, three.replicaId].sort());
       });
 
       it('tells a replica when another made deliveries due or gave up a role', async () => {

@@ -99,6 +99,7 @@ export function pgPortMethods(calls: PgCalls, self: Self, clock: Clock, advertis
     replicas: {
       beat: (now, at) => write((db) => state.beat(db, self, now, at ?? advertised())),
       live: (since) => read((db) => state.live(db, since)),
+      forget: (before) => write((db) => state.forget(db, self.id, before)),
     },
   };
 }

@@ -30,6 +30,11 @@ export async function live(db: Db, since: number): Promise<Replica[]> {
   return rows.map((r) => ({ id: r.id, host: r.host, pid: r.pid, startedAt: r.started_at, heartbeatAt: r.heartbeat_at, ...(r.url ? { url: r.url } : {}) }));
 }
 
+export async function forget(db: Db, self: string, before: number): Promise<number> {
+  const { rowCount } = await db.query('DELETE FROM replica WHERE heartbeat_at < $1 AND id <> $2', [before, self]);
+  return rowCount ?? 0;
+}
+
 /** A replica that stops leaves: its leases are free at once. */
 export async function leave(db: Db, id: string): Promise<void> {
   await db.query('DELETE FROM replica WHERE id = $1', [id]);

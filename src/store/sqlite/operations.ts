@@ -77,6 +77,7 @@ export function operations(self: Self) {
     putState: state.putState,
     beat: (db: Database.Database, now: number, url: string | undefined) => state.beat(db, self, now, url),
     live: state.live,
+    forgetReplicas: (db: Database.Database, before: number) => state.forget(db, self.id, before),
     leave: (db: Database.Database) => state.leave(db, self.id),
     takeOver: (db: Database.Database) => state.takeOver(db, self.id),
   };

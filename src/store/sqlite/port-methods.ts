@@ -102,6 +102,7 @@ export function sqlitePortMethods(call: CallThread, clock: Clock, advertised: ()
     replicas: {
       beat: (now, at) => call('beat', now, at ?? advertised()),
       live: (since) => call('live', since),
+      forget: (before) => call('forgetReplicas', before),
     },
   };
 }

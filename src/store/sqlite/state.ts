@@ -30,6 +30,10 @@ export function live(db: Db, since: number): Replica[] {
   return rows.map((r) => ({ id: r.id, host: r.host, pid: r.pid, startedAt: r.started_at, heartbeatAt: r.heartbeat_at, ...(r.url ? { url: r.url } : {}) }));
 }
 
+export function forget(db: Db, self: string, before: number): number {
+  return sql(db, 'DELETE FROM replica WHERE heartbeat_at < ? AND id <> ?').run(before, self).changes;
+}
+
 /** A replica that stops leaves: its leases are free at once. */
 export function leave(db: Db, id: string): void {
   sql(db, 'DELETE FROM replica WHERE id = ?').run(id);
