@@ -61,6 +61,24 @@ export function webhookCases({ open, claim, shared }: Harness): void {
       expect(order).toEqual(['events:k0', 'events:k1', 'events:k2', 'events:k3']);
     });
 
+    it('are listed waiting behind the delivery of their key in flight, and looked up so', async () => {
+      const store = await open();
+      await accept(store, 'w1', 'events:same');
+      await accept(store, 'w2', 'events:other');
+      await accept(store, 'w3', 'events:same');
+      const claimed = await claim(store, 'a', 100);
+      expect(claimed.map((c) => c.delivery.id)).toEqual(['a:events:w1', 'a:events:w2']);
+      const shown = (list: readonly { id: string; status: string; waitingFor?: string }[]) => list.map((d) => [d.id, d.status, d.waitingFor]);
+      expect(shown(await store.outbox.list())).toEqual([
+        ['a:events:w1', 'active', undefined], ['a:events:w2', 'active', undefined], ['a:events:w3', 'pending', 'a:events:w1'],
+      ]);
+      expect(shown(await store.outbox.lookup({ keys: [{ connector: 'a', orderKey: 'events:same' }] }))).toEqual([
+        ['a:events:w1', 'active', undefined], ['a:events:w3', 'pending', 'a:events:w1'],
+      ]);
+      await settleAll(store, claimed);
+      expect(shown(await store.outbox.list())).toEqual([['a:events:w3', 'pending', undefined]]);
+    });
+
     it('come in one batch in the order accepted, whatever keys they have', async () => {
       const store = await open();
       // Keys of the log's parts 8, 5 and 1 (log-parts.test.ts): accepted in the reverse of that order.

@@ -6,6 +6,7 @@ import type { Db } from './db.js';
 import { enqueue } from './enqueue.js';
 import { KEEP_ATTEMPTS } from './history.js';
 import { groupBy } from '../group-by.js';
+import { markWaiting } from '../listed-waiting.js';
 import { partOf } from '../log-parts.js';
 import { byLogOrder, type OwedRow } from '../log-rows.js';
 
@@ -282,10 +283,13 @@ export async function lookupOwed(db: Db, ids: readonly string[], keys: readonly 
   return rows.map((row) => toDelivery(row, now));
 }
 
-/** Merges rows and log records in enqueue order, up to `limit`. */
-export function merged<T extends Delivery>(rows: readonly T[], owed: readonly T[], limit?: number): T[] {
+/**
+ * Merges rows and log records in enqueue order, up to `limit`, each log record waiting behind an
+ * earlier delivery of its key naming it (listed-waiting.ts).
+ */
+export function merged(rows: readonly ListedDelivery[], owed: readonly ListedDelivery[], limit?: number): ListedDelivery[] {
   const all = [...rows, ...owed].sort(byLogOrder);
-  return limit === undefined ? all : all.slice(0, Math.max(0, Math.floor(limit)));
+  return markWaiting(limit === undefined ? all : all.slice(0, Math.max(0, Math.floor(limit))));
 }
 
 export async function owedCounts(db: Db): Promise<Map<string, number>> {

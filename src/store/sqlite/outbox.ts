@@ -5,6 +5,7 @@ import type {
 } from '../port.js';
 import { rowDelivery, type DeliveryRow } from '../delivery-rows.js';
 import { groupBy } from '../group-by.js';
+import { markWaiting } from '../listed-waiting.js';
 import { REPLICA_TTL_MS, SNAPSHOT_STREAMS, snapshotTable } from '../tables.js';
 import { attemptRow, recordAttempts, type AttemptRow } from './history.js';
 import { leasesOf } from './leases.js';
@@ -272,13 +273,14 @@ export function list(db: Db, filter: DeliveryFilter = {}, now: number): ListedDe
 }
 
 /**
- * Rows and log records together in enqueue order, up to `limit`. By enqueue time first: the log
+ * Rows and log records together in enqueue order, up to `limit`, each log record waiting behind an
+ * earlier delivery of its key naming it (listed-waiting.ts). By enqueue time first: the log
  * numbers its records apart from the rows (log.ts), so only within each are the numbers an order.
  */
 export function mergeListed(rows: readonly ListedDelivery[], owed: readonly ListedDelivery[], limit?: number): ListedDelivery[] {
   if (owed.length === 0) return [...rows];
   const all = [...rows, ...owed].sort((a, b) => a.enqueuedAt - b.enqueuedAt || a.seq - b.seq || (a.connector < b.connector ? -1 : a.connector > b.connector ? 1 : 0));
-  return limit === undefined ? all : all.slice(0, Math.max(0, Math.floor(limit)));
+  return markWaiting(limit === undefined ? all : all.slice(0, Math.max(0, Math.floor(limit))));
 }
 
 /**
