@@ -34,6 +34,21 @@ describe('lastContact', () => {
     expect(upstream.failingCalls()).toEqual([]);
   });
 
+  it('forgets a failed registration or deletion of a webhook once listing the registrations succeeds', async () => {
+    const upstream = client({ retry: { maxAttempts: 1 } });
+    on('POST', '/api/v2/webhook', json(503, {}));
+    on('DELETE', '/api/v2/webhook', json(503, {}));
+    on('GET', '/api/v2/students', json(503, {}));
+    on('GET', '/api/v2/webhooks', json(200, { data: { webhooks: [] } }));
+    await failure(upstream.registerWebhook('invoice.created', 'https://bridge.example/webhooks/v2'));
+    await failure(upstream.deleteWebhook(4));
+    await failure(upstream.list('students'));
+    expect(upstream.failingCalls().map((c) => c.call)).toEqual(['DELETE /api/v2/webhook', 'GET /api/v2/students', 'POST /api/v2/webhook']);
+    // The reconcile lists before it writes: what the listing shows done is not tried again.
+    await upstream.listWebhooks();
+    expect(upstream.failingCalls().map((c) => c.call)).toEqual(['GET /api/v2/students']);
+  });
+
   it('does not blame the upstream for what failed on our side while its answer was read', async () => {
     const upstream = client({ retry: { maxAttempts: 1 } });
     on('GET', '/api/v2/students', json(200, { data: { students: [] } }));

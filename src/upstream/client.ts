@@ -48,12 +48,12 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     try {
       const value = await call(ctx, spec);
       last = { ok: true, at: clock.now() };
-      failing.delete(callName(spec));
+      forgetFailures(failing, callName(spec));
       return value;
     } catch (error) {
       if (!(error instanceof BridgeError) || error.code !== 'upstream.aborted') {
         last = { ok: !isContactFailure(error), at: clock.now(), error: describeError(error), ...(error instanceof BridgeError ? { code: error.code } : {}) };
-        if (last.ok) failing.delete(callName(spec));
+        if (last.ok) forgetFailures(failing, callName(spec));
         else failing.set(callName(spec), last);
       }
       throw error;
@@ -143,6 +143,23 @@ function definedFields(input: UpdateStudentInput): Record<string, string> {
  */
 /** A call by its method and path, without its query (it may name a person). */
 const callName = (spec: CallSpec<unknown>): string => `${spec.method} ${spec.path}`;
+
+/**
+ * Kinds of call made only when a listing before them says they are needed: the reconcile registers
+ * or deletes a webhook after listing the registrations, and not again once a listing shows it done
+ * (by a retry whose answer was lost, or by hand). Such a call's failure goes with the next listing
+ * that succeeds: kept, it would hold /readyz at not ready for a call no longer made; still needed, it
+ * runs again right after that listing, and a failure is kept again.
+ */
+const CLEARED_BY: Readonly<Record<string, readonly string[]>> = {
+  'GET /api/v2/webhooks': ['POST /api/v2/webhook', 'DELETE /api/v2/webhook'],
+};
+
+/** A kind of call answered sensibly: its failure is over, and so are those of the calls it decides on. */
+function forgetFailures(failing: Map<string, LastContact>, name: string): void {
+  failing.delete(name);
+  for (const decided of CLEARED_BY[name] ?? []) failing.delete(decided);
+}
 
 function isContactFailure(error: unknown): boolean {
   if (!(error instanceof BridgeError)) return true;
