@@ -31,8 +31,9 @@ export const restAfter = (stepMs: number): number => Math.max(0, stepMs) * PEOPL
 
 /**
  * The console's background upkeep: forgets attempts older than `delivery.historyDays`, runs and
- * counts older than the runs' window and the rows of replicas dead for DEAD_REPLICA_DAYS (hourly), and keeps the snapshot's name index up to date
- * (every `refreshMs`, and when asked after a poll cycle). Nothing of it is on a request's path.
+ * counts older than the runs' window and the rows of replicas dead for DEAD_REPLICA_DAYS (hourly),
+ * and keeps the snapshot's name index up to date (every `refreshMs`, and when asked after a poll
+ * cycle). Nothing of it is on a request's path.
  */
 export interface HistoryUpkeep extends Component {
   /** The name index after the snapshot moved; resolves once it has caught up. */
