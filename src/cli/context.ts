@@ -150,10 +150,15 @@ export async function awaitDeliveries(app: App, limitMs = DELIVERY_WAIT_MS): Pro
   return queued;
 }
 
+/**
+ * Whether a delivery is due or in flight. Due is read first: a due delivery leaves that state only
+ * by being claimed, so one not seen due was in flight or finished, and the read of those in flight
+ * after it sees the one still going. Read the other way round, a replica's claim between the two
+ * reads hid a delivery from both (not yet in flight, then no longer due while its lease runs).
+ */
 async function deliveringElsewhere(app: App): Promise<boolean> {
   const now = Date.now();
-  const inFlight = await app.outbox.list({ state: 'active', limit: 1 });
-  if (inFlight.length > 0) return true;
   const due = await Promise.all(app.config.connectors.map((c) => app.store.outbox.nextRunAt(c.name)));
-  return due.some((at) => at !== undefined && at <= now);
+  if (due.some((at) => at !== undefined && at <= now)) return true;
+  return (await app.outbox.list({ state: 'active', limit: 1 })).length > 0;
 }
