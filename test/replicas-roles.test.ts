@@ -123,7 +123,12 @@ describe('replicas on one PostgreSQL database', () => {
       return now && now.pid === other.child.pid && now.done_at !== null ? now : undefined;
     }, 75_000, () => `the other replica to run the tick: ${other.output().slice(-1500)}`);
     expect(Number(done.slot)).toBe(tick.getTime());
-    const { rows: runs } = await database.query<{ outcome: string; replica: string; trigger: string }>(`SELECT outcome, replica, trigger FROM schoolbridge.run WHERE kind = 'poll'`);
+    // The run's row in the history is written beside the tick's end, not before it: looked for until
+    // it is there.
+    const runs = await eventually(async () => {
+      const { rows } = await database.query<{ outcome: string; replica: string; trigger: string }>(`SELECT outcome, replica, trigger FROM schoolbridge.run WHERE kind = 'poll'`);
+      return rows.length > 0 ? rows : undefined;
+    }, 10_000, 'the run in the history');
     expect(runs).toEqual([{ outcome: 'ok', replica: done.id, trigger: 'schedule' }]);
     expect(readers).toHaveLength(2);
   }, 180_000);
