@@ -31,11 +31,11 @@ function besideReplica(readsInFlight: number): App {
   let state: 'due' | 'active' | 'done' = 'due';
   let reads = 0;
   const read = <T>(answer: () => T): T => {
-    const now = answer();
+    const seen = answer();
     reads += 1;
     if (state === 'due') state = 'active';
     else if (state === 'active' && reads > readsInFlight) state = 'done';
-    return now;
+    return seen;
   };
   const fake = {
     config: { connectors: [{ name: 'files' }] },
