@@ -122,6 +122,31 @@ describe.each(ENGINES)('poller on %s', (engine) => {
     expect(poller.busy()).toBe(false);
   });
 
+  it('is done only once its run is in the history, which a tick notes itself done after', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const real = store.history.recordRun.bind(store.history);
+    const recordRun = vi.spyOn(store.history, 'recordRun').mockImplementation(async (run, patch) => {
+      await gate;
+      return real(run, patch);
+    });
+    let done = false;
+    const cycle = poller.runCycle().then((result) => {
+      done = true;
+      return result;
+    });
+    await vi.waitFor(() => expect(recordRun).toHaveBeenCalledOnce());
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(done).toBe(false);
+    expect(poller.busy()).toBe(true);
+    release();
+    const result = await cycle;
+    expect((await store.history.runs({ since: 0, limit: 10 })).map((run) => run.startedAt)).toEqual([Date.parse(result.startedAt)]);
+    expect(poller.busy()).toBe(false);
+  });
+
   it('counts cycles, changes, aborts and what the backlog still owes in metrics', async () => {
     const metrics = createMetricsRegistry();
     await poller.stop();

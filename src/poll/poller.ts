@@ -129,7 +129,7 @@ export function createPoller(options: PollerOptions): Poller {
   let notReady: string | undefined;
   let holdUntil: number | undefined;
 
-  const record = (result: CycleResult) => {
+  const record = async (result: CycleResult): Promise<void> => {
     // A cycle refused because another process runs one did not run here: it is no cycle of this
     // replica's, so it changes neither its last cycle, nor the hold, nor the history every replica
     // reads (a roster export waiting for that cycle asks again and again).
@@ -158,22 +158,25 @@ export function createPoller(options: PollerOptions): Poller {
       };
       const patch = { [LAST_CYCLE_KEY]: lastCycle };
       const history = options.store.history;
-      // The run (the console's history) and the last cycle (every status page) in one transaction.
-      void (history ? history.recordRun(cycleRun(result, options.replica), patch) : state.put(patch)).catch((error: unknown) => log.debug({ err: describeError(error) }, 'the last cycle was not recorded'));
+      // The run (the console's history) and the last cycle (every status page) in one transaction,
+      // committed before the cycle is done: a scheduled tick notes itself done only after it, so a
+      // kill between the two cannot leave a cycle that ran with no row in the history.
+      await (history ? history.recordRun(cycleRun(result, options.replica), patch) : state.put(patch)).catch((error: unknown) => log.debug({ err: describeError(error) }, 'the last cycle was not recorded'));
     }
     for (const listener of listeners) listener(result);
   };
 
   const runCycle = (opts: RunCycleOptions = {}): Promise<CycleResult> => {
     pending += 1;
-    const run = queue.then(() => runOne(deps, opts, opts.signal ? AbortSignal.any([controller.signal, opts.signal]) : controller.signal, clock)).finally(() => {
+    // The recording is part of the run: the next cycle, and stop(), wait for it.
+    const run = queue.then(() => runOne(deps, opts, opts.signal ? AbortSignal.any([controller.signal, opts.signal]) : controller.signal, clock)).then(async (result) => {
+      await record(result);
+      return result;
+    }).finally(() => {
       pending -= 1;
     });
     queue = run.catch(() => {});
-    return run.then((result) => {
-      record(result);
-      return result;
-    });
+    return run;
   };
 
   return {
