@@ -6,7 +6,7 @@ import type { Store } from '../store/index.js';
 import type { Poller } from './poller.js';
 import { initialDoneKey } from './snapshot.js';
 import { testStudent, type MemoryLists, type RecordingOutbox } from '../../test/support/poll.js';
-import { ids, pollerPerTest } from '../../test/support/poller-setup.js';
+import { ids, injected, pollerPerTest } from '../../test/support/poller-setup.js';
 
 /** Poll cycles and the changes they find: first cycles, baselines, dry runs, one cycle at a time, metrics. */
 describe.each(ENGINES)('poller on %s', (engine) => {
@@ -145,6 +145,19 @@ describe.each(ENGINES)('poller on %s', (engine) => {
     const result = await cycle;
     expect((await store.history.runs({ since: 0, limit: 10 })).map((run) => run.startedAt)).toEqual([Date.parse(result.startedAt)]);
     expect(poller.busy()).toBe(false);
+  });
+
+  it('keeps its outcome when its run cannot be recorded, and the next cycle runs', async () => {
+    const recordRun = vi.spyOn(store.history, 'recordRun').mockRejectedValueOnce(injected());
+    const first = await poller.runCycle();
+    expect(first).toMatchObject({ outcome: 'ok', streams: { students: { created: 10 } } });
+    expect(poller.lastResult()).toBe(first);
+    expect(poller.busy()).toBe(false);
+    expect(await store.history.runs({ since: 0, limit: 10 })).toEqual([]);
+    const second = await poller.runCycle();
+    expect(second.outcome).toBe('ok');
+    expect(recordRun).toHaveBeenCalledTimes(2);
+    expect((await store.history.runs({ since: 0, limit: 10 })).map((run) => run.startedAt)).toEqual([Date.parse(second.startedAt)]);
   });
 
   it('counts cycles, changes, aborts and what the backlog still owes in metrics', async () => {
