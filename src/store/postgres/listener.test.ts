@@ -34,10 +34,13 @@ describe('the listener of other replicas\' changes', () => {
     });
     const { port } = server.address() as { port: number };
     const listener = createListener({ url: `postgres://u@127.0.0.1:${port}/db`, log: pino({ level: 'silent' }), clock: systemClock });
-    await listener.start();
+    // Its start waits for the first attempt, which this server would hold for the connection's
+    // whole timeout: the stop comes while it is still under way.
+    const started = listener.start();
     await connecting;
     // Waiting for connect() alone, this never resolves.
     await expect(listener.stop()).resolves.toBeUndefined();
+    await started;
   });
 
   it('warns once when it cannot listen, and says when it listens again', async () => {
