@@ -31,7 +31,7 @@ interface Shared {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const external = process.env.SCHOOLBRIDGE_TEST_POSTGRES_URL;
   const holder = globalThis as { [SHARED]?: Shared };
-  const shared = (holder[SHARED] ??= { server: external ? undefined : startPostgres(), users: 0, data: listing(CHECKOUT_DATA) });
+  const shared = (holder[SHARED] ??= { server: external ? undefined : startPostgres({ throwaway: true }), users: 0, data: listing(CHECKOUT_DATA) });
   shared.users += 1;
   const server = await shared.server;
   project.provide('postgresUrl', external ?? server!.url());

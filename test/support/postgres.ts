@@ -47,7 +47,16 @@ keepExitCode();
 const PASSWORD = 'schoolbridge-test';
 let databases = 0;
 
-export async function startPostgres(options: { flags?: string[] } = {}): Promise<TestPostgres> {
+/**
+ * `throwaway`: a server that only the test run uses, stopped at its end and its data deleted. It
+ * syncs nothing to the disk (`fsync=off`): only the machine crashing could lose what that keeps,
+ * and the tests kill daemons, never this server (a test that stops PostgreSQL starts one of its
+ * own with the defaults, as the benches do). Its last stop then no longer syncs every database's
+ * files, and making a database, most of PostgreSQL's work in the store's tests, syncs none. It
+ * trusts loopback connections instead of checking a password on each: a role's rights and
+ * connection limit still hold, but no test may rely on a wrong password being refused here.
+ */
+export async function startPostgres(options: { flags?: string[]; throwaway?: boolean } = {}): Promise<TestPostgres> {
   const parent = await mkdtemp(path.join(tmpdir(), 'sb-pg-'));
   await chmod(parent, 0o755);
   const port = await freePort();
@@ -56,9 +65,11 @@ export async function startPostgres(options: { flags?: string[] } = {}): Promise
     port,
     user: 'postgres',
     password: PASSWORD,
+    // initdb's last --auth wins: the package's own comes before these flags (its types offer no 'trust').
+    ...(options.throwaway ? { initdbFlags: ['--auth=trust'] } : {}),
     persistent: true,
     createPostgresUser: userInfo().uid === 0,
-    postgresFlags: ['-c', 'max_connections=300', ...(options.flags ?? [])],
+    postgresFlags: ['-c', 'max_connections=300', ...(options.throwaway ? ['-c', 'fsync=off'] : []), ...(options.flags ?? [])],
     onLog: () => {},
     onError: () => {},
   });
