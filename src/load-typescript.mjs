@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import module from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { withSourcesOnly } from './source-map-of-sources.mjs';
@@ -27,6 +28,10 @@ const ENTRIES = ['src/cli/main.ts', 'src/store/sqlite/db-thread.ts', 'src/upstre
 export async function loadTypeScript(entryUrl) {
   const bundle = await bundleOf(fileURLToPath(entryUrl)).catch(() => undefined);
   if (bundle) {
+    // Node.js 22.1 and later keep V8's compiled code of the bundle beside it: a process or thread
+    // after the first compiles little of it again (Node.js 20 has no such cache, and a directory
+    // that cannot be written only leaves it off).
+    module.enableCompileCache?.(path.join(CACHE, 'compiled'));
     // Stack traces name the sources, as under tsx.
     process.setSourceMapsEnabled(true);
     return import(pathToFileURL(bundle).href);

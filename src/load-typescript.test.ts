@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { copyFile, mkdir, readdir, readFile, symlink, utimes, writeFile } from 'node:fs/promises';
+import module from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -49,7 +50,10 @@ describe('src/load-typescript.mjs', () => {
     const dir = await tree();
     const output = await run(dir, 'a', 'b');
     expect(output).toEqual({ word: 'first', beside: 'found', url: pathToFileURL(path.join(dir, 'src', 'main.ts')).href, args: ['a', 'b'] });
-    expect(await cached(dir)).toEqual(['src+main.json', 'src+main.mjs', 'src+main.mjs.map']);
+    // Where Node.js has a compile cache (22.1 and later), the bundle's compiled code is kept beside it.
+    const compiled = 'enableCompileCache' in module;
+    expect(await cached(dir)).toEqual([...(compiled ? ['compiled'] : []), 'src+main.json', 'src+main.mjs', 'src+main.mjs.map']);
+    if (compiled) expect(await readdir(path.join(dir, 'node_modules', '.cache', 'schoolbridge', 'compiled'))).not.toEqual([]);
   });
 
   it('leaves no esbuild process running once the bundle is built', async () => {
