@@ -60,7 +60,7 @@ async function syncFailsUnder(dir: string, output: Output): Promise<void> {
   await writeFile(flag, '');
   expect((await sendEvent(url)).status).toBe(200);
   // Its append was written, and the sync that was to make it count failed.
-  const failedSync = (line: string) => line.startsWith(`S ${out}/`) && line.endsWith(' fail');
+  const failedSync = (line: string) => line.startsWith(`S ${out}/`) && line.split(' ')[2] === 'fail';
   await eventually(async () => ((await readFile(diskLog, 'utf8')).split('\n').some(failedSync) ? true : undefined), 30_000, 'a failed sync of the output');
   await rm(flag);
   await delivered();

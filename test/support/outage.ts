@@ -74,41 +74,52 @@ export async function sendEvent(url: string, id = next++): Promise<{ id: number;
  * since a file's last sync that succeeded is lost, as are those a failed sync left behind (Linux may
  * mark such pages clean without writing them, and a later sync does not write them either) unless
  * written again since. They are zeroed; the WAL index (never synced) goes too, as with the page cache.
- * Gives how many syncs failed with written pages behind them.
+ * A sync that succeeded covers only what was written before it began: another thread's write logged
+ * while it ran may have come too late for it. Gives how many syncs failed with written pages behind them.
  */
 export async function powerCut(diskLog: string): Promise<number> {
   type Range = [number, number];
   const minus = (ranges: Range[], [a, b]: Range): Range[] =>
     ranges.flatMap(([s, e]): Range[] => (e <= a || s >= b ? [[s, e]] : [...(s < a ? [[s, a] as Range] : []), ...(e > b ? [[b, e] as Range] : [])]));
-  // `cut`: a truncation not synced yet; until it is, the disk may still have the file's old length.
-  const files = new Map<string, { dirty: Range[]; lost: Range[]; cut?: number }>();
+  // `dirty`: written and not yet covered by a sync, each with the log line that wrote it.
+  // `cut`: a truncation not synced yet (with its line); until it is, the disk may still have the file's old length.
+  const files = new Map<string, { dirty: { range: Range; at: number }[]; lost: Range[]; cut?: { length: number; at: number } }>();
+  const begun = new Map<string, number>();
   let failedSyncs = 0;
-  for (const line of (await readFile(diskLog, 'utf8')).split('\n').filter(Boolean)) {
+  const lines = (await readFile(diskLog, 'utf8')).split('\n').filter(Boolean);
+  for (const [at, line] of lines.entries()) {
     const [op, file, a, b] = line.split(' ') as [string, string, string, string?];
     const f = files.get(file) ?? { dirty: [], lost: [] };
     files.set(file, f);
     if (op === 'W') {
       const range: Range = [Number(a), Number(a) + Number(b)];
-      f.dirty.push(range);
+      f.dirty.push({ range, at });
       f.lost = minus(f.lost, range);
-    } else if (op === 'S') {
-      if (a === 'fail' && f.dirty.length > 0) {
-        failedSyncs += 1;
-        f.lost.push(...f.dirty);
-      }
-      if (a === 'ok' && f.cut !== undefined) {
-        f.lost = minus(f.lost, [f.cut, Infinity]);
+    } else if (op === 'B') {
+      begun.set(a, at);
+    } else if (op === 'S' && a === 'fail') {
+      if (f.dirty.length > 0) failedSyncs += 1;
+      f.lost.push(...f.dirty.map(({ range }) => range));
+      f.dirty = [];
+    } else if (op === 'S' && a === 'ok') {
+      const began = begun.get(b!);
+      if (began === undefined) throw new Error(`the disk log has the end of sync ${b} without its beginning: ${line}`);
+      f.dirty = f.dirty.filter((write) => write.at > began);
+      if (f.cut !== undefined && f.cut.at < began) {
+        f.lost = minus(f.lost, [f.cut.length, Infinity]);
         f.cut = undefined;
       }
-      f.dirty = [];
     } else if (op === 'T') {
-      f.dirty = minus(f.dirty, [Number(a), Infinity]);
-      f.cut = Math.min(f.cut ?? Infinity, Number(a));
+      const length = Number(a);
+      f.dirty = f.dirty.flatMap((write) => minus([write.range], [length, Infinity]).map((range) => ({ range, at: write.at })));
+      f.cut = { length: Math.min(f.cut?.length ?? Infinity, length), at };
+    } else {
+      throw new Error(`the disk log has a line that is none of W, T, B, S: ${line}`);
     }
   }
   for (const [file, { lost, cut }] of files) {
     // The truncated bytes cannot be brought back here; that they would come back is the failure.
-    if (cut !== undefined && lost.some(([, e]) => e > cut)) throw new Error(`${file} was cut to ${cut} bytes without a sync: a power cut would bring back what a failed sync lost`);
+    if (cut !== undefined && lost.some(([, e]) => e > cut.length)) throw new Error(`${file} was cut to ${cut.length} bytes without a sync: a power cut would bring back what a failed sync lost`);
   }
   for (const [file, { dirty, lost }] of files) {
     if (file.endsWith('-shm')) {
@@ -119,7 +130,7 @@ export async function powerCut(diskLog: string): Promise<number> {
     if (!handle) continue;
     try {
       const { size } = await handle.stat();
-      for (const [s, e] of [...dirty, ...lost]) if (Math.min(e, size) > s) await handle.write(Buffer.alloc(Math.min(e, size) - s), 0, Math.min(e, size) - s, s);
+      for (const [s, e] of [...dirty.map(({ range }) => range), ...lost]) if (Math.min(e, size) > s) await handle.write(Buffer.alloc(Math.min(e, size) - s), 0, Math.min(e, size) - s, s);
     } finally {
       await handle.close();
     }
