@@ -1,0 +1,28 @@
+import pg from 'pg';
+
+/**
+ * Brings a fresh PostgreSQL's write-ahead log to where a server that has run a while has it. A new
+ * cluster has no old WAL segments to recycle, so each new segment (16 MB) is made by writing a file
+ * of zeros and syncing it (`wal_init_zero`), and every commit waits meanwhile: a bench on a fresh
+ * server would measure that, once per 16 MB of WAL, and not the daemon. A server that has
+ * checkpointed renames segments it no longer needs into the next ones instead, keeping about as
+ * many as it saw written between its last checkpoints. So `megabytes` of WAL are written (a table
+ * made and dropped) and checkpointed before anything is measured. Gives how long that took and how
+ * many segment files are ready ahead of the one in use.
+ */
+export async function warmWal(url: string, megabytes: number): Promise<{ ms: number; ahead: number }> {
+  const started = performance.now();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    // Rows of about 1 kB, stored as they are (under the size at which PostgreSQL compresses a value).
+    await client.query(`CREATE TABLE bench_wal_warmup AS SELECT g, repeat('x', 1000) AS pad FROM generate_series(1, ${Math.round(megabytes * 1000)}) g`);
+    await client.query('DROP TABLE bench_wal_warmup');
+    await client.query('CHECKPOINT');
+    const { rows } = await client.query<{ ahead: number }>(
+      `SELECT count(*)::int AS ahead FROM pg_ls_waldir() WHERE name ~ '^[0-9A-F]{24}$' AND name > pg_walfile_name(pg_current_wal_lsn())`);
+    return { ms: performance.now() - started, ahead: rows[0]!.ahead };
+  } finally {
+    await client.end();
+  }
+}
