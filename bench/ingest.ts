@@ -39,7 +39,7 @@ import { bucketQuantile, histogramBuckets } from './daemon-histogram.js';
 import { rerunWithDaemonFlags, withoutDaemonFlags } from './daemon-process.js';
 import { runReplicas } from './ingest-replicas.js';
 import { PG_STATEMENTS_FLAGS, pgStatements } from './pg-statements.js';
-import { warmWal } from './pg-wal.js';
+import { warmBenchWal } from './pg-wal.js';
 import { descendantTicks, threadShares, threadTicks } from './thread-cpu.js';
 
 const SECRET = 'bench-secret';
@@ -56,11 +56,6 @@ const ROUNDS = 3;
  */
 const ROUND_IDS = 10_000_000;
 const WARMUP_IDS = 1_000_000;
-/**
- * WAL written and checkpointed on the bench's fresh PostgreSQL before it measures (pg-wal.ts): more
- * than all of this bench's rounds write, so none of them waits for a new segment to be zero-filled.
- */
-const WARM_WAL_MB = 256;
 const BARS = { sqlite: { ratio: 0.25, p99: 25 }, postgres: { ratio: 0.15, p99: 50 } } as const;
 type Engine = keyof typeof BARS;
 
@@ -195,10 +190,7 @@ async function main(): Promise<void> {
   const statements = args['pg-statements'] ? { flags: PG_STATEMENTS_FLAGS } : {};
   const postgres = engines.includes('postgres') ? await startPostgres(statements) : undefined;
   try {
-    if (postgres) {
-      const warmed = await warmWal(postgres.url(), WARM_WAL_MB);
-      process.stdout.write(`PostgreSQL's WAL warmed as on a server that has run a while: ${WARM_WAL_MB} MB written and checkpointed in ${(warmed.ms / 1000).toFixed(1)} s, ${warmed.ahead} segment files ready for reuse\n`);
-    }
+    if (postgres) process.stdout.write(`${await warmBenchWal(postgres.url())}\n`);
     for (const engine of engines) await runEngine(engine, postgres, { events, concurrency, warmup });
     const replicas = Number(args.replicas ?? 0);
     if (replicas > 1 && postgres) await runReplicas({ postgres, replicas, load: { events, concurrency, warmup }, secret: SECRET, inChild });

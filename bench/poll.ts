@@ -28,7 +28,7 @@ import { readLines } from '../src/files/lines.js';
 import { startPostgres } from '../test/support/postgres.js';
 import { daemonNodeFlags } from '../test/support/daemon-flags.js';
 import { PG_STATEMENTS_FLAGS, pgStatements, type PgStatements } from './pg-statements.js';
-import { warmWal } from './pg-wal.js';
+import { warmBenchWal } from './pg-wal.js';
 import { runNodeScript } from './node-script.js';
 import { baseline, baselines } from './poll-baseline.js';
 import { underLoad } from './poll-load.js';
@@ -43,8 +43,6 @@ const ENGINES = (argValue('--engine') ? [argValue('--engine')] : ['sqlite', 'pos
 const INITIAL = (argValue('--initial') ?? 'emit') as 'emit' | 'baseline';
 /** PostgreSQL: the statements that took the most of the server's time in each phase (pg_stat_statements). */
 const PG_STATEMENTS = process.argv.includes('--pg-statements');
-/** WAL written and checkpointed on the bench's fresh PostgreSQL before its first cycle (pg-wal.ts), as bench:ingest does. */
-const WARM_WAL_MB = 256;
 const BARS = { sqlite: { first: 2.0, delivered: 4.0 }, postgres: { first: 3.0, delivered: 6.0 } } as const;
 const SENDER = { secret: SECRET, rate: WEBHOOK_RATE };
 
@@ -153,10 +151,7 @@ async function storeBytes(engine: 'sqlite' | 'postgres', where: string): Promise
 async function eachEngineApart(url: string): Promise<void> {
   const postgres = ENGINES.includes('postgres') ? await startPostgres(PG_STATEMENTS ? { flags: PG_STATEMENTS_FLAGS } : {}) : undefined;
   try {
-    if (postgres) {
-      const warmed = await warmWal(postgres.url(), WARM_WAL_MB);
-      console.log(`PostgreSQL's WAL warmed as on a server that has run a while: ${WARM_WAL_MB} MB written and checkpointed in ${(warmed.ms / 1000).toFixed(1)} s, ${warmed.ahead} segment files ready for reuse`);
-    }
+    if (postgres) console.log(await warmBenchWal(postgres.url()));
     for (const engine of ENGINES) {
       const where = engine === 'postgres' ? await postgres!.createDatabase('poll') : '';
       const script = fileURLToPath(import.meta.url);
