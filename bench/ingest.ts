@@ -39,7 +39,7 @@ import { bucketQuantile, histogramBuckets } from './daemon-histogram.js';
 import { rerunWithDaemonFlags, withoutDaemonFlags } from './daemon-process.js';
 import { runReplicas } from './ingest-replicas.js';
 import { PG_STATEMENTS_FLAGS, pgStatements } from './pg-statements.js';
-import { warmBenchWal } from './pg-wal.js';
+import { warmWal } from './pg-wal.js';
 import { descendantTicks, threadShares, threadTicks } from './thread-cpu.js';
 
 const SECRET = 'bench-secret';
@@ -190,7 +190,7 @@ async function main(): Promise<void> {
   const statements = args['pg-statements'] ? { flags: PG_STATEMENTS_FLAGS } : {};
   const postgres = engines.includes('postgres') ? await startPostgres(statements) : undefined;
   try {
-    if (postgres) process.stdout.write(`${await warmBenchWal(postgres.url())}\n`);
+    if (postgres) process.stdout.write(`${await warmWal(postgres.url())}\n`);
     for (const engine of engines) await runEngine(engine, postgres, { events, concurrency, warmup });
     const replicas = Number(args.replicas ?? 0);
     if (replicas > 1 && postgres) await runReplicas({ postgres, replicas, load: { events, concurrency, warmup }, secret: SECRET, inChild });

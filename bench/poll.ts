@@ -28,7 +28,7 @@ import { readLines } from '../src/files/lines.js';
 import { startPostgres } from '../test/support/postgres.js';
 import { daemonNodeFlags } from '../test/support/daemon-flags.js';
 import { PG_STATEMENTS_FLAGS, pgStatements, type PgStatements } from './pg-statements.js';
-import { warmBenchWal } from './pg-wal.js';
+import { warmWal } from './pg-wal.js';
 import { runNodeScript } from './node-script.js';
 import { baseline, baselines } from './poll-baseline.js';
 import { underLoad } from './poll-load.js';
@@ -151,7 +151,7 @@ async function storeBytes(engine: 'sqlite' | 'postgres', where: string): Promise
 async function eachEngineApart(url: string): Promise<void> {
   const postgres = ENGINES.includes('postgres') ? await startPostgres(PG_STATEMENTS ? { flags: PG_STATEMENTS_FLAGS } : {}) : undefined;
   try {
-    if (postgres) console.log(await warmBenchWal(postgres.url()));
+    if (postgres) console.log(await warmWal(postgres.url()));
     for (const engine of ENGINES) {
       const where = engine === 'postgres' ? await postgres!.createDatabase('poll') : '';
       const script = fileURLToPath(import.meta.url);
