@@ -103,8 +103,9 @@ const { values: args } = parseArgs({
 /**
  * The load generator: warm-up and measured requests prepared up front and sent back to back, with
  * `concurrency` in flight at any time; only the last `count` are measured. No pause between the two:
- * the server is measured in its steady state under continuous load (JIT warm, deliveries of earlier
- * events running alongside, as they would in a long-running daemon), not at a cold or idle start.
+ * the server is measured in its steady state under continuous load (JIT warm, the outbox holding
+ * the earlier events' deliveries for the burst to end and starting one batch a second meanwhile, as
+ * in a long-running daemon: src/outbox/intake-first.ts), not at a cold or idle start.
  */
 async function load(url: string, target: string, count: number, concurrency: number, warmup: number, round: number): Promise<Run> {
   // Several URLs (replicas behind no balancer): requests go to each in turn.
@@ -232,13 +233,13 @@ async function runEngine(engine: Engine, postgres: TestPostgres | undefined, loa
     const baseline = median(rounds.map((r) => r.bare));
     const intake = median(rounds.map((r) => r.intake));
     const middle = rounds.find((r) => r.intake === intake)!;
-    const count = ROUNDS * events;
-    const perEvent = (usages: NodeJS.CpuUsage[]) => {
+    const perEvent = (usages: NodeJS.CpuUsage[], count: number) => {
       const user = usages.reduce((n, u) => n + u.user, 0) / count;
       const system = usages.reduce((n, u) => n + u.system, 0) / count;
       return `${(user + system).toFixed(0)} (user ${user.toFixed(0)}, system ${system.toFixed(0)})`;
     };
-    const othersMicros = (rounds.reduce((n, r) => n + r.othersTicks, 0) * 10_000) / count;
+    const sent = ROUNDS * (warmup + events);
+    const othersMicros = (rounds.reduce((n, r) => n + r.othersTicks, 0) * 10_000) / sent;
     const delivered = [...(await app.outbox.counts()).values()].reduce((n, c) => n + c.depth, 0);
     report(engine, rounds, baseline, intake);
     if (!args['no-connector']) await checkFiles(path.join(dir, 'out'), warmup, events);
@@ -249,7 +250,7 @@ async function runEngine(engine: Engine, postgres: TestPostgres | undefined, loa
     const syncs = await histogramBuckets(app.metrics, 'schoolbridge_store_sync_seconds');
     const { loop } = middle;
     process.stdout.write(`  server side: ack p50 ≤ ${bucketQuantile(ack, 0.5)} s, p99 ≤ ${bucketQuantile(ack, 0.99)} s; store transactions p50 ≤ ${bucketQuantile(transactions, 0.5)} s, p99 ≤ ${bucketQuantile(transactions, 0.99)} s; syncs p50 ≤ ${bucketQuantile(syncs, 0.5)} s, p99 ≤ ${bucketQuantile(syncs, 0.99)} s (histogram buckets, warm-ups included); event-loop delay p50 ${loop.p50.toFixed(1)} ms, p99 ${loop.p99.toFixed(1)} ms, max ${loop.max.toFixed(1)} ms\n` +
-      `  server CPU per request: bare ${perEvent(rounds.map((r) => r.bareCpu))} µs, intake ${perEvent(rounds.map((r) => r.intakeCpu))} µs (this process: daemon, outbox and file connector, until the outbox is idle)${engine === 'postgres' ? `, PostgreSQL's processes ${othersMicros.toFixed(0)} µs` : ''}; deliveries left queued: ${delivered}\n` +
+      `  server CPU per request: bare ${perEvent(rounds.map((r) => r.bareCpu), ROUNDS * events)} µs, intake ${perEvent(rounds.map((r) => r.intakeCpu), sent)} µs (this process: daemon, outbox and file connector, from the warm-up's first request until the outbox is idle, per request sent)${engine === 'postgres' ? `, PostgreSQL's processes ${othersMicros.toFixed(0)} µs` : ''}; deliveries left queued: ${delivered}\n` +
       `  threads of this process busy during the median intake run (share of one core): ${middle.threads}\n`);
     if (url && args['pg-statements']) {
       const statements = await pgStatements(url);
@@ -262,13 +263,16 @@ async function runEngine(engine: Engine, postgres: TestPostgres | undefined, loa
   }
 }
 
+/** PostgreSQL's postmaster and backends are processes of ours (test/support/postgres.ts), named so. */
+const postgresProcess = (command: string) => command === 'postgres';
+
 /** One round: a bare run, then an intake run, measured until the outbox is idle again. */
 interface Round {
   bare: Run;
   bareCpu: NodeJS.CpuUsage;
   intake: Run;
   intakeCpu: NodeJS.CpuUsage;
-  /** CPU ticks of PostgreSQL's processes during the intake run and its deliveries. */
+  /** CPU ticks of PostgreSQL's processes from the intake's warm-up until its deliveries are done. */
   othersTicks: number;
   threads: string;
   loop: { p50: number; p99: number; max: number };
@@ -282,19 +286,18 @@ async function runRound(options: { app: App; bareUrl: string; round: number; loa
     bareStarted = process.cpuUsage();
   }, round);
   const bareCpu = process.cpuUsage(bareStarted);
-  let cpu = process.cpuUsage();
+  // The intake's CPU and PostgreSQL's are counted from the warm-up's first request: while webhooks
+  // pile up the deliveries wait (src/outbox/intake-first.ts), so the warm-up's are made in the
+  // measured window and after it. Per webhook sent, warm-up included, until the outbox is idle.
+  const cpu = process.cpuUsage();
+  const othersBefore = descendantTicks(postgresProcess);
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
   const profiler = options.profile ? await startProfiler() : undefined;
   let threadsBefore = new Map<number, number>();
-  let loadGenerator = new Set<number>();
-  let othersBefore = 0;
-  const intake = await inChild(app.server!.url, '/webhooks/v2', events, concurrency, warmup, (pid) => {
+  const intake = await inChild(app.server!.url, '/webhooks/v2', events, concurrency, warmup, () => {
     loopDelay.reset();
-    cpu = process.cpuUsage();
     threadsBefore = threadTicks();
-    loadGenerator = new Set([pid]);
-    othersBefore = descendantTicks(loadGenerator);
     void profiler?.post('Profiler.start');
   }, round);
   const threads = threadShares(threadsBefore, threadTicks(), intake.ms);
@@ -303,8 +306,7 @@ async function runRound(options: { app: App; bareUrl: string; round: number; loa
   // The next round starts with nothing queued, as this one did.
   await app.outbox.whenIdle();
   const intakeCpu = process.cpuUsage(cpu);
-  // PostgreSQL's postmaster and backends are processes of ours (test/support/postgres.ts).
-  const othersTicks = descendantTicks(loadGenerator) - othersBefore;
+  const othersTicks = descendantTicks(postgresProcess) - othersBefore;
   const loop = { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 };
   return { bare, bareCpu, intake, intakeCpu, othersTicks, threads, loop };
 }

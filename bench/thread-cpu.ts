@@ -34,8 +34,8 @@ export function threadShares(before: Map<number, number>, after: Map<number, num
   return rows.map((r) => `${r.tid === process.pid ? 'main' : r.tid} ${(100 * r.share).toFixed(0)}%`).join(', ');
 }
 
-/** CPU ticks of this process's descendants (PostgreSQL's postmaster and backends, say), those of `skip` left out. */
-export function descendantTicks(skip: ReadonlySet<number> = new Set()): number {
+/** CPU ticks of this process's descendants whose command `counted` takes (PostgreSQL's postmaster and backends, say). */
+export function descendantTicks(counted: (command: string) => boolean = () => true): number {
   let total = 0;
   const visit = (pid: number): void => {
     let children: number[] = [];
@@ -47,11 +47,10 @@ export function descendantTicks(skip: ReadonlySet<number> = new Set()): number {
       return;
     }
     for (const child of children) {
-      if (skip.has(child)) continue;
       try {
         const stat = readFileSync(`/proc/${child}/stat`, 'utf8');
         const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        total += Number(fields[11]) + Number(fields[12]);
+        if (counted(stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')))) total += Number(fields[11]) + Number(fields[12]);
       } catch {
         continue;
       }

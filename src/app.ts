@@ -30,7 +30,7 @@ import { createStoreMetrics, openStore, type Store } from './store/index.js';
 import { refuseOldFormat } from './store/old-format.js';
 import { createUpstream } from './upstream-part.js';
 import { upstreamReadiness, type UpstreamClient } from './upstream/index.js';
-import { createWebhooks, type Webhooks } from './webhooks/index.js';
+import { createIntakeLoad, createWebhooks, type IntakeLoad, type Webhooks } from './webhooks/index.js';
 
 /**
  * Wires the whole daemon: every dependency is built here and passed down; nothing here
@@ -71,6 +71,8 @@ export interface App extends Component {
   readonly history: HistoryUpkeep;
   /** The webhook intake's outcomes per hour, kept in memory until flushed to the store. */
   readonly intakeCounts: HourlyCounts;
+  /** Webhooks being answered, which the outbox lets go first while many are (outbox/intake-first.ts). */
+  readonly intakeLoad: IntakeLoad;
   /** The signing secrets accepted on webhook deliveries: the current one first. */
   readonly webhookSecrets: readonly string[];
   /** The URL upstream calls (publicUrl + /webhooks/v2); known once the server listens. */
@@ -136,6 +138,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   };
 
   // --- outbox and connectors ----------------------------------------------------------------
+  // Webhooks being answered: while many are, deliveries wait (outbox/intake-first.ts).
+  const intakeLoad = createIntakeLoad();
   const outbox = createOutbox({
     store: store.outbox,
     roles: store.roles,
@@ -153,6 +157,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     lingerMs: DELIVERY_LINGER_MS,
     users: createUserDirectory(store.snapshot),
     leasesStand: (now) => store.leasesStand(now),
+    intake: intakeLoad,
   });
   components.push(outbox);
   for (const connector of config.connectors) {
@@ -165,7 +170,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   if (mode === 'daemon') components.push(intakeCounts);
   const webhooks = createWebhooks({
     config: config.webhooks, mode, http, store, sink: outbox, upstream, secrets: webhookSecrets, callbackUrl,
-    clock, log, metrics, random, ...(mode === 'daemon' ? { count: (label: string) => intakeCounts.add(label) } : {}),
+    clock, log, metrics, random, load: intakeLoad, ...(mode === 'daemon' ? { count: (label: string) => intakeCounts.add(label) } : {}),
     // The reconciler needs the server's URL: it waits until the server listens.
     whenListening: async (signal) => {
       if (server) await server.listening(signal);
@@ -250,6 +255,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     poll,
     history: upkeep,
     intakeCounts,
+    intakeLoad,
     webhookSecrets,
     callbackUrl,
     resync: resyncSnapshot,

@@ -1,12 +1,16 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
+import { Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
 import { configSchema } from '../src/config/index.js';
 import { createSandbox, type Sandbox } from '../sandbox/index.js';
+import { signatureHeader } from '../src/signature/index.js';
+import { SATURATED } from '../src/webhooks/intake-load.js';
 import { freePort } from './support/net.js';
 import { tempDir } from './support/temp.js';
+import { eventBody, invoice } from './support/webhooks.js';
 
 /** End to end: the daemon app against the sandbox, through the outbox to the `file` connector. */
 const log = pino({ level: 'silent' });
@@ -42,6 +46,40 @@ async function jsonl(file: string): Promise<{ id: string; key: unknown; record: 
 }
 
 describe('webhook intake end to end', () => {
+  it('answers a burst of webhooks first and delivers each of them once after it', async () => {
+    const { dir, cleanup } = await tempDir();
+    cleanups.push(cleanup);
+    const secret = 'burst-secret';
+    const app = await daemon(dir, { upstream: { baseUrl: 'sandbox', clientId: 'burst', clientSecret: secret }, webhooks: { reconcileOnStart: false } });
+    const count = 400;
+    const concurrency = 50;
+    const pool = new Pool(app.server!.url, { connections: concurrency });
+    const signedAt = Math.floor(Date.now() / 1000);
+    const statuses: number[] = [];
+    let next = 0;
+    await Promise.all(Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const id = ++next;
+        const body = eventBody('invoice.created', invoice({ id, numberId: id }));
+        const answer = await pool.request({ path: '/webhooks/v2', method: 'POST', headers: { 'webhook-signature': signatureHeader(secret, body, signedAt) }, body });
+        statuses.push(answer.statusCode);
+        await answer.body.dump();
+      }
+    }));
+    await pool.close();
+    expect(statuses.filter((status) => status === 200)).toHaveLength(count);
+    // Far more than SATURATED were answered at once: the deliveries waited (outbox/intake-first.ts).
+    expect(concurrency).toBeGreaterThan(SATURATED);
+    expect(app.intakeLoad.saturatedAt()).toBeGreaterThan(-Infinity);
+    expect(app.intakeLoad.inFlight()).toBe(0);
+    await app.outbox.whenIdle();
+    for (const stream of ['events', 'invoices']) {
+      const lines = await jsonl(path.join(dir, 'out', `${stream}.jsonl`));
+      expect(lines).toHaveLength(count);
+      expect(new Set(lines.map((line) => line.key)).size).toBe(count);
+    }
+  });
+
   it('an invoice created in the sandbox reaches invoices.jsonl once, also when redelivered', async () => {
     const { dir, cleanup } = await tempDir();
     cleanups.push(cleanup);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { OutboxStore, RoleStore, Settlement, StoreChange } from '../store/index.js';
 import type { Connector } from '../connectors/types.js';
 import { BridgeError } from '../errors.js';
+import { INTAKE_FIRST } from './intake-first.js';
 import { eventually } from '../../test/support/net.js';
 import { change, nextEvent, scriptedConnector } from '../../test/support/outbox.js';
 import { retryable, rejected, deferred, counting, queuedBeforeStart, settlementHeldForClaim, setup, type SetupOptions } from '../../test/support/outbox-setup.js';
@@ -476,5 +477,47 @@ describe('outbox batches', () => {
     expect(calls.get('claim')).toBeLessThan(400 + 20);
     expect(calls.get('nextRunAt') ?? 0).toBeLessThan(20);
     expect([calls.get('list'), calls.get('get')]).toEqual([undefined, undefined]);
+  });
+
+  it('holds its claims while the webhook intake is busy, at most maxHoldMs, and claims at once when it calms', async () => {
+    let now = 50_000;
+    let busy = true;
+    let asked = deferred();
+    const intake = {
+      now: () => now,
+      saturatedAt: () => {
+        asked.resolve();
+        return busy ? now : -Infinity;
+      },
+    };
+    const seen: { now: number; busy: boolean }[] = [];
+    const a = scriptedConnector(() => {
+      seen.push({ now, busy });
+      return { status: 'done' };
+    });
+    // The outbox's start claims (nothing, yet): the hold runs from then.
+    const { outbox } = await setup([{ name: 'a', connector: a.connector }], { intake });
+    const [s1, s2] = [change('students', 1), change('students', 2)];
+    asked = deferred();
+    await outbox.enqueue([s1]);
+    await asked.promise;
+    // Held: a claim begun at that moment would have been answered before this read (the store
+    // answers in order), and its batch would have reached the connector.
+    expect((await outbox.counts()).get('a')).toEqual({ depth: 1, dead: 0 });
+    expect(a.delivered()).toEqual([]);
+    // Still busy, but maxHoldMs after the last claim: one batch goes.
+    const first = nextEvent(outbox, 'delivered', ({ delivery }) => delivery.recordId === s1.id);
+    now += INTAKE_FIRST.maxHoldMs;
+    await first;
+    asked = deferred();
+    await outbox.enqueue([s2]);
+    await asked.promise;
+    expect((await outbox.counts()).get('a')).toEqual({ depth: 1, dead: 0 });
+    expect(a.delivered()).toEqual([s1.id]);
+    // The intake calms: the held claim goes without waiting for maxHoldMs.
+    const second = nextEvent(outbox, 'delivered', ({ delivery }) => delivery.recordId === s2.id);
+    busy = false;
+    await second;
+    expect(seen).toEqual([{ now: 50_000 + INTAKE_FIRST.maxHoldMs, busy: true }, { now: 50_000 + INTAKE_FIRST.maxHoldMs, busy: false }]);
   });
 });

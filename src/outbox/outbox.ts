@@ -17,6 +17,7 @@ import { owedOfRanges, type OwedRange } from './owed-ranges.js';
 import type { ConnectorInstance } from './connector-instance.js';
 import { OutboxEvents, type OutboxEvent, type OutboxEventPayload } from './events.js';
 import { waitIdle, withTimeout } from './idle.js';
+import type { IntakeBusy } from './intake-first.js';
 import { createOutboxMetrics } from './outbox-metrics.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { reportSettled } from './settled.js';
@@ -51,6 +52,8 @@ export interface OutboxOptions {
   users?: UserDirectory;
   /** Whether this replica's leases still stand (Store.leasesStand; default: always). */
   leasesStand?: (now: number) => boolean;
+  /** The webhook intake: while it is busy, batches start seldom (intake-first.ts). None: never held for it. */
+  intake?: IntakeBusy;
 }
 
 export type { OutboxEvent, OutboxEventPayload };
@@ -169,6 +172,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     roles: options.roles ?? createLocalRoles('local'),
     leaseMs: settings.leaseMs,
     lingerMs: settings.lingerMs,
+    ...(options.intake ? { intake: options.intake } : {}),
     concurrency: options.delivery.concurrency ?? 4,
     isRunning: () => state === 'running',
     isHeld: () => holds > 0,

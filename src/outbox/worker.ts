@@ -11,6 +11,7 @@ import { LeaseGuard } from './lease-guard.js';
 import { maskOutcomes } from './mask-outcomes.js';
 import { afterBatch, NO_WAIT, type ReceiverWait } from './receiver-wait.js';
 import type { ConnectorInstance } from './connector-instance.js';
+import { heldUntil, type IntakeBusy } from './intake-first.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { ROLE_CHECK_MS, RoleHold } from './role-hold.js';
 import { checkOutcomes, failAll, settle, type SettleContext, type Settled } from './transitions.js';
@@ -29,6 +30,8 @@ export interface WorkerHost {
    * shared, rather than in many small ones under a steady stream. 0: claim at once.
    */
   lingerMs: number;
+  /** The webhook intake, which goes first while it is busy (intake-first.ts); none: never held for it. */
+  intake?: IntakeBusy;
   policy: RetryPolicy;
   random: () => number;
   isRunning(): boolean;
@@ -75,6 +78,10 @@ export class ConnectorWorker {
    */
   private ahead: (() => void) | undefined;
   private lingering: NodeJS.Timeout | undefined;
+  /** Held for the busy intake (intake-first.ts): pumps again when it ends. */
+  private yielding: NodeJS.Timeout | undefined;
+  /** When the last claim began, on the intake's monotonic scale. */
+  private lastClaimAt = -Infinity;
   /** Settlements the store could not take, being sent again (settleLater): no batch starts meanwhile. */
   private unrecorded = 0;
   private wake: { at: number; abort: AbortController } | undefined;
@@ -144,11 +151,30 @@ export class ConnectorWorker {
       return;
     }
     if (this.delivering >= this.concurrency && (this.ahead || !this.full)) return;
+    // Webhooks are piling up: they go first, and this worker claims at most once a while (intake-first.ts).
+    if (this.yielding || this.yieldToIntake()) return;
     this.dirty = false;
     this.claiming = this.claimNext().then((again) => {
       this.claiming = undefined;
       if (again || this.dirty) this.pump();
     });
+  }
+
+  /** Whether the busy intake holds the next claim; if so, pumps again when the hold ends. */
+  private yieldToIntake(): boolean {
+    const intake = this.host.intake;
+    if (!intake) return false;
+    const now = intake.now();
+    const until = heldUntil(now, intake.saturatedAt(), this.lastClaimAt);
+    if (until === undefined) {
+      this.lastClaimAt = now;
+      return false;
+    }
+    this.yielding = setTimeout(() => {
+      this.yielding = undefined;
+      this.pump();
+    }, Math.ceil(until - now));
+    return true;
   }
 
   /** Until when its receiver asked to wait (epoch ms; past when it did not). */
@@ -158,6 +184,13 @@ export class ConnectorWorker {
 
   /** Cancels the wake-up timers (stop). */
   cancelWake(): void {
+    this.cancelOwnWake();
+    clearTimeout(this.yielding);
+    this.yielding = undefined;
+  }
+
+  /** Cancels the worker's own wake-up and its linger; a hold for the intake stands (it pumps when it ends). */
+  private cancelOwnWake(): void {
     this.wake?.abort.abort();
     this.wake = undefined;
     clearTimeout(this.lingering);
@@ -381,7 +414,7 @@ export class ConnectorWorker {
 
   private setWake(at: number): void {
     if (this.wake && this.wake.at <= at) return;
-    this.cancelWake();
+    this.cancelOwnWake();
     const abort = new AbortController();
     const wake = { at, abort };
     this.wake = wake;

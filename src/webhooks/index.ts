@@ -7,6 +7,7 @@ import type { Component } from '../lifecycle.js';
 import type { Store } from '../store/index.js';
 import { createIntake, type EventSink, type Intake } from './intake.js';
 import { createIntakeMetrics } from './intake-metrics.js';
+import type { IntakeLoad } from './intake-load.js';
 import { createEventOperator, type EventOperator } from './operator.js';
 import { createInboxPruner, type InboxPruner } from './prune.js';
 import type { WebhookApi } from './reconcile.js';
@@ -20,6 +21,7 @@ export { notDeletedAnswer, type ReconcileResult, type WebhookApi } from './recon
 export { isMarkedDeleted, planReconcile, sameUrl, type ReconcilePlan, type WantedRegistrations } from './reconcile-plan.js';
 export { REGISTRATIONS_KEY, type Reconciler, type RegistrationState } from './reconciler.js';
 export { WEBHOOK_PATH } from './route.js';
+export { createIntakeLoad, type IntakeLoad } from './intake-load.js';
 
 export interface WebhooksOptions {
   config: Config['webhooks'];
@@ -37,6 +39,8 @@ export interface WebhooksOptions {
   metrics: Registry;
   random?: () => number;
   whenListening?: (signal: AbortSignal) => Promise<void>;
+  /** Told of each delivery being handled (the outbox lets a burst of them go first). */
+  load?: IntakeLoad;
   /** Told each delivery's outcome (`stored`, `duplicate`, `rejected:<reason>`, `quarantined`): the counts per hour. */
   count?: (label: string) => void;
 }
@@ -58,7 +62,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
     store: store.inbox, health: () => store.health(), sink, clock, metrics, secrets: options.secrets, toleranceSeconds: config.toleranceSeconds,
     log: log.child({ component: 'webhook-intake' }),
   });
-  registerWebhookRoute(options.http, { intake, bodyLimitBytes: config.bodyLimitBytes, metrics, log: log.child({ component: 'webhook-intake' }) });
+  registerWebhookRoute(options.http, { intake, bodyLimitBytes: config.bodyLimitBytes, metrics, log: log.child({ component: 'webhook-intake' }), ...(options.load ? { load: options.load } : {}) });
   const operator = createEventOperator({ store: store.inbox, sink, clock, retentionHours: config.dedupeRetentionHours });
   const pruner = createInboxPruner({ store: store.inbox, clock, log: log.child({ component: 'webhook-inbox' }), retentionHours: config.dedupeRetentionHours });
   const reconciler = createReconciler({

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Logger } from 'pino';
 import type { Intake, IntakeAnswer } from './intake.js';
 import type { IntakeMetrics, RejectReason } from './intake-metrics.js';
+import type { IntakeLoad } from './intake-load.js';
 
 export const WEBHOOK_PATH = '/webhooks/v2';
 const OTHER_METHODS = ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
@@ -12,6 +13,8 @@ export interface WebhookRouteOptions {
   bodyLimitBytes: number;
   metrics: IntakeMetrics;
   log: Logger;
+  /** Told of each delivery being handled, so the outbox can let a burst of them go first. */
+  load?: IntakeLoad;
 }
 
 /**
@@ -21,7 +24,7 @@ export interface WebhookRouteOptions {
  * the same way, as raw bytes.
  */
 export function registerWebhookRoute(http: FastifyInstance, options: WebhookRouteOptions): void {
-  const { intake, bodyLimitBytes: limit, metrics, log } = options;
+  const { intake, bodyLimitBytes: limit, metrics, log, load } = options;
   void http.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: limit }, (_request, body, done) => done(null, body));
@@ -61,8 +64,12 @@ export function registerWebhookRoute(http: FastifyInstance, options: WebhookRout
         },
         handler: async (request: FastifyRequest, reply: FastifyReply) => {
           const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-          const answer = await intake.receive(request.headers['webhook-signature'], raw);
-          return send(reply, answer);
+          load?.enter();
+          try {
+            return send(reply, await intake.receive(request.headers['webhook-signature'], raw));
+          } finally {
+            load?.leave();
+          }
         },
       });
       scope.route({

@@ -5,6 +5,7 @@ import type { Connector } from '../../src/connectors/types.js';
 import { BridgeError } from '../../src/errors.js';
 import { createMetricsRegistry } from '../../src/metrics.js';
 import { createOutbox } from '../../src/outbox/outbox.js';
+import type { IntakeBusy } from '../../src/outbox/intake-first.js';
 import type { AnyRecord } from '../../src/records.js';
 import type { Claimed, OutboxStore, RoleStore, Store, StoreChange } from '../../src/store/index.js';
 import { TEST_NOW_MS, testClock, type TestClock } from './clock.js';
@@ -120,6 +121,8 @@ export interface SetupOptions {
   retryChunk?: number;
   /** How often the connectors' checks run (0: never, the default here). */
   checkIntervalMs?: number;
+  /** The webhook intake the workers let go first while it is busy. */
+  intake?: IntakeBusy;
 }
 
 export async function setup(connectors: { name: string; connector: Connector; streams?: string[]; config?: Record<string, unknown> }[], options: SetupOptions = {}) {
@@ -154,6 +157,7 @@ export async function setup(connectors: { name: string; connector: Connector; st
     ...(options.lingerMs ? { lingerMs: options.lingerMs } : {}),
     ...(options.retryChunk ? { retryChunk: options.retryChunk } : {}),
     ...(options.watch ? { watch: options.watch } : {}),
+    ...(options.intake ? { intake: options.intake } : {}),
   });
   // Stopped after the test, before the store it made (the test's finish hooks run last first).
   onTestFinished(() => outbox.stop());
