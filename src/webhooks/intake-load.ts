@@ -1,9 +1,10 @@
 import type { IntakeBusy } from '../outbox/intake-first.js';
 
 /**
- * Webhooks being answered at once from which the intake counts as saturated: far more than a
- * school's upstream sends in its ordinary course (one event at a time, a few per second), and what a
- * burst or a backlog being caught up brings.
+ * Webhooks being answered at once from which the intake counts as saturated. Each is answered within
+ * milliseconds, so the few per second of a school's ordinary day seldom overlap at all; 8 at once
+ * is a burst, or the upstream retrying a backlog after an outage (API v2 retries for up to 3 days,
+ * its concurrency not shown).
  */
 export const SATURATED = 8;
 
